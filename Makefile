@@ -1,0 +1,114 @@
+# Attention service — build, run and test.
+#   make run     install what is missing, build, serve on 127.0.0.1:8080
+#   make test    install what the tests need, run every test
+# Everything the project needs is installed from here (Debian packages).
+
+BUILD   ?= build
+CC      ?= cc
+OPT     ?= -O2 -g
+SAN     ?=
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
+           -pthread -MMD -MP
+LDLIBS  := -lmicrohttpd -ljansson -lopenblas -lm -pthread
+PYTHON  := /usr/bin/python3
+LISTEN  ?= 127.0.0.1:8080
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEB_BUILD := gcc make libc6-dev libmicrohttpd-dev libjansson-dev libopenblas-dev
+DEB_TEST  := $(DEB_BUILD) libcmocka-dev libcurl4-openssl-dev python3-numpy \
+             curl clang libclang-rt-14-dev valgrind
+
+# apt-get install only the packages that are missing (one `apt-get update`).
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends $$missing; \
+	fi
+endef
+
+CORE_SRC   := core/pool.c core/attention.c
+SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
+              server/decode.c server/encode.c server/api_attention.c \
+              server/access_log.c server/config.c server/blas_setup.c \
+              server/http.c
+SERVER_SRC := $(SERVER_LIB) server/main.c
+ASSETS     := openapi.yaml
+
+CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ    := $(SERVER_LIB:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
+SERVER_BIN := $(BUILD)/attention-server
+
+.PHONY: all run deps deps-test test test-unit test-http test-oracle \
+        test-lessons clean format
+
+all: $(SERVER_BIN)
+
+deps:
+	$(call apt_install,$(DEB_BUILD))
+
+deps-test:
+	$(call apt_install,$(DEB_TEST))
+
+run: deps
+	$(MAKE) all
+	$(SERVER_BIN) --listen $(LISTEN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/embed: server/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 $< -o $@
+
+$(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $@ asset_openapi_yaml openapi.yaml
+
+$(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
+	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
+
+$(SERVER_BIN): $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# ---- tests ----------------------------------------------------------------
+UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
+              $(BUILD)/tests/test_server_units
+HTTP_TEST  := $(BUILD)/tests/test_http
+
+$(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
+                                  $(CORE_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(HTTP_TEST): $(BUILD)/tests/http/test_http.o
+	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -pthread -o $@
+
+test: deps-test
+	$(MAKE) test-unit test-http test-oracle test-lessons
+	@echo "all test suites passed"
+
+test-unit: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+test-http: $(HTTP_TEST) $(SERVER_BIN)
+	ATTENTION_SERVER=$(SERVER_BIN) $(HTTP_TEST)
+
+test-oracle: $(SERVER_BIN)
+	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) --requests 240
+
+test-lessons: $(SERVER_BIN)
+	$(PYTHON) tests/oracle/run_lessons.py --server $(SERVER_BIN)
+
+format:
+	clang-format -i core/*.[ch] server/*.[ch] tests/*/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,180 @@
+/*
+ * attention.c - dtype-independent parts of the forward pass: shapes, sizes,
+ * names.  The arithmetic lives in attention_impl.inc, compiled once for double
+ * and once for float.
+ */
+#include "attention.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* Query rows handled by one task of the score/softmax pass.  64 rows × m keys
+ * of scratch stays in L2 for m up to a few thousand and still gives a 2-core
+ * machine several tasks per head at n = 256. */
+#define ATTN_ROW_BLOCK 64
+
+static const char *const stage_names[ATTN_STAGE_COUNT] = {
+    [ATTN_Q] = "q",
+    [ATTN_K] = "k",
+    [ATTN_V] = "v",
+    [ATTN_SCORES] = "scores",
+    [ATTN_SCALED_SCORES] = "scaled_scores",
+    [ATTN_MASKED_SCORES] = "masked_scores",
+    [ATTN_WEIGHTS] = "weights",
+    [ATTN_HEAD_OUTPUTS] = "head_outputs",
+    [ATTN_CONCAT] = "concat",
+    [ATTN_OUTPUT] = "output",
+};
+
+const char *attn_stage_name(attn_stage s)
+{
+    return (unsigned)s < ATTN_STAGE_COUNT ? stage_names[s] : NULL;
+}
+
+int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3])
+{
+    size_t h = p->heads;
+    switch (s) {
+    case ATTN_Q:
+        dims[0] = h, dims[1] = p->n, dims[2] = p->d_k;
+        return 3;
+    case ATTN_K:
+        dims[0] = h, dims[1] = p->m, dims[2] = p->d_k;
+        return 3;
+    case ATTN_V:
+        dims[0] = h, dims[1] = p->m, dims[2] = p->d_v;
+        return 3;
+    case ATTN_SCORES:
+    case ATTN_SCALED_SCORES:
+    case ATTN_MASKED_SCORES:
+    case ATTN_WEIGHTS:
+        dims[0] = h, dims[1] = p->n, dims[2] = p->m;
+        return 3;
+    case ATTN_HEAD_OUTPUTS:
+        dims[0] = h, dims[1] = p->n, dims[2] = p->d_v;
+        return 3;
+    case ATTN_CONCAT:
+        dims[0] = p->n, dims[1] = h * p->d_v;
+        return 2;
+    case ATTN_OUTPUT:
+        dims[0] = p->n, dims[1] = p->w_o ? p->d_out : h * p->d_v;
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* Elements of stage s, or SIZE_MAX on overflow. */
+static size_t stage_elements(const attn_problem *p, attn_stage s)
+{
+    size_t dims[3], count = 1;
+    int rank = attn_stage_shape(p, s, dims);
+    for (int i = 0; i < rank; i++)
+        if (!tensor_mul_size(count, dims[i], &count))
+            return SIZE_MAX;
+    return count;
+}
+
+/* Stages attn_forward() always materialises, whatever is wanted. */
+static unsigned stages_always(const attn_problem *p)
+{
+    unsigned always = ATTN_WANT(ATTN_Q) | ATTN_WANT(ATTN_K) |
+                      ATTN_WANT(ATTN_V) | ATTN_WANT(ATTN_CONCAT);
+    if (p->w_o)
+        always |= ATTN_WANT(ATTN_OUTPUT);
+    return always;
+}
+
+static size_t scratch_rows(const attn_problem *p)
+{
+    return p->n < ATTN_ROW_BLOCK ? p->n : ATTN_ROW_BLOCK;
+}
+
+size_t attn_bytes_needed(const attn_problem *p, unsigned want)
+{
+    size_t elements = 0;
+    unsigned stages = want | stages_always(p);
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        if (!(stages & ATTN_WANT(s)) || (s == ATTN_OUTPUT && !p->w_o))
+            continue;
+        size_t count = stage_elements(p, (attn_stage)s);
+        if (!tensor_mul_add_size(&elements, count, 1))
+            return SIZE_MAX;
+    }
+    /* one (row block × m) scratch per thread that may join a loop; the
+     * callers bound the pool size, 64 threads is far above it */
+    if (!tensor_mul_add_size(&elements, scratch_rows(p) * 65, p->m))
+        return SIZE_MAX;
+    size_t bytes;
+    if (!tensor_mul_size(elements, tensor_dtype_size(p->dtype), &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+void attn_result_free(attn_result *r)
+{
+    if (!r)
+        return;
+    void *output = r->stage[ATTN_OUTPUT];
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        /* without w_o, output aliases concat: free that buffer once */
+        if (s != ATTN_OUTPUT && r->stage[s] == output)
+            r->stage[s] = NULL;
+        free(r->stage[s]);
+        r->stage[s] = NULL;
+    }
+}
+
+/* Is key j hidden from query i by the causal flag, the boolean mask or the
+ * key padding? */
+static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
+{
+    if (p->causal && j > i)
+        return true;
+    if (p->allow && !p->allow[i * p->m + j])
+        return true;
+    if (p->key_padding && p->key_padding[j])
+        return true;
+    return false;
+}
+
+#define REAL double
+#define SFX(name) name##_f64
+#define GEMM cblas_dgemm
+#define EXP exp
+#include "attention_impl.inc"
+#undef REAL
+#undef SFX
+#undef GEMM
+#undef EXP
+
+#define REAL float
+#define SFX(name) name##_f32
+#define GEMM cblas_sgemm
+#define EXP expf
+#include "attention_impl.inc"
+#undef REAL
+#undef SFX
+#undef GEMM
+#undef EXP
+
+attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
+                         attn_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (p->dtype == TENSOR_FLOAT32)
+        return forward_f32(workers, p, want, out);
+    return forward_f64(workers, p, want, out);
+}
+
+attn_status attn_forward_reference(const attn_problem *p, unsigned want,
+                                   attn_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (p->dtype == TENSOR_FLOAT32)
+        return reference_f32(p, want, out);
+    return reference_f64(p, want, out);
+}

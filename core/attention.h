@@ -1,0 +1,98 @@
+/*
+ * attention.h - scaled dot-product multi-head attention on plain arrays.
+ *
+ * Letters used in every shape comment of the core:
+ *   n    query tokens (rows of x)          m    key/value tokens (rows of context)
+ *   d    width of x                        d_c  width of context (= d without one)
+ *   h    heads                             d_k  query/key width of one head
+ *   d_v  value width of one head           d_out width of the output projection
+ *
+ * Conventions are the lessons': row vectors, projections x @ W, and a d×(h·d_k)
+ * projection is split into heads by columns (head i owns columns i·d_k ..
+ * (i+1)·d_k − 1).  Per-head weight stacks h×d×d_k are the same numbers and are
+ * turned into that wide layout before they reach the core.
+ *
+ * The core knows nothing of HTTP or JSON.  Every array is row-major and of the
+ * problem's dtype (double or float), except the boolean masks (uint8_t).
+ */
+#ifndef CORE_ATTENTION_H
+#define CORE_ATTENTION_H
+
+#include "pool.h"
+#include "tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The stages of the forward pass, in order.  Each can be returned. */
+typedef enum {
+    ATTN_Q,             /* (h, n, d_k)  x @ W_q, per head        */
+    ATTN_K,             /* (h, m, d_k)  context @ W_k, per head  */
+    ATTN_V,             /* (h, m, d_v)  context @ W_v, per head  */
+    ATTN_SCORES,        /* (h, n, m)    Q Kᵀ                      */
+    ATTN_SCALED_SCORES, /* (h, n, m)    scale · Q Kᵀ              */
+    ATTN_MASKED_SCORES, /* (h, n, m)    scaled + bias, −∞ where masked */
+    ATTN_WEIGHTS,       /* (h, n, m)    softmax over keys         */
+    ATTN_HEAD_OUTPUTS,  /* (h, n, d_v)  weights @ V               */
+    ATTN_CONCAT,        /* (n, h·d_v)   heads side by side        */
+    ATTN_OUTPUT,        /* (n, d_out)   concat @ W_o, or concat   */
+    ATTN_STAGE_COUNT
+} attn_stage;
+
+#define ATTN_WANT(stage) (1u << (stage))
+
+typedef struct {
+    tensor_dtype dtype;
+    size_t n, m, d, d_c, heads, d_k, d_v, d_out;
+    const void *x;       /* (n, d)                                   */
+    const void *context; /* (m, d_c), or NULL: self-attention (x)    */
+    const void *w_q;     /* (d, h·d_k)                               */
+    const void *w_k;     /* (d_c, h·d_k)                             */
+    const void *w_v;     /* (d_c, h·d_v)                             */
+    const void *w_o;     /* (h·d_v, d_out), or NULL: output = concat */
+    double scale;        /* multiplies Q Kᵀ; 0: divide by √d_k instead,
+                            exactly as the lessons write it     */
+    bool causal;         /* query i attends keys j ≤ i only          */
+    const uint8_t *allow;       /* (n, m) 1 = may attend, or NULL     */
+    const void *bias;           /* (n, m) added to scaled scores, or NULL */
+    const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
+} attn_problem;
+
+typedef enum {
+    ATTN_OK = 0,
+    ATTN_ERR_NOMEM,     /* an allocation failed; nothing is returned */
+    ATTN_ERR_NONFINITE, /* a stage produced NaN or ±∞                */
+} attn_status;
+
+typedef struct {
+    /* stage[s] is NULL unless s was wanted; the caller frees with
+     * attn_result_free().  ATTN_OUTPUT is always computed. */
+    void *stage[ATTN_STAGE_COUNT];
+    attn_stage nonfinite_stage; /* set with ATTN_ERR_NONFINITE */
+} attn_result;
+
+/* Shape of a stage: writes up to 3 dims and returns how many. */
+int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3]);
+
+const char *attn_stage_name(attn_stage s);
+
+/* Bytes attn_forward() allocates for problem p and the wanted stages, or
+ * SIZE_MAX when that size overflows.  Callers compare it with their budget
+ * before calling attn_forward(). */
+size_t attn_bytes_needed(const attn_problem *p, unsigned want);
+
+/* Runs the forward pass, spreading heads and row blocks over `workers` (may be
+ * NULL).  `want` is a set of ATTN_WANT() bits.  On ATTN_OK the caller owns
+ * out->stage[] buffers; on error nothing is left allocated. */
+attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
+                         attn_result *out);
+
+void attn_result_free(attn_result *r);
+
+/* Single-threaded textbook implementation (no BLAS) for tests: same inputs,
+ * same outputs, written straight from the lessons. */
+attn_status attn_forward_reference(const attn_problem *p, unsigned want,
+                                   attn_result *out);
+
+#endif

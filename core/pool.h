@@ -1,0 +1,44 @@
+/*
+ * pool.h - a fixed set of pthread workers running jobs and parallel loops.
+ *
+ * The pool knows nothing of attention.  It offers two things:
+ *   - pool_submit(): queue a job (bounded queue; refuses instead of growing);
+ *   - pool_parallel_for(): split an index range over the workers.  The caller
+ *     works on the range too, so a job running on a worker may call it without
+ *     any risk of deadlock: if every other worker is busy, the caller simply
+ *     does all the work itself.
+ */
+#ifndef CORE_POOL_H
+#define CORE_POOL_H
+
+#include <stddef.h>
+
+typedef struct pool pool;
+
+typedef void (*pool_job_fn)(void *arg);
+/* Runs index i of a parallel loop; `worker` is in [0, pool_size()] and is
+ * unique among the threads running the same loop at the same time, so it can
+ * index per-thread scratch memory. */
+typedef void (*pool_index_fn)(void *ctx, size_t i, size_t worker);
+
+/* Starts `threads` workers (>= 1) with room for `max_queued` waiting jobs.
+ * Returns NULL on failure.  The caller owns the pool; pool_destroy() frees. */
+pool *pool_create(size_t threads, size_t max_queued);
+
+/* Runs every job already queued, then joins the workers and frees the pool. */
+void pool_destroy(pool *p);
+
+size_t pool_size(const pool *p);
+
+/* Jobs waiting for a worker (not counting running ones). */
+size_t pool_queued(pool *p);
+
+/* Queues fn(arg).  Returns 0, or -1 when the queue is full or the pool is
+ * shutting down (the job is then not run and arg stays the caller's). */
+int pool_submit(pool *p, pool_job_fn fn, void *arg);
+
+/* Calls fn(ctx, i, worker) for every i in [0, count) and returns when all
+ * calls have returned.  p may be NULL (then the caller runs everything). */
+void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * api_attention.h - POST /v1/attention: decode → core → encode.
+ *
+ * Runs on a pool worker, never on the event thread.
+ */
+#ifndef SERVER_API_ATTENTION_H
+#define SERVER_API_ATTENTION_H
+
+#include "../core/pool.h"
+#include "limits.h"
+#include "reply.h"
+
+#include <stddef.h>
+
+/* What one request was, for the access log and metrics. */
+typedef struct {
+    size_t n, m, d, heads;
+    double compute_seconds;
+} api_attention_stats;
+
+void api_attention(pool *workers, const request_limits *limits,
+                   const char *body, size_t len, reply *out,
+                   api_attention_stats *stats);
+
+#endif

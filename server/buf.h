@@ -1,0 +1,32 @@
+/*
+ * buf.h - a growable byte buffer for building response bodies.
+ *
+ * Appends never fail loudly: after a failed allocation the buffer is marked
+ * failed, further appends are ignored, and buf_failed() tells the owner, who
+ * answers 503 instead of sending a truncated document.
+ */
+#ifndef SERVER_BUF_H
+#define SERVER_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} buf;
+
+bool buf_reserve(buf *b, size_t extra);
+void buf_append(buf *b, const char *s, size_t len);
+void buf_puts(buf *b, const char *s);
+void buf_printf(buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends s as a JSON string literal, quotes included. */
+void buf_json_string(buf *b, const char *s);
+/* Hands the bytes to the caller (who frees them) and empties b. */
+char *buf_take(buf *b, size_t *len);
+void buf_free(buf *b);
+static inline bool buf_failed(const buf *b) { return b->failed; }
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * encode.c - tensors as nested JSON arrays, written straight into one buffer.
+ *
+ * Numbers go through numfmt (shortest round trip).  Space for a whole tensor
+ * is reserved up front (NUMFMT_MAX per number), so the inner loop only
+ * formats and copies.
+ */
+#include "encode.h"
+
+#include "numfmt.h"
+
+#include <math.h>
+#include <string.h>
+
+void encode_numbers(buf *out, const void *data, size_t count,
+                    tensor_dtype dtype, bool null_for_neg_inf)
+{
+    if (!buf_reserve(out, count * (NUMFMT_MAX + 1) + 1))
+        return;
+    char *dst = out->data + out->len;
+    for (size_t i = 0; i < count; i++) {
+        double value = dtype == TENSOR_FLOAT32 ? (double)((const float *)data)[i]
+                                               : ((const double *)data)[i];
+        if (i)
+            *dst++ = ',';
+        if (null_for_neg_inf && value == -INFINITY) {
+            memcpy(dst, "null", 4);
+            dst += 4;
+        } else if (dtype == TENSOR_FLOAT32) {
+            dst += numfmt_float((float)value, dst);
+        } else {
+            dst += numfmt_double(value, dst);
+        }
+    }
+    *dst = '\0';
+    out->len = (size_t)(dst - out->data);
+}
+
+/* Writes a tensor of the given shape as nested arrays, innermost rows via
+ * encode_numbers(). */
+static void encode_tensor(buf *out, const void *data, const size_t *dims,
+                          int rank, tensor_dtype dtype, bool null_for_neg_inf)
+{
+    size_t row = dims[rank - 1], rows = 1;
+    for (int i = 0; i < rank - 1; i++)
+        rows *= dims[i];
+    size_t elem = tensor_dtype_size(dtype);
+    for (size_t r = 0; r < rows; r++) {
+        /* one bracket per dimension that starts (ends) at this row */
+        size_t rem = r;
+        int opens = 1;
+        for (int i = rank - 2; i >= 0 && rem % dims[i] == 0; i--) {
+            opens++;
+            rem /= dims[i];
+        }
+        if (r)
+            buf_append(out, ",", 1);
+        for (int i = 0; i < opens; i++)
+            buf_append(out, "[", 1);
+        encode_numbers(out, (const char *)data + r * row * elem, row, dtype,
+                       null_for_neg_inf);
+        rem = r + 1;
+        int closes = 1;
+        for (int i = rank - 2; i >= 0 && rem % dims[i] == 0; i--) {
+            closes++;
+            rem /= dims[i];
+        }
+        for (int i = 0; i < closes; i++)
+            buf_append(out, "]", 1);
+    }
+}
+
+static void encode_shape(buf *out, const size_t *dims, int rank)
+{
+    buf_append(out, "[", 1);
+    for (int i = 0; i < rank; i++)
+        buf_printf(out, i ? ",%zu" : "%zu", dims[i]);
+    buf_append(out, "]", 1);
+}
+
+static void encode_labels(buf *out, const char *key, json_t *labels)
+{
+    if (!labels)
+        return;
+    buf_printf(out, ",\"%s\":[", key);
+    for (size_t i = 0; i < json_array_size(labels); i++) {
+        if (i)
+            buf_append(out, ",", 1);
+        buf_json_string(out, json_string_value(json_array_get(labels, i)));
+    }
+    buf_append(out, "]", 1);
+}
+
+void encode_response(const api_request *req, const attn_result *result,
+                     buf *out)
+{
+    const attn_problem *p = &req->problem;
+    char scale[NUMFMT_MAX];
+    numfmt_double(req->scale, scale);
+    buf_printf(out,
+               "{\"dtype\":\"%s\",\"num_heads\":%zu,\"head_dim\":%zu,"
+               "\"value_dim\":%zu,\"scale\":%s,\"causal\":%s",
+               tensor_dtype_name(p->dtype), p->heads, p->d_k, p->d_v, scale,
+               p->causal ? "true" : "false");
+    encode_labels(out, "tokens", req->tokens);
+    encode_labels(out, "context_tokens", req->context_tokens);
+
+    size_t dims[3];
+    buf_puts(out, ",\"shapes\":{\"x\":");
+    dims[0] = p->n, dims[1] = p->d;
+    encode_shape(out, dims, 2);
+    if (p->context) {
+        buf_puts(out, ",\"context\":");
+        dims[0] = p->m, dims[1] = p->d_c;
+        encode_shape(out, dims, 2);
+    }
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        buf_printf(out, ",\"%s\":", attn_stage_name((attn_stage)s));
+        encode_shape(out, dims, rank);
+    }
+    buf_puts(out, "}");
+
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        if (!(req->want & ATTN_WANT(s)) || !result->stage[s])
+            continue;
+        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        buf_printf(out, ",\"%s\":", attn_stage_name((attn_stage)s));
+        encode_tensor(out, result->stage[s], dims, rank, p->dtype,
+                      s == ATTN_MASKED_SCORES);
+    }
+    buf_puts(out, "}\n");
+}

@@ -1,0 +1,21 @@
+/*
+ * encode.h - a computed attention result → the JSON response body.
+ */
+#ifndef SERVER_ENCODE_H
+#define SERVER_ENCODE_H
+
+#include "../core/attention.h"
+#include "buf.h"
+#include "decode.h"
+
+/* Appends the whole 200 response document to out. */
+void encode_response(const api_request *req, const attn_result *result,
+                     buf *out);
+
+/* Appends count numbers of dtype as a flat comma-separated list (no
+ * brackets); −∞ becomes null when null_for_neg_inf, any other non-finite
+ * value is the caller's bug.  Exposed for tests. */
+void encode_numbers(buf *out, const void *data, size_t count,
+                    tensor_dtype dtype, bool null_for_neg_inf);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * http.c - request lifecycle on libmicrohttpd's single event thread.
+ *
+ * DESIGN
+ * The event thread only moves bytes.  For each request the access handler is
+ * called several times:
+ *   1st call   headers only: route, method, auth, Content-Type and
+ *              Content-Length are checked; an early error is remembered, not
+ *              queued (a response queued on the first call makes the library
+ *              close the connection, which kills keep-alive); only a too-large
+ *              Content-Length is answered at once, so the body is never read.
+ *   next calls body chunks, appended to a buffer capped at --max-body.
+ *   last call  (no more data) inline routes answer at once; a POST to
+ *              /v1/attention suspends the connection and becomes a pool job.
+ *   after the job resumes the connection, one more call queues its reply.
+ * The job never touches the connection after MHD_resume_connection(): from
+ * then on the event thread owns the request again and frees it in the
+ * "request completed" callback.
+ */
+#include "http.h"
+
+#include "../core/tensor.h"
+#include "access_log.h"
+#include "api_attention.h"
+#include "assets.h"
+#include "problem.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An API key longer than this is a configuration mistake. */
+#define HTTP_MAX_API_KEY 512
+
+typedef struct request request;
+
+typedef enum { ROUTE_INLINE, ROUTE_WORKER } route_kind;
+
+typedef struct {
+    const char *path;
+    const char *methods; /* the Allow header value */
+    route_kind kind;
+    bool needs_auth;
+    void (*inline_handler)(http_server *srv, request *req);
+} route;
+
+struct http_server {
+    const config *cfg;
+    pool *workers;
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    char api_key[HTTP_MAX_API_KEY + 1];
+    size_t api_key_len;
+    atomic_size_t active_requests;
+    atomic_size_t memory_reserved;
+    atomic_bool draining;
+    atomic_ullong next_request_id;
+};
+
+typedef enum {
+    REQ_RECEIVING, /* headers seen, body arriving            */
+    REQ_WORKING,   /* suspended, a pool job owns the request */
+    REQ_REPLIED,   /* reply ready to queue                   */
+} request_state;
+
+struct request {
+    http_server *srv;
+    struct MHD_Connection *conn;
+    const route *route;
+    const char *method;
+    char path[128];
+    char id[ACCESS_LOG_ID_MAX];
+    char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
+    request_state state;
+    bool discard_body; /* an early error is waiting; drop the body */
+    char *body;
+    size_t body_len, body_cap;
+    size_t memory_reserved;
+    reply rep;
+    api_attention_stats stats;
+    double t_start, t_queued, t_work_start, t_work_end;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- inline handlers (cheap, run on the event thread) ------------------ */
+
+static void handle_healthz(http_server *srv, request *req)
+{
+    (void)srv;
+    static const char ok[] = "{\"status\":\"ok\"}\n";
+    reply_set_static(&req->rep, 200, "application/json", ok, sizeof ok - 1);
+    req->rep.cache_control = "no-store";
+}
+
+static void handle_readyz(http_server *srv, request *req)
+{
+    static const char ready[] = "{\"status\":\"ready\"}\n";
+    if (atomic_load(&srv->draining)) {
+        problem_reply(&req->rep, 503, "draining", NULL,
+                      "the server is shutting down");
+        req->rep.retry_after = 1;
+    } else {
+        reply_set_static(&req->rep, 200, "application/json", ready,
+                         sizeof ready - 1);
+    }
+    req->rep.cache_control = "no-store";
+}
+
+static void handle_openapi(http_server *srv, request *req)
+{
+    (void)srv;
+    reply_set_static(&req->rep, 200, "application/yaml", asset_openapi_yaml,
+                     asset_openapi_yaml_len);
+}
+
+static const route routes[] = {
+    {"/healthz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_healthz},
+    {"/readyz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_readyz},
+    {"/openapi.yaml", "GET, HEAD, OPTIONS", ROUTE_INLINE, false,
+     handle_openapi},
+    {"/v1/attention", "POST, OPTIONS", ROUTE_WORKER, true, NULL},
+};
+
+static const route *route_find(const char *path)
+{
+    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
+        if (strcmp(routes[i].path, path) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+static bool route_allows(const route *r, const char *method)
+{
+    if (r->kind == ROUTE_WORKER)
+        return strcmp(method, "POST") == 0;
+    return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+}
+
+/* ---- headers ---------------------------------------------------------- */
+
+/* Compares in time that depends only on the lengths, not on where the first
+ * difference is. */
+static bool constant_time_equal(const char *a, size_t a_len, const char *b,
+                                size_t b_len)
+{
+    unsigned char diff = a_len != b_len;
+    size_t len = a_len < b_len ? a_len : b_len;
+    for (size_t i = 0; i < len; i++)
+        diff |= (unsigned char)(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+static bool authorized(http_server *srv, struct MHD_Connection *conn)
+{
+    if (srv->api_key_len == 0)
+        return true;
+    const char *auth =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+        return false;
+    const char *token = auth + 7;
+    return constant_time_equal(token, strlen(token), srv->api_key,
+                               srv->api_key_len);
+}
+
+static bool is_json_content_type(const char *type)
+{
+    if (!type)
+        return false;
+    static const char json[] = "application/json";
+    size_t len = sizeof json - 1;
+    if (strncasecmp(type, json, len) != 0)
+        return false;
+    return type[len] == '\0' || type[len] == ';' || type[len] == ' ';
+}
+
+/* Decides the Access-Control-Allow-Origin for this request's Origin. */
+static void cors_decide(http_server *srv, request *req)
+{
+    const char *origin =
+        MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Origin");
+    const char *allowed = srv->cfg->cors_origins;
+    req->origin_allowed[0] = '\0';
+    if (strcmp(allowed, "*") == 0) {
+        strcpy(req->origin_allowed, "*");
+        return;
+    }
+    if (!origin || strlen(origin) >= sizeof req->origin_allowed)
+        return;
+    size_t olen = strlen(origin);
+    for (const char *p = allowed; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && *p == ' ')
+            p++, len--;
+        if (len == olen && strncmp(p, origin, olen) == 0) {
+            strcpy(req->origin_allowed, origin);
+            return;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+}
+
+static bool valid_request_id(const char *id)
+{
+    size_t len = strlen(id);
+    if (len == 0 || len >= ACCESS_LOG_ID_MAX)
+        return false;
+    for (const char *c = id; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+            return false;
+    return true;
+}
+
+/* ---- replies ---------------------------------------------------------- */
+
+static enum MHD_Result queue_reply(request *req)
+{
+    reply *r = &req->rep;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        r->body_len, r->body,
+        r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    if (!resp)
+        return MHD_NO;
+    if (!r->body_static)
+        r->body = NULL; /* the response owns it now */
+    r->body_static = true;
+    if (r->content_type)
+        MHD_add_response_header(resp, "Content-Type", r->content_type);
+    if (r->allow)
+        MHD_add_response_header(resp, "Allow", r->allow);
+    if (r->retry_after) {
+        char value[16];
+        snprintf(value, sizeof value, "%u", r->retry_after);
+        MHD_add_response_header(resp, "Retry-After", value);
+    }
+    if (r->www_authenticate)
+        MHD_add_response_header(resp, "WWW-Authenticate",
+                                "Bearer realm=\"attention\"");
+    MHD_add_response_header(resp, "Cache-Control",
+                            r->cache_control ? r->cache_control : "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "X-Request-ID", req->id);
+    if (req->origin_allowed[0]) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin",
+                                req->origin_allowed);
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                "X-Request-ID, Retry-After");
+    }
+    if (strcmp(req->srv->cfg->cors_origins, "*") != 0)
+        MHD_add_response_header(resp, "Vary", "Origin");
+    if (atomic_load(&req->srv->draining))
+        MHD_add_response_header(resp, "Connection", "close");
+    enum MHD_Result ret = MHD_queue_response(req->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void reply_preflight(request *req)
+{
+    reply_set_static(&req->rep, 204, NULL, "", 0);
+    req->rep.allow = req->route->methods;
+}
+
+/* ---- the worker side -------------------------------------------------- */
+
+static void attention_job(void *arg)
+{
+    request *req = arg;
+    http_server *srv = req->srv;
+    req->t_work_start = now_seconds();
+    request_limits limits = srv->cfg->request;
+    api_attention(srv->workers, &limits, req->body, req->body_len, &req->rep,
+                  &req->stats);
+    req->t_work_end = now_seconds();
+    free(req->body);
+    req->body = NULL;
+    req->state = REQ_REPLIED;
+    /* from here on the event thread owns req */
+    MHD_resume_connection(req->conn);
+}
+
+/* Memory a request will hold while it is worked on, estimated from its
+ * body: jansson keeps about 40 bytes per number of (at least) 2 bytes of
+ * text, and the tensors plus the reply take about as much again. */
+static size_t estimate_memory(size_t body_len)
+{
+    size_t estimate;
+    if (!tensor_mul_size(body_len, 32, &estimate))
+        return SIZE_MAX;
+    return estimate;
+}
+
+static bool reserve_memory(http_server *srv, size_t bytes)
+{
+    size_t used = atomic_load(&srv->memory_reserved);
+    do {
+        if (bytes > srv->cfg->memory_budget - used ||
+            used > srv->cfg->memory_budget)
+            return false;
+    } while (!atomic_compare_exchange_weak(&srv->memory_reserved, &used,
+                                           used + bytes));
+    return true;
+}
+
+static enum MHD_Result start_job(request *req)
+{
+    http_server *srv = req->srv;
+    size_t need = estimate_memory(req->body_len);
+    if (!reserve_memory(srv, need)) {
+        problem_reply(&req->rep, 503, "overloaded", NULL,
+                      "the server's memory budget for requests in flight is "
+                      "used up; retry shortly");
+        req->rep.retry_after = 1;
+        return queue_reply(req);
+    }
+    req->memory_reserved = need;
+    req->state = REQ_WORKING;
+    req->t_queued = now_seconds();
+    MHD_suspend_connection(req->conn);
+    if (pool_submit(srv->workers, attention_job, req) != 0) {
+        MHD_resume_connection(req->conn);
+        req->state = REQ_REPLIED;
+        problem_reply(&req->rep, 503, "overloaded", NULL,
+                      "%zu requests are already waiting; retry shortly",
+                      srv->cfg->max_queue);
+        req->rep.retry_after = 1;
+        return MHD_YES; /* queued on the call that follows the resume */
+    }
+    return MHD_YES;
+}
+
+/* ---- the access handler ----------------------------------------------- */
+
+/* First call: headers only.  Returns the request, with an early reply set
+ * when the headers already decide the answer. */
+static request *request_begin(http_server *srv, struct MHD_Connection *conn,
+                              const char *url, const char *method)
+{
+    request *req = calloc(1, sizeof *req);
+    if (!req)
+        return NULL;
+    req->srv = srv;
+    req->conn = conn;
+    req->t_start = now_seconds();
+    req->method = method;
+    snprintf(req->path, sizeof req->path, "%s", url);
+    atomic_fetch_add(&srv->active_requests, 1);
+    const char *id =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID");
+    if (id && valid_request_id(id))
+        snprintf(req->id, sizeof req->id, "%s", id);
+    else
+        snprintf(req->id, sizeof req->id, "%08x-%llu", (unsigned)getpid(),
+                 atomic_fetch_add(&srv->next_request_id, 1));
+    cors_decide(srv, req);
+
+    req->route = route_find(url);
+    reply *r = &req->rep;
+    req->state = REQ_REPLIED; /* unless the request goes on */
+    if (!req->route) {
+        problem_reply(r, 404, "not_found", NULL,
+                      "no such path; the API is POST /v1/attention");
+    } else if (strcmp(method, "OPTIONS") == 0) {
+        reply_preflight(req);
+    } else if (!route_allows(req->route, method)) {
+        problem_reply(r, 405, "method_not_allowed", NULL,
+                      "%s does not accept %s; allowed: %s", url, method,
+                      req->route->methods);
+        r->allow = req->route->methods;
+    } else if (req->route->needs_auth && !authorized(srv, conn)) {
+        problem_reply(r, 401, "unauthorized", NULL,
+                      "a valid bearer token is required (Authorization: "
+                      "Bearer <key>)");
+        r->www_authenticate = true;
+    } else if (req->route->kind == ROUTE_INLINE) {
+        req->route->inline_handler(srv, req);
+    } else if (!is_json_content_type(MHD_lookup_connection_value(
+                   conn, MHD_HEADER_KIND, "Content-Type"))) {
+        problem_reply(r, 415, "unsupported_media_type", NULL,
+                      "send the request with Content-Type: application/json");
+    } else {
+        req->state = REQ_RECEIVING;
+    }
+    req->discard_body = req->state == REQ_REPLIED;
+    return req;
+}
+
+static bool content_length_too_large(http_server *srv,
+                                     struct MHD_Connection *conn)
+{
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    if (!cl)
+        return false;
+    char *end;
+    unsigned long long len = strtoull(cl, &end, 10);
+    return *end == '\0' && len > srv->cfg->max_body;
+}
+
+static bool body_append(request *req, const char *data, size_t size)
+{
+    size_t max = req->srv->cfg->max_body;
+    if (size > max - req->body_len)
+        return false;
+    if (req->body_len + size > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap : 4096;
+        while (cap < req->body_len + size)
+            cap *= 2;
+        if (cap > max)
+            cap = max;
+        char *grown = realloc(req->body, cap);
+        if (!grown)
+            return false;
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, size);
+    req->body_len += size;
+    return true;
+}
+
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
+                                      const char *url, const char *method,
+                                      const char *version,
+                                      const char *upload_data,
+                                      size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    http_server *srv = cls;
+    request *req = *con_cls;
+    if (!req) {
+        req = request_begin(srv, conn, url, method);
+        if (!req)
+            return MHD_NO;
+        *con_cls = req;
+        if (req->state == REQ_RECEIVING &&
+            content_length_too_large(srv, conn)) {
+            /* answered now, so the library closes the connection instead of
+             * reading a body we refuse */
+            problem_reply(&req->rep, 413, "body_too_large", NULL,
+                          "the body is larger than %zu bytes (--max-body)",
+                          srv->cfg->max_body);
+            req->state = REQ_REPLIED;
+            return queue_reply(req);
+        }
+        return MHD_YES;
+    }
+
+    if (*upload_data_size > 0) {
+        size_t size = *upload_data_size;
+        *upload_data_size = 0;
+        if (now_seconds() - req->t_start > srv->cfg->request_timeout)
+            return MHD_NO; /* too slow: drop the connection */
+        if (req->discard_body)
+            return MHD_YES;
+        if (!body_append(req, upload_data, size)) {
+            problem_reply(&req->rep, 413, "body_too_large", NULL,
+                          "the body is larger than %zu bytes (--max-body)",
+                          srv->cfg->max_body);
+            req->state = REQ_REPLIED;
+            req->discard_body = true;
+        }
+        return MHD_YES;
+    }
+
+    switch (req->state) {
+    case REQ_RECEIVING:
+        return start_job(req);
+    case REQ_WORKING:
+        return MHD_YES; /* spurious call while suspended */
+    case REQ_REPLIED:
+        return queue_reply(req);
+    }
+    return MHD_NO;
+}
+
+static void request_completed(void *cls, struct MHD_Connection *conn,
+                              void **con_cls,
+                              enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    http_server *srv = cls;
+    request *req = *con_cls;
+    if (!req)
+        return;
+    *con_cls = NULL;
+    access_log_entry entry = {
+        .id = req->id,
+        .method = req->method,
+        .path = req->path,
+        .status = req->rep.status,
+        .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
+        .bytes_in = req->body_len,
+        .total_seconds = now_seconds() - req->t_start,
+        .n = req->stats.n,
+        .d = req->stats.d,
+        .heads = req->stats.heads,
+    };
+    if (req->t_work_start > 0) {
+        entry.queue_seconds = req->t_work_start - req->t_queued;
+        entry.compute_seconds = req->t_work_end - req->t_work_start;
+    }
+    access_log_write(&entry);
+    if (req->memory_reserved)
+        atomic_fetch_sub(&srv->memory_reserved, req->memory_reserved);
+    reply_clear(&req->rep);
+    free(req->body);
+    free(req);
+    atomic_fetch_sub(&srv->active_requests, 1);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+static bool load_api_key(http_server *srv, const char *path, char *err,
+                         size_t err_size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, err_size, "cannot read --api-key-file %s", path);
+        return false;
+    }
+    size_t len = fread(srv->api_key, 1, HTTP_MAX_API_KEY, f);
+    bool too_long = fgetc(f) != EOF;
+    fclose(f);
+    while (len && (srv->api_key[len - 1] == '\n' ||
+                   srv->api_key[len - 1] == '\r' || srv->api_key[len - 1] == ' '))
+        len--;
+    srv->api_key[len] = '\0';
+    if (too_long || len == 0 || strlen(srv->api_key) != len) {
+        snprintf(err, err_size,
+                 "--api-key-file must hold one token of 1 to %d bytes",
+                 HTTP_MAX_API_KEY);
+        return false;
+    }
+    srv->api_key_len = len;
+    return true;
+}
+
+static void log_mhd_error(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    (void)fmt;
+    (void)ap;
+    /* libmicrohttpd's messages can quote request data; they are not logged */
+}
+
+http_server *http_start(const config *cfg, pool *workers, char *err,
+                        size_t err_size)
+{
+    http_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    srv->cfg = cfg;
+    srv->workers = workers;
+    atomic_init(&srv->next_request_id, 1);
+    if (cfg->api_key_file[0] &&
+        !load_api_key(srv, cfg->api_key_file, err, err_size)) {
+        free(srv);
+        return NULL;
+    }
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t)cfg->port)};
+    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+        snprintf(err, err_size, "--listen needs an IPv4 address, got %s",
+                 cfg->host);
+        free(srv);
+        return NULL;
+    }
+    srv->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+        (uint16_t)cfg->port, NULL, NULL, access_handler, srv,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, LIMIT_DEFAULT_HEADER_MEMORY,
+        MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+    if (!srv->daemon) {
+        snprintf(err, err_size, "cannot listen on %s:%u", cfg->host,
+                 cfg->port);
+        free(srv);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : cfg->port;
+    return srv;
+}
+
+unsigned http_port(const http_server *srv) { return srv->port; }
+
+void http_begin_drain(http_server *srv)
+{
+    atomic_store(&srv->draining, true);
+    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
+bool http_wait_idle(http_server *srv, unsigned seconds)
+{
+    double deadline = now_seconds() + seconds;
+    while (atomic_load(&srv->active_requests) > 0) {
+        if (now_seconds() >= deadline)
+            return false;
+        struct timespec pause = {0, 20 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return true;
+}
+
+void http_stop(http_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    free(srv);
+}

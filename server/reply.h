@@ -1,0 +1,33 @@
+/*
+ * reply.h - what a handler hands back to the HTTP layer.
+ *
+ * Handlers run on pool workers and never touch libmicrohttpd; they fill a
+ * reply, and the event thread turns it into a response after resuming the
+ * connection.
+ */
+#ifndef SERVER_REPLY_H
+#define SERVER_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    unsigned status;
+    const char *content_type; /* static string                         */
+    char *body;               /* malloc'd, or static when body_static  */
+    size_t body_len;
+    bool body_static;
+    const char *allow;        /* Allow header (405), static, or NULL   */
+    unsigned retry_after;     /* Retry-After seconds (503), 0 = none   */
+    bool www_authenticate;    /* add WWW-Authenticate: Bearer (401)    */
+    const char *cache_control;/* static, or NULL                       */
+} reply;
+
+void reply_set_static(reply *r, unsigned status, const char *content_type,
+                      const char *body, size_t len);
+/* Takes ownership of body (malloc'd). */
+void reply_set_owned(reply *r, unsigned status, const char *content_type,
+                     char *body, size_t len);
+void reply_clear(reply *r);
+
+#endif
