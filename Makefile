@@ -35,7 +35,7 @@ SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
               server/access_log.c server/config.c server/blas_setup.c \
               server/http.c
 SERVER_SRC := $(SERVER_LIB) server/main.c
-ASSETS     := openapi.yaml
+ASSETS     := openapi.yaml server/web/index.html
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(SERVER_LIB:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
@@ -66,7 +66,8 @@ $(BUILD)/embed: server/embed.c
 
 $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 	@mkdir -p $(dir $@)
-	$(BUILD)/embed $@ asset_openapi_yaml openapi.yaml
+	$(BUILD)/embed $@ asset_openapi_yaml openapi.yaml \
+	  asset_index_html server/web/index.html
 
 $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
@@ -89,8 +90,12 @@ $(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
 $(HTTP_TEST): $(BUILD)/tests/http/test_http.o
 	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -pthread -o $@
 
+# Suites included below append their target names to TEST_SUITES and their
+# Debian packages to DEB_TEST.
+TEST_SUITES :=
+
 test: deps-test
-	$(MAKE) test-unit test-http test-oracle test-lessons
+	$(MAKE) test-unit test-http test-oracle test-lessons $(TEST_SUITES)
 	@echo "all test suites passed"
 
 test-unit: $(UNIT_TESTS)
@@ -110,5 +115,8 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# Further suites, each in the folder it tests (they add to TEST_SUITES).
+include $(wildcard tests/*/suite.mk docker/suite.mk)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

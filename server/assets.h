@@ -9,5 +9,7 @@
 
 extern const char asset_openapi_yaml[];
 extern const size_t asset_openapi_yaml_len;
+extern const char asset_index_html[];
+extern const size_t asset_index_html_len;
 
 #endif

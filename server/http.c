@@ -125,7 +125,16 @@ static void handle_openapi(http_server *srv, request *req)
                      asset_openapi_yaml_len);
 }
 
+static void handle_index(http_server *srv, request *req)
+{
+    (void)srv;
+    reply_set_static(&req->rep, 200, "text/html; charset=utf-8",
+                     asset_index_html, asset_index_html_len);
+    req->rep.cache_control = "no-cache";
+}
+
 static const route routes[] = {
+    {"/", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_index},
     {"/healthz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_healthz},
     {"/readyz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_readyz},
     {"/openapi.yaml", "GET, HEAD, OPTIONS", ROUTE_INLINE, false,
