@@ -90,7 +90,7 @@ static bool tensor_shape(json_t *v, tensor_spec *t, decode_error *err)
             return fail(err, 400, "wrong_type", ptr,
                         "%s must be an array of %s", t->name + 1,
                         t->leaf == LEAF_BOOL ? "booleans" : "numbers");
-        return fail(err, 400, "wrong_rank", ptr,
+        return fail(err, 400, "wrong_rank", t->name,
                     "%s must have %d%s dimensions, found %d", t->name + 1,
                     t->min_rank, t->max_rank > t->min_rank ? " or 3" : "",
                     t->rank);

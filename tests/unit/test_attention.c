@@ -1,0 +1,302 @@
+/*
+ * test_attention.c - the BLAS forward pass agrees with the textbook reference
+ * on random problems of every kind, reproduces lesson 001, and handles masks,
+ * empty rows and overflow as documented.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../../core/attention.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static double uniform(void) /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+static void *random_tensor(tensor_dtype dtype, size_t count)
+{
+    void *a = malloc(count * tensor_dtype_size(dtype) + 1);
+    for (size_t i = 0; i < count; i++) {
+        if (dtype == TENSOR_FLOAT32)
+            ((float *)a)[i] = (float)uniform();
+        else
+            ((double *)a)[i] = uniform();
+    }
+    return a;
+}
+
+static double element(const void *a, tensor_dtype dtype, size_t i)
+{
+    return dtype == TENSOR_FLOAT32 ? (double)((const float *)a)[i]
+                                   : ((const double *)a)[i];
+}
+
+static size_t stage_count(const attn_problem *p, attn_stage s)
+{
+    size_t dims[3], count = 1;
+    int rank = attn_stage_shape(p, s, dims);
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    return count;
+}
+
+/* Largest |a − b| over the stage, relative to the largest |b|. */
+static double relative_error(const attn_problem *p, attn_stage s,
+                             const void *a, const void *b)
+{
+    double max_diff = 0, max_ref = 0;
+    for (size_t i = 0; i < stage_count(p, s); i++) {
+        double x = element(a, p->dtype, i), y = element(b, p->dtype, i);
+        if (isinf(x) && isinf(y) && x == y)
+            continue; /* both masked (−∞) */
+        max_diff = fmax(max_diff, fabs(x - y));
+        max_ref = fmax(max_ref, fabs(y));
+    }
+    return max_ref > 0 ? max_diff / max_ref : max_diff;
+}
+
+typedef struct {
+    attn_problem p;
+    void *buffers[9];
+} random_problem;
+
+static void make_random_problem(random_problem *rp, tensor_dtype dtype,
+                                unsigned seed)
+{
+    rng_state = 0x9e3779b97f4a7c15u ^ (seed * 0x2545f4914f6cdd1du);
+    memset(rp, 0, sizeof *rp);
+    attn_problem *p = &rp->p;
+    p->dtype = dtype;
+    p->heads = 1 + seed % 5;
+    p->n = 1 + (size_t)((uniform() + 1) * 70); /* up to 140: 3 row blocks */
+    p->d = 1 + (size_t)((uniform() + 1) * 12);
+    p->d_k = 1 + seed % 7;
+    p->d_v = 1 + (seed / 7) % 5;
+    bool cross = seed % 3 == 0;
+    p->m = cross ? 1 + (size_t)((uniform() + 1) * 40) : p->n;
+    p->d_c = cross ? 1 + seed % 9 : p->d;
+    size_t width_k = p->heads * p->d_k, width_v = p->heads * p->d_v;
+    rp->buffers[0] = random_tensor(dtype, p->n * p->d);
+    p->x = rp->buffers[0];
+    if (cross) {
+        rp->buffers[1] = random_tensor(dtype, p->m * p->d_c);
+        p->context = rp->buffers[1];
+    }
+    p->w_q = rp->buffers[2] = random_tensor(dtype, p->d * width_k);
+    p->w_k = rp->buffers[3] = random_tensor(dtype, p->d_c * width_k);
+    p->w_v = rp->buffers[4] = random_tensor(dtype, p->d_c * width_v);
+    if (seed % 2) {
+        p->d_out = 1 + seed % 11;
+        p->w_o = rp->buffers[5] = random_tensor(dtype, width_v * p->d_out);
+    }
+    p->scale = seed % 4 == 1 ? 0.37 : 0;
+    p->causal = seed % 5 == 2;
+    if (seed % 4 == 3) {
+        uint8_t *allow = malloc(p->n * p->m);
+        for (size_t i = 0; i < p->n * p->m; i++)
+            allow[i] = uniform() > -0.6;
+        p->allow = rp->buffers[6] = allow;
+    }
+    if (seed % 6 == 5)
+        p->bias = rp->buffers[7] = random_tensor(dtype, p->n * p->m);
+    if (seed % 7 == 4) {
+        uint8_t *pad = malloc(p->m);
+        for (size_t j = 0; j < p->m; j++)
+            pad[j] = uniform() > 0.5;
+        p->key_padding = rp->buffers[8] = pad;
+    }
+}
+
+static void free_random_problem(random_problem *rp)
+{
+    for (int i = 0; i < 9; i++)
+        free(rp->buffers[i]);
+}
+
+static const unsigned want_all = (1u << ATTN_STAGE_COUNT) - 1;
+
+static void blas_path_matches_reference_on_random_problems(void **state)
+{
+    (void)state;
+    pool *workers = pool_create(2, 4);
+    for (unsigned seed = 0; seed < 120; seed++) {
+        tensor_dtype dtype = seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64;
+        random_problem rp;
+        make_random_problem(&rp, dtype, seed);
+        attn_result fast, ref;
+        assert_int_equal(attn_forward(workers, &rp.p, want_all, &fast), ATTN_OK);
+        assert_int_equal(attn_forward_reference(&rp.p, want_all, &ref), ATTN_OK);
+        double tolerance = dtype == TENSOR_FLOAT32 ? 1e-5 : 1e-12;
+        for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+            double err = relative_error(&rp.p, s, fast.stage[s], ref.stage[s]);
+            if (err > tolerance)
+                fail_msg("seed %u stage %s: relative error %g", seed,
+                         attn_stage_name(s), err);
+        }
+        attn_result_free(&fast);
+        attn_result_free(&ref);
+        free_random_problem(&rp);
+    }
+    pool_destroy(workers);
+}
+
+/* Lesson 001 (../shared/seeds/001_*.txt): X (3×4) and fixed 4×4 weights. */
+static const double lesson_x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
+static const double lesson_wq[] = {0.1, 0.2, 0, 0, 0, 0.1, 0.3, 0,
+                                   0.1, 0, 0, 0.2, 0, 0, 0.2, 0.3};
+static const double lesson_wk[] = {0.2, 0, 0.1, 0, 0, 0.1, 0, 0.3,
+                                   0.1, 0, 0.2, 0, 0, 0.2, 0, 0.1};
+static const double lesson_wv[] = {0, 0.1, 0, 0.2, 0.2, 0, 0.2, 0,
+                                   0, 0.3, 0.1, 0, 0.1, 0, 0, 0.3};
+
+static attn_problem lesson_001(void)
+{
+    return (attn_problem){.dtype = TENSOR_FLOAT64, .n = 3, .m = 3, .d = 4,
+                          .d_c = 4, .heads = 1, .d_k = 4, .d_v = 4,
+                          .x = lesson_x, .w_q = lesson_wq, .w_k = lesson_wk,
+                          .w_v = lesson_wv};
+}
+
+static void lesson_001_weights_and_output_match_numpy(void **state)
+{
+    (void)state;
+    attn_problem p = lesson_001();
+    attn_result r;
+    unsigned want = ATTN_WANT(ATTN_WEIGHTS) | ATTN_WANT(ATTN_OUTPUT);
+    assert_int_equal(attn_forward(NULL, &p, want, &r), ATTN_OK);
+    /* printed by NumPy 1.24 running the lesson's code with repr() */
+    static const double weights[] = {
+        0.31359894363028484, 0.35006362369355476, 0.3363374326761604,
+        0.300872365693425,   0.3495638171532875,  0.3495638171532875,
+        0.297684785421469,   0.35817982316456765, 0.34413539141396327};
+    static const double output[] = {
+        0.310939404018981,   0.2599745505225781, 0.27228657364329856,
+        0.4409266792802701,  0.31460743543795877, 0.260174473138685,
+        0.27478190857664375, 0.4446946720073013,  0.3181485113229296,
+        0.2567280707341729,  0.27628102523216297, 0.44651254669001605};
+    const double *w = r.stage[ATTN_WEIGHTS], *o = r.stage[ATTN_OUTPUT];
+    for (int i = 0; i < 9; i++)
+        assert_true(fabs(w[i] - weights[i]) <= 1e-15);
+    for (int i = 0; i < 12; i++)
+        assert_true(fabs(o[i] - output[i]) <= 1e-15);
+    attn_result_free(&r);
+}
+
+static void causal_mask_zeroes_the_upper_triangle(void **state)
+{
+    (void)state;
+    attn_problem p = lesson_001();
+    p.causal = true;
+    attn_result r;
+    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
+    const double *w = r.stage[ATTN_WEIGHTS], *masked = r.stage[ATTN_MASKED_SCORES];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            if (j > i) {
+                assert_true(w[i * 3 + j] == 0.0);
+                assert_true(masked[i * 3 + j] == -INFINITY);
+            } else {
+                assert_true(w[i * 3 + j] > 0.0);
+            }
+        }
+    assert_true(w[0] == 1.0); /* the first query sees only itself */
+    attn_result_free(&r);
+}
+
+static void a_query_with_no_visible_key_gets_zero_weights_and_output(void **state)
+{
+    (void)state;
+    attn_problem p = lesson_001();
+    uint8_t allow[9] = {1, 1, 1, 0, 0, 0, 1, 0, 1}; /* row 1 sees nothing */
+    p.allow = allow;
+    attn_result r;
+    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
+    const double *w = r.stage[ATTN_WEIGHTS], *out = r.stage[ATTN_OUTPUT];
+    for (int j = 0; j < 3; j++)
+        assert_true(w[3 + j] == 0.0);
+    for (int c = 0; c < 4; c++)
+        assert_true(out[4 + c] == 0.0);
+    assert_true(fabs(w[6] + w[8] - 1.0) < 1e-15 && w[7] == 0.0);
+    attn_result_free(&r);
+}
+
+static void key_padding_hides_keys_from_every_query(void **state)
+{
+    (void)state;
+    attn_problem p = lesson_001();
+    uint8_t padding[3] = {0, 0, 1};
+    p.key_padding = padding;
+    attn_result r;
+    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
+    const double *w = r.stage[ATTN_WEIGHTS];
+    for (int i = 0; i < 3; i++) {
+        assert_true(w[i * 3 + 2] == 0.0);
+        assert_true(fabs(w[i * 3] + w[i * 3 + 1] - 1.0) < 1e-15);
+    }
+    attn_result_free(&r);
+}
+
+static void overflowing_scores_are_reported_not_returned(void **state)
+{
+    (void)state;
+    attn_problem p = lesson_001();
+    double huge_x[12];
+    for (int i = 0; i < 12; i++)
+        huge_x[i] = lesson_x[i] * 1e200;
+    p.x = huge_x;
+    attn_result r;
+    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_ERR_NONFINITE);
+    assert_int_equal(r.nonfinite_stage, ATTN_SCORES);
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+        assert_null(r.stage[s]);
+}
+
+static void shapes_follow_the_lesson_002_example(void **state)
+{
+    (void)state;
+    attn_problem p = {.n = 5, .m = 5, .d = 8, .d_c = 8, .heads = 2, .d_k = 4,
+                      .d_v = 4};
+    size_t dims[3];
+    assert_int_equal(attn_stage_shape(&p, ATTN_Q, dims), 3);
+    assert_true(dims[0] == 2 && dims[1] == 5 && dims[2] == 4);
+    assert_int_equal(attn_stage_shape(&p, ATTN_WEIGHTS, dims), 3);
+    assert_true(dims[0] == 2 && dims[1] == 5 && dims[2] == 5);
+    assert_int_equal(attn_stage_shape(&p, ATTN_OUTPUT, dims), 2);
+    assert_true(dims[0] == 5 && dims[1] == 8);
+}
+
+static void absurd_shapes_overflow_to_size_max(void **state)
+{
+    (void)state;
+    attn_problem p = {.n = SIZE_MAX / 4, .m = SIZE_MAX / 4, .d = 8, .d_c = 8,
+                      .heads = 2, .d_k = 4, .d_v = 4};
+    assert_true(attn_bytes_needed(&p, want_all) == SIZE_MAX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(blas_path_matches_reference_on_random_problems),
+        cmocka_unit_test(lesson_001_weights_and_output_match_numpy),
+        cmocka_unit_test(causal_mask_zeroes_the_upper_triangle),
+        cmocka_unit_test(a_query_with_no_visible_key_gets_zero_weights_and_output),
+        cmocka_unit_test(key_padding_hides_keys_from_every_query),
+        cmocka_unit_test(overflowing_scores_are_reported_not_returned),
+        cmocka_unit_test(shapes_follow_the_lesson_002_example),
+        cmocka_unit_test(absurd_shapes_overflow_to_size_max),
+    };
+    return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+/*
+ * test_pool.c - the pool runs every job once, runs every index of a parallel
+ * loop once, refuses jobs beyond its queue, and survives nested loops.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../../core/pool.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static void count_job(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+static void every_submitted_job_runs_once(void **state)
+{
+    (void)state;
+    atomic_int runs = 0;
+    pool *p = pool_create(3, 1000);
+    assert_non_null(p);
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(pool_submit(p, count_job, &runs), 0);
+    pool_destroy(p); /* runs what is queued */
+    assert_int_equal(atomic_load(&runs), 500);
+}
+
+static void mark_index(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    atomic_fetch_add(&((atomic_int *)ctx)[i], 1);
+}
+
+static void parallel_for_covers_each_index_exactly_once(void **state)
+{
+    (void)state;
+    pool *p = pool_create(2, 16);
+    enum { COUNT = 10007 };
+    atomic_int *hits = calloc(COUNT, sizeof *hits);
+    pool_parallel_for(p, COUNT, mark_index, hits);
+    for (int i = 0; i < COUNT; i++)
+        assert_int_equal(atomic_load(&hits[i]), 1);
+    free(hits);
+    pool_destroy(p);
+}
+
+static void parallel_for_without_pool_runs_on_the_caller(void **state)
+{
+    (void)state;
+    atomic_int hits[5] = {0};
+    pool_parallel_for(NULL, 5, mark_index, hits);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(atomic_load(&hits[i]), 1);
+}
+
+typedef struct {
+    size_t threads;
+    atomic_int busy[8]; /* per worker id: how many threads use it now */
+    atomic_int clash;
+} worker_ids;
+
+static void check_worker_id(void *ctx, size_t i, size_t worker)
+{
+    (void)i;
+    worker_ids *ids = ctx;
+    if (worker > ids->threads || atomic_fetch_add(&ids->busy[worker], 1) != 0)
+        atomic_store(&ids->clash, 1);
+    struct timespec pause = {0, 10000};
+    nanosleep(&pause, NULL);
+    atomic_fetch_sub(&ids->busy[worker], 1);
+}
+
+static void worker_ids_are_in_range_and_never_shared(void **state)
+{
+    (void)state;
+    pool *p = pool_create(3, 16);
+    worker_ids ids = {.threads = 3};
+    pool_parallel_for(p, 400, check_worker_id, &ids);
+    assert_int_equal(atomic_load(&ids.clash), 0);
+    pool_destroy(p);
+}
+
+typedef struct {
+    pool *p;
+    atomic_int inner_hits;
+} nested;
+
+static void inner_index(void *ctx, size_t i, size_t worker)
+{
+    (void)i;
+    (void)worker;
+    atomic_fetch_add(&((nested *)ctx)->inner_hits, 1);
+}
+
+static void nested_job(void *arg)
+{
+    nested *n = arg;
+    pool_parallel_for(n->p, 100, inner_index, n);
+}
+
+static void jobs_using_parallel_for_on_every_worker_do_not_deadlock(void **state)
+{
+    (void)state;
+    nested n = {0};
+    /* two workers, each job runs a loop of its own while the other worker is
+     * busy with a job too */
+    n.p = pool_create(2, 64);
+    for (int i = 0; i < 40; i++)
+        assert_int_equal(pool_submit(n.p, nested_job, &n), 0);
+    pool_destroy(n.p);
+    assert_int_equal(atomic_load(&n.inner_hits), 40 * 100);
+}
+
+static void block_job(void *arg)
+{
+    while (!atomic_load((atomic_int *)arg))
+        usleep(1000);
+}
+
+static void a_full_queue_refuses_instead_of_growing(void **state)
+{
+    (void)state;
+    atomic_int release = 0;
+    pool *p = pool_create(1, 2);
+    assert_int_equal(pool_submit(p, block_job, &release), 0);
+    while (pool_queued(p) != 0) /* the worker took it */
+        usleep(1000);
+    assert_int_equal(pool_submit(p, block_job, &release), 0);
+    assert_int_equal(pool_submit(p, block_job, &release), 0);
+    assert_int_equal(pool_submit(p, block_job, &release), -1);
+    assert_int_equal(pool_queued(p), 2);
+    atomic_store(&release, 1);
+    pool_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_submitted_job_runs_once),
+        cmocka_unit_test(parallel_for_covers_each_index_exactly_once),
+        cmocka_unit_test(parallel_for_without_pool_runs_on_the_caller),
+        cmocka_unit_test(worker_ids_are_in_range_and_never_shared),
+        cmocka_unit_test(jobs_using_parallel_for_on_every_worker_do_not_deadlock),
+        cmocka_unit_test(a_full_queue_refuses_instead_of_growing),
+    };
+    return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
+}

@@ -1,0 +1,249 @@
+/*
+ * test_server_units.c - the number writer round-trips, and the decoder
+ * accepts what the API allows and rejects everything else with the right
+ * status, code and JSON Pointer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../../server/decode.h"
+#include "../../server/encode.h"
+#include "../../server/numfmt.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- numfmt ------------------------------------------------------------ */
+
+static void short_decimals_print_as_written(void **state)
+{
+    (void)state;
+    char out[NUMFMT_MAX];
+    numfmt_double(0.1, out);
+    assert_string_equal(out, "0.1");
+    numfmt_double(1.0, out);
+    assert_string_equal(out, "1");
+    numfmt_double(-2.5e-300, out);
+    assert_string_equal(out, "-2.5e-300");
+    numfmt_float(0.1f, out);
+    assert_string_equal(out, "0.1");
+    numfmt_double(0.1 + 0.2, out);
+    assert_string_equal(out, "0.30000000000000004");
+}
+
+static void every_double_and_float_round_trips_exactly(void **state)
+{
+    (void)state;
+    uint64_t s = 88172645463325252u;
+    char out[NUMFMT_MAX];
+    for (int i = 0; i < 200000; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        double d;
+        memcpy(&d, &s, sizeof d);
+        if (!isfinite(d))
+            continue;
+        numfmt_double(d, out);
+        assert_true(strtod(out, NULL) == d);
+        float f;
+        uint32_t bits = (uint32_t)s;
+        memcpy(&f, &bits, sizeof f);
+        if (!isfinite(f))
+            continue;
+        numfmt_float(f, out);
+        assert_true(strtof(out, NULL) == f);
+        assert_true(strlen(out) <= 15);
+    }
+    numfmt_double(DBL_MAX, out);
+    assert_true(strtod(out, NULL) == DBL_MAX);
+    numfmt_double(4.9e-324, out);
+    assert_true(strtod(out, NULL) == 4.9e-324);
+}
+
+/* ---- decode ------------------------------------------------------------ */
+
+static const request_limits limits = {
+    .max_tokens = 64, .max_width = 64, .max_heads = 8,
+    .max_elements = 100000, .max_request_memory = 1 << 24};
+
+#define LESSON_W "[[1,0,0,1],[0,1,1,0]]"
+#define VALID_TAIL "\"w_q\":" LESSON_W ",\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
+
+typedef struct {
+    const char *body;
+    unsigned status;
+    const char *code;
+    const char *pointer;
+} rejection;
+
+static const rejection rejections[] = {
+    {"", 400, "invalid_json", ""},
+    {"{\"x\": [[1,2]],", 400, "invalid_json", ""},
+    {"{\"x\":[[1,2]]," VALID_TAIL "} trailing", 400, "invalid_json", ""},
+    {"[1,2]", 400, "invalid_body", ""},
+    {"{\"x\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1,2]],\"W_q\":1," VALID_TAIL "}", 400, "unknown_field", "/W_q"},
+    {"{\"x\":[[1,2]],\"a/b~\":1," VALID_TAIL "}", 400, "unknown_field",
+     "/a~1b~0"},
+    {"{" VALID_TAIL "}", 400, "missing_field", "/x"},
+    {"{\"x\":[[1,2]],\"w_q\":" LESSON_W ",\"w_k\":" LESSON_W "}", 400,
+     "missing_field", "/w_v"},
+    {"{\"x\":[[1,2],[3]]," VALID_TAIL "}", 400, "ragged_array", "/x/1"},
+    {"{\"x\":[[1,2],[3,\"4\"]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,null]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,true]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,[4]]]," VALID_TAIL "}", 400, "wrong_rank", "/x/1/1"},
+    {"{\"x\":[[[1,2]]]," VALID_TAIL "}", 400, "wrong_rank", "/x/0/0"},
+    {"{\"x\":[1,2]," VALID_TAIL "}", 400, "wrong_rank", "/x"},
+    {"{\"x\":[]," VALID_TAIL "}", 400, "empty_array", "/x"},
+    {"{\"x\":[[]]," VALID_TAIL "}", 400, "empty_array", "/x/0"},
+    {"{\"x\":\"abc\"," VALID_TAIL "}", 400, "wrong_type", "/x"},
+    {"{\"x\":[[1,2,3]]," VALID_TAIL "}", 400, "shape_mismatch", "/w_q"},
+    {"{\"x\":[[1,2]],\"num_heads\":3," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":0," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":-2," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":1.5," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":\"2\"," VALID_TAIL "}", 400, "wrong_type",
+     "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":3,\"w_q\":[[[1],[2]],[[1],[2]]],"
+     "\"w_k\":[[[1],[2]],[[1],[2]]],\"w_v\":[[[1],[2]],[[1],[2]]]}",
+     400, "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"dtype\":\"float16\"," VALID_TAIL "}", 400,
+     "invalid_dtype", "/dtype"},
+    {"{\"x\":[[1,2]],\"return\":[\"output\",\"attention\"]," VALID_TAIL "}",
+     400, "invalid_return", "/return/1"},
+    {"{\"x\":[[1,2]],\"scale\":0," VALID_TAIL "}", 400, "invalid_scale",
+     "/scale"},
+    {"{\"x\":[[1,2]],\"scale\":-1," VALID_TAIL "}", 400, "invalid_scale",
+     "/scale"},
+    {"{\"x\":[[1e39,2]],\"dtype\":\"float32\"," VALID_TAIL "}", 400,
+     "number_out_of_range", "/x/0/0"},
+    {"{\"x\":[[1,2]],\"w_o\":[[1,2]]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/w_o"},
+    {"{\"x\":[[1,2]],\"w_q\":[[1],[0]],\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
+     "}",
+     400, "shape_mismatch", "/w_k"},
+    {"{\"x\":[[1,2]],\"causal\":1," VALID_TAIL "}", 400, "wrong_type",
+     "/causal"},
+    {"{\"x\":[[1,2]],\"mask\":[[true,false]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[1]," VALID_TAIL "}",
+     400, "wrong_type", "/key_padding/0"},
+    {"{\"x\":[[1,2]],\"tokens\":[\"a\",\"b\"]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/tokens"},
+    {"{\"x\":[[1,2]],\"context_tokens\":[\"a\"]," VALID_TAIL "}", 400,
+     "missing_field", "/context"},
+    {"{\"x\":[[1,2]],\"context\":[[1,2,3]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/w_k"},
+    {"{\"x\":[[1,2]],\"num_heads\":9," VALID_TAIL "}", 413, "limit_exceeded",
+     "/num_heads"},
+};
+
+static void every_bad_request_gets_its_code_and_pointer(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++) {
+        const rejection *r = &rejections[i];
+        api_request req;
+        decode_error err;
+        bool ok = decode_request(r->body, strlen(r->body), &limits, &req, &err);
+        if (ok || err.status != r->status || strcmp(err.code, r->code) != 0 ||
+            strcmp(err.pointer, r->pointer) != 0)
+            fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s'",
+                     r->body, ok, err.status, ok ? "" : err.code, err.pointer,
+                     err.detail, r->status, r->code, r->pointer);
+    }
+}
+
+static void malformed_json_names_line_and_column(void **state)
+{
+    (void)state;
+    const char *body = "{\n  \"x\": [[1, 2]],\n  oops\n}";
+    api_request req;
+    decode_error err;
+    assert_false(decode_request(body, strlen(body), &limits, &req, &err));
+    assert_non_null(strstr(err.detail, "line 3"));
+    assert_non_null(strstr(err.detail, "column"));
+}
+
+static void per_head_stacks_become_the_wide_layout(void **state)
+{
+    (void)state;
+    /* two heads of d_k = 1 over d = 2: stack[h][row][0] */
+    const char *stacked = "{\"x\":[[1,2]],\"w_q\":[[[1],[2]],[[3],[4]]],"
+                          "\"w_k\":[[[1],[2]],[[3],[4]]],"
+                          "\"w_v\":[[[5],[6]],[[7],[8]]]}";
+    api_request req;
+    decode_error err;
+    assert_true(decode_request(stacked, strlen(stacked), &limits, &req, &err));
+    assert_int_equal(req.problem.heads, 2);
+    assert_int_equal(req.problem.d_k, 1);
+    const double *wide = req.problem.w_v; /* (d = 2, h·d_v = 2) */
+    assert_true(wide[0] == 5 && wide[1] == 7 && wide[2] == 6 && wide[3] == 8);
+    api_request_free(&req);
+}
+
+static void defaults_are_one_head_float64_and_output_plus_weights(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,2]]," VALID_TAIL "}";
+    api_request req;
+    decode_error err;
+    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    assert_int_equal(req.problem.heads, 1);
+    assert_int_equal(req.problem.dtype, TENSOR_FLOAT64);
+    assert_int_equal(req.want, ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS));
+    assert_true(req.scale == 0.5);
+    api_request_free(&req);
+}
+
+static void encoded_tensors_nest_by_shape(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,2],[3,4]],\"num_heads\":2,"
+                       "\"return\":[\"q\",\"masked_scores\"],\"causal\":true,"
+                       "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],"
+                       "\"w_v\":[[1,0],[0,1]]}";
+    api_request req;
+    decode_error err;
+    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    attn_result result;
+    assert_int_equal(attn_forward(NULL, &req.problem, req.want, &result),
+                     ATTN_OK);
+    buf out = {0};
+    encode_response(&req, &result, &out);
+    /* q per head: head 0 is column 0 of x, head 1 column 1 */
+    assert_non_null(strstr(out.data, "\"q\":[[[1],[3]],[[2],[4]]]"));
+    /* masked entries are null; scale 1/√1 leaves the scores as they are */
+    assert_non_null(
+        strstr(out.data, "\"masked_scores\":[[[1,null],[3,9]],[[4,null],[8,16]]]"));
+    assert_non_null(strstr(out.data, "\"weights\":[2,2,2]"));
+    assert_null(strstr(out.data, "\"weights\":[["));
+    buf_free(&out);
+    attn_result_free(&result);
+    api_request_free(&req);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(short_decimals_print_as_written),
+        cmocka_unit_test(every_double_and_float_round_trips_exactly),
+        cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
+        cmocka_unit_test(malformed_json_names_line_and_column),
+        cmocka_unit_test(per_head_stacks_become_the_wide_layout),
+        cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
+        cmocka_unit_test(encoded_tensors_nest_by_shape),
+    };
+    return cmocka_run_group_tests_name("server units", tests, NULL, NULL);
+}
