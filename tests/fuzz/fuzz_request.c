@@ -1,0 +1,274 @@
+/*
+ * fuzz_request.c - libFuzzer harness over the whole POST /v1/attention path
+ * that runs off the event thread: decode + validate (server/decode.c), the
+ * forward pass (core/), the encoder and the problem+json builder.
+ *
+ * DESIGN
+ * Each input is a request body.  The harness checks properties that must hold
+ * for every body, not only "does not crash":
+ *   1. api_attention() answers 200, 400, 413, 422 or 503 (never anything
+ *      else), with a body that is strict JSON (jansson refuses NaN/Infinity,
+ *      so a non-finite number on the wire fails here);
+ *   2. a 200 is application/json with "output" and "shapes"; an error is
+ *      application/problem+json whose "status" equals the HTTP status, with
+ *      string "code", "title" and "detail";
+ *   3. a "pointer" in a 400 (other than for a missing field) resolves to a
+ *      value of the request document (RFC 6901): the client is pointed at a
+ *      field that exists;
+ *   4. decode_request() alone agrees with the reply: it fails exactly when
+ *      the reply is a decode error (same status);
+ *   5. on accepted requests with moderate numbers, the fast forward pass
+ *      (BLAS, pool) and the textbook reference agree stage by stage within a
+ *      tolerance derived from the input magnitudes.
+ * Limits are tightened (FUZZ_* below) so each input runs in well under a
+ * millisecond and the fuzzer explores shapes rather than big matrices.
+ */
+#include "../../core/attention.h"
+#include "../../core/pool.h"
+#include "../../server/api_attention.h"
+#include "../../server/blas_setup.h"
+#include "../../server/decode.h"
+#include "../../server/reply.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bodies beyond this are not interesting to the decoder (the HTTP layer
+ * caps bodies before they reach it). */
+#define FUZZ_MAX_BODY 8192
+/* Shape limits: small enough that any accepted request computes in
+ * microseconds, large enough to cross the core's row blocks (ATTN_ROW_BLOCK)
+ * only rarely but to exercise every head/width combination. */
+#define FUZZ_MAX_TOKENS 48
+#define FUZZ_MAX_WIDTH 48
+#define FUZZ_MAX_HEADS 8
+#define FUZZ_MAX_ELEMENTS 4096
+#define FUZZ_MAX_REQUEST_MEMORY ((size_t)4 << 20)
+/* Workers of the pool: two, so parallel loops really run on two threads. */
+#define FUZZ_THREADS 2
+#define FUZZ_QUEUE 4
+/* Above this bound on |scaled scores| rounding differences between the BLAS
+ * and the textbook sums can legitimately flip a softmax; skip comparing. */
+#define FUZZ_COMPARE_MAX_SCORE 1e4
+
+static pool *workers;
+static const request_limits limits = {
+    .max_tokens = FUZZ_MAX_TOKENS,
+    .max_width = FUZZ_MAX_WIDTH,
+    .max_heads = FUZZ_MAX_HEADS,
+    .max_elements = FUZZ_MAX_ELEMENTS,
+    .max_request_memory = FUZZ_MAX_REQUEST_MEMORY,
+};
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "fuzz property violated: %s\n  ", #cond);          \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            abort();                                                           \
+        }                                                                      \
+    } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    blas_setup_single_threaded();
+    json_object_seed(1); /* before any thread uses jansson */
+    workers = pool_create(FUZZ_THREADS, FUZZ_QUEUE);
+    if (!workers)
+        abort();
+    return 0;
+}
+
+/* RFC 6901: resolves pointer in doc, or NULL. */
+static json_t *pointer_resolve(json_t *doc, const char *pointer)
+{
+    json_t *cur = doc;
+    const char *p = pointer;
+    while (*p) {
+        if (*p != '/')
+            return NULL;
+        p++;
+        char token[DECODE_POINTER_MAX];
+        size_t len = 0;
+        while (*p && *p != '/' && len + 1 < sizeof token) {
+            if (p[0] == '~' && p[1] == '0')
+                token[len++] = '~', p += 2;
+            else if (p[0] == '~' && p[1] == '1')
+                token[len++] = '/', p += 2;
+            else
+                token[len++] = *p++;
+        }
+        token[len] = '\0';
+        if (json_is_object(cur)) {
+            cur = json_object_get(cur, token);
+        } else if (json_is_array(cur)) {
+            char *end;
+            unsigned long i = strtoul(token, &end, 10);
+            if (*end || !len)
+                return NULL;
+            cur = json_array_get(cur, i);
+        } else {
+            return NULL;
+        }
+        if (!cur)
+            return NULL;
+    }
+    return cur;
+}
+
+static void check_reply(const reply *out, const uint8_t *data, size_t size)
+{
+    unsigned s = out->status;
+    CHECK(s == 200 || s == 400 || s == 413 || s == 422 || s == 503,
+          "status %u", s);
+    CHECK(out->body && out->body_len > 0, "empty reply body (status %u)", s);
+    json_error_t jerr;
+    json_t *doc = json_loadb(out->body, out->body_len, JSON_REJECT_DUPLICATES,
+                             &jerr);
+    CHECK(doc, "reply is not strict JSON: %s (status %u): %.*s", jerr.text, s,
+          (int)(out->body_len < 300 ? out->body_len : 300), out->body);
+    CHECK(json_is_object(doc), "reply is not an object");
+    if (s == 200) {
+        CHECK(strcmp(out->content_type, "application/json") == 0, "%s",
+              out->content_type);
+        CHECK(json_is_array(json_object_get(doc, "output")), "no output");
+        CHECK(json_is_object(json_object_get(doc, "shapes")), "no shapes");
+    } else {
+        CHECK(strcmp(out->content_type, "application/problem+json") == 0,
+              "%s", out->content_type);
+        json_t *st = json_object_get(doc, "status");
+        CHECK(json_is_integer(st) && json_integer_value(st) == (json_int_t)s,
+              "problem status field disagrees with %u", s);
+        const char *code = json_string_value(json_object_get(doc, "code"));
+        CHECK(code && *code, "problem without code");
+        CHECK(json_is_string(json_object_get(doc, "title")), "no title");
+        CHECK(json_is_string(json_object_get(doc, "detail")), "no detail");
+        const char *ptr = json_string_value(json_object_get(doc, "pointer"));
+        CHECK(!json_object_get(doc, "pointer") || ptr, "pointer not a string");
+        if (ptr && *ptr && s == 400 && strcmp(code, "missing_field") != 0) {
+            json_t *req = json_loadb((const char *)data, size,
+                                     JSON_DECODE_INT_AS_REAL, NULL);
+            CHECK(req, "400 with a pointer for a body jansson cannot parse");
+            CHECK(pointer_resolve(req, ptr), "pointer %s (code %s) names no "
+                  "value of the request", ptr, code);
+            json_decref(req);
+        }
+    }
+    json_decref(doc);
+}
+
+/* max |a[i]| over count elements of dtype. */
+static double max_abs(const void *a, size_t count, tensor_dtype dtype)
+{
+    double m = 0;
+    for (size_t i = 0; i < count; i++) {
+        double v = dtype == TENSOR_FLOAT32 ? (double)((const float *)a)[i]
+                                           : ((const double *)a)[i];
+        if (fabs(v) > m)
+            m = fabs(v);
+    }
+    return m;
+}
+
+static size_t stage_count(const attn_problem *p, attn_stage s)
+{
+    size_t dims[3], count = 1;
+    int rank = attn_stage_shape(p, s, dims);
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    return count;
+}
+
+/* Property 5: fast path == reference on moderate inputs. */
+static void compare_with_reference(const api_request *req)
+{
+    const attn_problem *p = &req->problem;
+    tensor_dtype t = p->dtype;
+    double bx = max_abs(p->x, p->n * p->d, t);
+    double bc = p->context ? max_abs(p->context, p->m * p->d_c, t) : bx;
+    double bq = (double)p->d * bx * max_abs(p->w_q, p->d * p->heads * p->d_k, t);
+    double bk = (double)p->d_c * bc *
+                max_abs(p->w_k, p->d_c * p->heads * p->d_k, t);
+    double bv = (double)p->d_c * bc *
+                max_abs(p->w_v, p->d_c * p->heads * p->d_v, t);
+    double bias = p->bias ? max_abs(p->bias, p->n * p->m, t) : 0;
+    double bscore = req->scale * (double)p->d_k * bq * bk + bias;
+    if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) || !(bv <= FUZZ_COMPARE_MAX_SCORE))
+        return;
+    double bo = p->w_o ? (double)(p->heads * p->d_v) *
+                             max_abs(p->w_o, p->heads * p->d_v * p->d_out, t)
+                       : 1;
+    double eps = t == TENSOR_FLOAT32 ? 1.2e-7 : 2.3e-16;
+    /* every stage's error is bounded by a few units of rounding times the
+     * largest magnitude any term reaches, times the longest sum */
+    double width = (double)(p->d + p->d_c + p->m + p->heads * p->d_v + 8);
+    double tol = 64 * eps * width * (1 + bscore) * (1 + bq + bk + bv) *
+                 (1 + bo);
+
+    unsigned all = (1u << ATTN_STAGE_COUNT) - 1;
+    attn_result fast, ref;
+    attn_status sf = attn_forward(workers, p, all, &fast);
+    attn_status sr = attn_forward_reference(p, all, &ref);
+    CHECK(sf == sr, "forward status %d, reference %d", sf, sr);
+    if (sf == ATTN_OK) {
+        for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+            CHECK(fast.stage[s] && ref.stage[s], "stage %s missing",
+                  attn_stage_name(s));
+            size_t count = stage_count(p, s);
+            for (size_t i = 0; i < count; i++) {
+                double a = t == TENSOR_FLOAT32
+                               ? (double)((float *)fast.stage[s])[i]
+                               : ((double *)fast.stage[s])[i];
+                double b = t == TENSOR_FLOAT32
+                               ? (double)((float *)ref.stage[s])[i]
+                               : ((double *)ref.stage[s])[i];
+                if (isinf(a) || isinf(b)) {
+                    CHECK(a == b, "stage %s[%zu]: %g vs reference %g",
+                          attn_stage_name(s), i, a, b);
+                    continue;
+                }
+                CHECK(fabs(a - b) <= tol, "stage %s[%zu]: %.17g vs reference "
+                      "%.17g (tolerance %g)", attn_stage_name(s), i, a, b, tol);
+            }
+        }
+    }
+    attn_result_free(&fast);
+    attn_result_free(&ref);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_MAX_BODY)
+        return 0;
+    const char *body = (const char *)data;
+
+    reply out = {0};
+    api_attention_stats stats = {0};
+    api_attention(workers, &limits, body, size, &out, &stats);
+    check_reply(&out, data, size);
+
+    api_request req;
+    decode_error err;
+    bool ok = decode_request(body, size, &limits, &req, &err);
+    if (!ok) {
+        CHECK(err.status == out.status, "decode says %u (%s), reply %u",
+              err.status, err.code, out.status);
+        CHECK(err.code && err.detail[0], "decode error without code/detail");
+        CHECK(req.x == NULL && req.w_q == NULL && req.tokens == NULL,
+              "a failed decode left buffers in the request");
+    } else {
+        CHECK(out.status == 200 || out.status == 422,
+              "accepted request answered %u", out.status);
+        compare_with_reference(&req);
+        api_request_free(&req);
+    }
+    reply_clear(&out);
+    return 0;
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""Writes the committed seed corpus of the request fuzzer (tests/fuzz/corpus).
+
+Deterministic (fixed seed): rerunning it rewrites the same files.  Seeds are
+small lesson-like requests that the server accepts, and near misses, one per
+way the issue says a body can be wrong, so the fuzzer starts next to every
+branch of the validator.  Usage: make_corpus.py [OUT_DIR]
+"""
+import json
+import os
+import random
+import sys
+
+rng = random.Random(20240603)
+
+
+def mat(rows, cols, lo=-2.0, hi=2.0):
+    return [[round(rng.uniform(lo, hi), 3) for _ in range(cols)]
+            for _ in range(rows)]
+
+
+def stack(h, rows, cols):
+    return [mat(rows, cols) for _ in range(h)]
+
+
+def base(n=3, d=4, h=1, dk=None):
+    dk = dk or d // h
+    return {"x": mat(n, d), "w_q": mat(d, h * dk), "w_k": mat(d, h * dk),
+            "w_v": mat(d, h * dk)}
+
+
+valid = {}
+valid["minimal_1x1"] = {"x": [[1]], "w_q": [[1]], "w_k": [[1]], "w_v": [[1]]}
+valid["lesson_self"] = base()
+valid["lesson_tokens"] = dict(base(4, 4), tokens=["the", "cat", "sat", "."])
+r = base(4, 6, 2)
+r.update(num_heads=2, w_o=mat(6, 6))
+valid["heads2_wide_wo"] = r
+valid["heads3_stacks"] = {"x": mat(3, 4), "w_q": stack(3, 4, 2),
+                          "w_k": stack(3, 4, 2), "w_v": stack(3, 4, 3),
+                          "w_o": mat(9, 4)}
+valid["causal_all_stages"] = dict(
+    base(5, 4), causal=True,
+    **{"return": ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
+                  "weights", "head_outputs", "concat", "output"]})
+valid["mask_bool"] = dict(base(3, 2), mask=[[True, False, True],
+                                             [False, False, False],
+                                             [True, True, True]])
+valid["mask_numbers"] = dict(base(2, 2), mask=[[0, -1e9], [-0.5, 0]])
+valid["key_padding"] = dict(base(3, 2), key_padding=[False, False, True])
+c = base(2, 3)
+c.update(context=mat(4, 5), w_k=mat(5, 3), w_v=mat(5, 2),
+         context_tokens=["a", "b", "c", "d"], tokens=["x", "y"])
+valid["cross_attention"] = c
+valid["float32_scale"] = dict(base(3, 4), dtype="float32", scale=0.25)
+valid["float64_explicit"] = dict(base(2, 2), dtype="float64",
+                                 **{"return": ["output"]})
+valid["ints_as_numbers"] = {"x": [[1, 2], [3, 4]], "w_q": [[1, 0], [0, 1]],
+                            "w_k": [[1, 0], [0, 1]], "w_v": [[2, 0], [0, 2]]}
+valid["overflow_422"] = {"x": [[1e200, 1e200]], "w_q": [[1e200], [1e200]],
+                         "w_k": [[1e200], [1e200]], "w_v": [[1], [1]]}
+valid["float32_overflow_422"] = {"x": [[1e30]], "w_q": [[1e30]],
+                                 "w_k": [[1e30]], "w_v": [[1]],
+                                 "dtype": "float32"}
+valid["fully_masked_row"] = dict(base(2, 2), mask=[[False, False],
+                                                   [True, True]])
+valid["unicode_tokens"] = dict(base(2, 2), tokens=["\u00e9t\u00e9", "\u732b"])
+
+bad = {}
+good = base(2, 2)
+def variant(**kw):
+    r = json.loads(json.dumps(good))
+    for k, v in kw.items():
+        if v is None:
+            r.pop(k, None)
+        else:
+            r[k] = v
+    return r
+bad["unknown_field_W_q"] = variant(W_q=mat(2, 2))
+bad["unknown_field_slash"] = variant(**{"a/b~c": 1})
+bad["missing_x"] = variant(x=None)
+bad["missing_w_v"] = variant(w_v=None)
+bad["x_string"] = variant(x="[[1,2]]")
+bad["x_null_leaf"] = variant(x=[[1, None], [2, 3]])
+bad["x_bool_leaf"] = variant(x=[[1, True], [2, 3]])
+bad["x_ragged"] = variant(x=[[1, 2], [3]])
+bad["x_empty"] = variant(x=[])
+bad["x_empty_row"] = variant(x=[[]])
+bad["x_rank1"] = variant(x=[1, 2])
+bad["x_rank3"] = variant(x=[[[1, 2]], [[3, 4]]])
+bad["w_q_mismatch"] = variant(w_q=mat(3, 2))
+bad["w_k_width_mismatch"] = variant(w_k=mat(2, 4))
+bad["num_heads_zero"] = variant(num_heads=0)
+bad["num_heads_negative"] = variant(num_heads=-2)
+bad["num_heads_fraction"] = variant(num_heads=1.5)
+bad["num_heads_not_dividing"] = variant(num_heads=3)
+bad["num_heads_vs_stack"] = {"x": mat(2, 2), "w_q": stack(2, 2, 1),
+                             "w_k": stack(2, 2, 1), "w_v": stack(2, 2, 1),
+                             "num_heads": 1}
+bad["num_heads_huge"] = variant(num_heads=1e300)
+bad["dtype_unknown"] = variant(dtype="float16")
+bad["dtype_number"] = variant(dtype=32)
+bad["return_unknown"] = variant(**{"return": ["outputs"]})
+bad["return_not_list"] = variant(**{"return": "output"})
+bad["scale_zero"] = variant(scale=0)
+bad["scale_negative"] = variant(scale=-1)
+bad["scale_string"] = variant(scale="1")
+bad["float32_overflow_input"] = variant(dtype="float32", x=[[1e39, 0], [0, 0]])
+bad["causal_string"] = variant(causal="yes")
+bad["mask_shape"] = variant(mask=[[True]])
+bad["mask_mixed"] = variant(mask=[[True, 1], [0, False]])
+bad["key_padding_len"] = variant(key_padding=[True])
+bad["tokens_count"] = variant(tokens=["a"])
+bad["tokens_not_strings"] = variant(tokens=[1, 2])
+bad["context_tokens_without_context"] = variant(context_tokens=["a", "b"])
+bad["w_o_rows"] = variant(w_o=mat(3, 2))
+bad["w_o_rank3"] = variant(w_o=[[[1]]])
+bad["deep_nesting"] = variant(x=[[[[[[[[1]]]]]]]])
+bad["huge_dims_claim"] = variant(x=[[0] * 60])
+
+raw = {
+    "empty": b"",
+    "not_object": b"[1,2,3]",
+    "string_body": b"\"x\"",
+    "trailing_garbage": json.dumps(good).encode() + b" }",
+    "truncated": json.dumps(good).encode()[:-7],
+    "duplicate_key": b'{"x":[[1]],"x":[[2]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "invalid_utf8": b'{"x":[[1]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]],"tokens":["\xff\xfe"]}',
+    "nan_literal": b'{"x":[[NaN]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "infinity_literal": b'{"x":[[Infinity]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "big_exponent": b'{"x":[[1e400]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "deep_array_2000": b"[" * 2000 + b"]" * 2000,
+    "deep_object_x": b'{"x":' + b"[" * 300 + b"1" + b"]" * 300 + b"}",
+    "nul_in_key": b'{"x\\u0000":1}',
+    "nul_byte_raw": b'{"x":[[1]],\x00"w_q":[[1]]}',
+    "bom": b"\xef\xbb\xbf" + json.dumps(good).encode(),
+    "negative_zero": b'{"x":[[-0.0]],"w_q":[[-0]],"w_k":[[1]],"w_v":[[1]]}',
+    "big_integer": b'{"x":[[123456789012345678901234567890]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "num_heads_big_int": b'{"x":[[1,2]],"w_q":[[1,2],[3,4]],"w_k":[[1,2],[3,4]],"w_v":[[1,2],[3,4]],"num_heads":18446744073709551617}',
+}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "corpus")
+    os.makedirs(out, exist_ok=True)
+    count = 0
+    for prefix, group in (("ok", valid), ("bad", bad)):
+        for name, doc in group.items():
+            with open(os.path.join(out, f"{prefix}_{name}.json"), "wb") as f:
+                f.write(json.dumps(doc, separators=(",", ":")).encode())
+            count += 1
+    for name, data in raw.items():
+        with open(os.path.join(out, f"raw_{name}.json"), "wb") as f:
+            f.write(data)
+        count += 1
+    print(f"wrote {count} seeds to {out}")
+
+
+if __name__ == "__main__":
+    main()
