@@ -108,7 +108,7 @@ test-oracle: $(SERVER_BIN)
 	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) --requests 240
 
 test-lessons: $(SERVER_BIN)
-	$(PYTHON) tests/oracle/run_lessons.py --server $(SERVER_BIN)
+	$(PYTHON) tests/lessons/run_lessons.py --server $(SERVER_BIN)
 
 format:
 	clang-format -i core/*.[ch] server/*.[ch] tests/*/*.c

@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Oracle test: random requests, every stage compared with NumPy.
+
+Each request draws a weight layout (2-D split by reshape, or 3-D per-head
+stacks), 1-8 heads, d_v ≠ d_k, projection widths ≠ d, float64 or float32,
+with or without w_o, n up to 64; a share of them adds masks, key padding,
+causal, a custom scale or cross-attention (context).  Every stage is
+requested and compared with reference.attention():
+relative error ≤ 1e-12 for float64 and ≤ 1e-5 for float32.
+"""
+import argparse
+import sys
+
+import numpy as np
+
+from reference import attention, from_wire, relative_error
+from serverproc import Server, default_server
+
+STAGES = ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
+          "weights", "head_outputs", "concat", "output"]
+TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
+
+
+def as_list(a, dtype):
+    """Values exactly representable in dtype, written as Python floats."""
+    return np.asarray(a, dtype=dtype).astype(np.float64).tolist()
+
+
+def random_request(rng, i):
+    dtype = "float32" if i % 2 else "float64"
+    npdt = np.float32 if dtype == "float32" else np.float64
+    heads = int(rng.integers(1, 9))
+    n = int(rng.integers(1, 65))
+    d = int(rng.integers(1, 33))
+    d_k = int(rng.integers(1, 9))
+    d_v = int(rng.integers(1, 9))
+    if d_v == d_k:
+        d_v = d_k + 1
+    cross = i % 5 == 3
+    m = int(rng.integers(1, 65)) if cross else n
+    d_c = int(rng.integers(1, 33)) if cross else d
+    req = {"x": as_list(rng.normal(size=(n, d)), npdt), "dtype": dtype,
+           "return": STAGES}
+    if cross:
+        req["context"] = as_list(rng.normal(size=(m, d_c)), npdt)
+    stacked = i % 4 in (1, 2)
+    for name, rows, width in (("w_q", d, d_k), ("w_k", d_c, d_k),
+                              ("w_v", d_c, d_v)):
+        shape = (heads, rows, width) if stacked else (rows, heads * width)
+        req[name] = as_list(rng.normal(size=shape) / np.sqrt(rows), npdt)
+    if not stacked or i % 3 == 0:
+        req["num_heads"] = heads
+    if i % 3 != 1:
+        d_out = int(rng.integers(1, 33))
+        req["w_o"] = as_list(rng.normal(size=(heads * d_v, d_out)), npdt)
+    if i % 7 == 2:
+        req["scale"] = float(rng.uniform(0.05, 2))
+    if i % 6 == 1:
+        req["causal"] = True
+    if i % 8 == 5:
+        req["mask"] = (rng.random((n, m)) > 0.3).tolist()
+    elif i % 8 == 6:
+        req["mask"] = as_list(rng.normal(size=(n, m)), npdt)
+    if i % 9 == 4:
+        req["key_padding"] = (rng.random(m) > 0.7).tolist()
+    return req
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", default=default_server())
+    parser.add_argument("--requests", type=int, default=240)
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    failures, worst = 0, {"float64": 0.0, "float32": 0.0}
+    with Server(args.server, "--threads", "2") as server:
+        for i in range(args.requests):
+            req = random_request(rng, i)
+            status, body = server.post(req)
+            if status != 200:
+                print(f"request {i}: status {status}: {body}")
+                failures += 1
+                continue
+            want = attention(req)
+            bad = 0
+            for stage in STAGES:
+                err = relative_error(from_wire(body[stage]), want[stage])
+                if list(np.shape(body[stage])) != body["shapes"][stage]:
+                    err = np.inf
+                worst[req["dtype"]] = max(worst[req["dtype"]], err)
+                if err > TOLERANCE[req["dtype"]]:
+                    print(f"request {i} ({req['dtype']}): {stage} relative "
+                          f"error {err:.3g}")
+                    bad = 1
+            failures += bad
+    print(f"oracle: {args.requests} requests, worst relative error "
+          f"float64 {worst['float64']:.3g}, float32 {worst['float32']:.3g}")
+    print(f"{args.requests - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
