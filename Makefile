@@ -33,6 +33,7 @@ CORE_SRC   := core/pool.c core/attention.c
 SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \
+              server/budget.c server/metrics.c server/conn_deadline.c \
               server/http.c
 SERVER_SRC := $(SERVER_LIB) server/main.c
 ASSETS     := openapi.yaml server/web/index.html

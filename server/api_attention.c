@@ -14,7 +14,33 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void api_attention(pool *workers, const request_limits *limits,
+/* Bytes of JSON one returned number takes at most on average: 17 significant
+ * digits, sign, point, exponent and a comma. */
+#define API_REPLY_BYTES_PER_NUMBER 26
+
+/* Numbers the reply will hold, or SIZE_MAX on overflow. */
+static size_t reply_numbers(const attn_problem *p, unsigned want)
+{
+    size_t total = 0;
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        if (!(want & ATTN_WANT(s)))
+            continue;
+        size_t dims[3], count = 1;
+        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        for (int i = 0; i < rank; i++)
+            if (!tensor_mul_size(count, dims[i], &count))
+                return SIZE_MAX;
+        if (!tensor_mul_add_size(&total, count, 1))
+            return SIZE_MAX;
+    }
+    return total;
+}
+
+static void compute_and_encode(pool *workers, const api_request *req,
+                               size_t reply_bytes, reply *out,
+                               api_attention_stats *stats);
+
+void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
                    api_attention_stats *stats)
 {
@@ -34,9 +60,40 @@ void api_attention(pool *workers, const request_limits *limits,
     stats->d = p->d;
     stats->heads = p->heads;
 
+    size_t numbers = reply_numbers(p, req.want), reply_bytes = SIZE_MAX;
+    size_t need = attn_bytes_needed(p, req.want);
+    if (numbers != SIZE_MAX &&
+        tensor_mul_size(numbers, API_REPLY_BYTES_PER_NUMBER, &reply_bytes) &&
+        need != SIZE_MAX && reply_bytes <= SIZE_MAX - need)
+        need += reply_bytes;
+    else
+        need = SIZE_MAX;
+    if (need > limits->max_request_memory) {
+        problem_reply(out, 413, "limit_exceeded", NULL,
+                      "computing and returning this request needs %zu MiB; "
+                      "at most %zu MiB per request (--max-request-memory)",
+                      need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
+                      limits->max_request_memory >> 20);
+    } else if (!budget_reserve(memory, need)) {
+        problem_reply(out, 503, "overloaded", NULL,
+                      "the memory budget for requests in flight is used up; "
+                      "retry shortly");
+        out->retry_after = 1;
+    } else {
+        compute_and_encode(workers, &req, reply_bytes, out, stats);
+        budget_release(memory, need);
+    }
+    api_request_free(&req);
+}
+
+static void compute_and_encode(pool *workers, const api_request *req,
+                               size_t reply_bytes, reply *out,
+                               api_attention_stats *stats)
+{
+    const attn_problem *p = &req->problem;
     attn_result result;
     double start = now_seconds();
-    attn_status status = attn_forward(workers, p, req.want, &result);
+    attn_status status = attn_forward(workers, p, req->want, &result);
     stats->compute_seconds = now_seconds() - start;
     if (status == ATTN_ERR_NONFINITE) {
         problem_reply(out, 422, "non_finite_result", NULL,
@@ -50,7 +107,8 @@ void api_attention(pool *workers, const request_limits *limits,
         out->retry_after = 1;
     } else {
         buf b = {0};
-        encode_response(&req, &result, &b);
+        buf_reserve(&b, reply_bytes + 4096); /* one allocation, no doubling */
+        encode_response(req, &result, &b);
         attn_result_free(&result);
         if (buf_failed(&b)) {
             buf_free(&b);
@@ -63,5 +121,4 @@ void api_attention(pool *workers, const request_limits *limits,
             reply_set_owned(out, 200, "application/json", json, body_len);
         }
     }
-    api_request_free(&req);
 }

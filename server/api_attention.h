@@ -7,6 +7,7 @@
 #define SERVER_API_ATTENTION_H
 
 #include "../core/pool.h"
+#include "budget.h"
 #include "limits.h"
 #include "reply.h"
 
@@ -18,7 +19,9 @@ typedef struct {
     double compute_seconds;
 } api_attention_stats;
 
-void api_attention(pool *workers, const request_limits *limits,
+/* Decodes body, reserves what computing and encoding it needs from
+ * `memory` (503 when it does not fit), computes on `workers` and fills out. */
+void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
                    api_attention_stats *stats);
 

@@ -12,28 +12,36 @@
 #include <math.h>
 #include <string.h>
 
+/* Numbers written between two checks of the buffer's room: bounds what is
+ * reserved beyond the reply's size estimate to 256 × 33 bytes. */
+#define ENCODE_CHUNK 256
+
 void encode_numbers(buf *out, const void *data, size_t count,
                     tensor_dtype dtype, bool null_for_neg_inf)
 {
-    if (!buf_reserve(out, count * (NUMFMT_MAX + 1) + 1))
-        return;
-    char *dst = out->data + out->len;
-    for (size_t i = 0; i < count; i++) {
-        double value = dtype == TENSOR_FLOAT32 ? (double)((const float *)data)[i]
-                                               : ((const double *)data)[i];
-        if (i)
-            *dst++ = ',';
-        if (null_for_neg_inf && value == -INFINITY) {
-            memcpy(dst, "null", 4);
-            dst += 4;
-        } else if (dtype == TENSOR_FLOAT32) {
-            dst += numfmt_float((float)value, dst);
-        } else {
-            dst += numfmt_double(value, dst);
+    for (size_t start = 0; start < count; start += ENCODE_CHUNK) {
+        size_t end = count - start < ENCODE_CHUNK ? count : start + ENCODE_CHUNK;
+        if (!buf_reserve(out, (end - start) * (NUMFMT_MAX + 1) + 1))
+            return;
+        char *dst = out->data + out->len;
+        for (size_t i = start; i < end; i++) {
+            double value = dtype == TENSOR_FLOAT32
+                               ? (double)((const float *)data)[i]
+                               : ((const double *)data)[i];
+            if (i)
+                *dst++ = ',';
+            if (null_for_neg_inf && value == -INFINITY) {
+                memcpy(dst, "null", 4);
+                dst += 4;
+            } else if (dtype == TENSOR_FLOAT32) {
+                dst += numfmt_float((float)value, dst);
+            } else {
+                dst += numfmt_double(value, dst);
+            }
         }
+        *dst = '\0';
+        out->len = (size_t)(dst - out->data);
     }
-    *dst = '\0';
-    out->len = (size_t)(dst - out->data);
 }
 
 /* Writes a tensor of the given shape as nested arrays, innermost rows via

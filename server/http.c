@@ -23,6 +23,10 @@
 #include "access_log.h"
 #include "api_attention.h"
 #include "assets.h"
+#include "blas_setup.h"
+#include "budget.h"
+#include "conn_deadline.h"
+#include "metrics.h"
 #include "problem.h"
 
 #include <arpa/inet.h>
@@ -37,6 +41,16 @@
 
 /* An API key longer than this is a configuration mistake. */
 #define HTTP_MAX_API_KEY 512
+/* Request headers (names + values) we accept; more is 431 (RFC 6585).  The
+ * library's own per-connection buffer is larger (HTTP_CONNECTION_MEMORY) so
+ * that it is this check, with a JSON answer, that normally refuses. */
+#define HTTP_MAX_HEADER_BYTES ((size_t)32 << 10)
+/* libmicrohttpd's per-connection memory: headers plus the read buffer body
+ * chunks arrive through; mmap'd, so untouched pages cost nothing. */
+#define HTTP_CONNECTION_MEMORY ((size_t)256 << 10)
+/* /readyz reports saturated (503) once this share of the queue is used, so
+ * a balancer sends new work elsewhere before requests are refused. */
+#define HTTP_READY_QUEUE_SHARE 0.9
 
 typedef struct request request;
 
@@ -58,8 +72,10 @@ struct http_server {
     char api_key[HTTP_MAX_API_KEY + 1];
     size_t api_key_len;
     atomic_size_t active_requests;
-    atomic_size_t memory_reserved;
+    budget memory;
+    conn_deadlines *deadlines;
     atomic_bool draining;
+    atomic_bool abandon; /* grace is over: answer queued jobs with 503 */
     atomic_ullong next_request_id;
 };
 
@@ -79,10 +95,12 @@ struct request {
     char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
     request_state state;
     bool discard_body; /* an early error is waiting; drop the body */
+    conn_watch *watch; /* this connection's deadline, may be NULL */
     char *body;
     size_t body_len, body_cap;
     size_t memory_reserved;
     reply rep;
+    size_t bytes_out;
     api_attention_stats stats;
     double t_start, t_queued, t_work_start, t_work_end;
 };
@@ -107,9 +125,19 @@ static void handle_healthz(http_server *srv, request *req)
 static void handle_readyz(http_server *srv, request *req)
 {
     static const char ready[] = "{\"status\":\"ready\"}\n";
+    size_t queued = pool_queued(srv->workers);
     if (atomic_load(&srv->draining)) {
         problem_reply(&req->rep, 503, "draining", NULL,
                       "the server is shutting down");
+        req->rep.retry_after = 1;
+    } else if ((double)queued >=
+                   HTTP_READY_QUEUE_SHARE * (double)srv->cfg->max_queue ||
+               budget_used(&srv->memory) >= srv->memory.limit / 10 * 9) {
+        problem_reply(&req->rep, 503, "overloaded", NULL,
+                      "saturated: %zu requests queued, %zu MiB of %zu MiB "
+                      "reserved",
+                      queued, budget_used(&srv->memory) >> 20,
+                      srv->memory.limit >> 20);
         req->rep.retry_after = 1;
     } else {
         reply_set_static(&req->rep, 200, "application/json", ready,
@@ -133,10 +161,37 @@ static void handle_index(http_server *srv, request *req)
     req->rep.cache_control = "no-cache";
 }
 
+static void handle_metrics(http_server *srv, request *req)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(
+        srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    buf b = {0};
+    metrics_render(&b, atomic_load(&srv->active_requests),
+                   pool_queued(srv->workers), budget_used(&srv->memory),
+                   info ? info->num_connections : 0, CONFIG_VERSION,
+                   blas_setup_corename());
+    buf_printf(&b,
+               "# HELP attention_deadline_closed_total Connections closed "
+               "because their request did not arrive within "
+               "--request-timeout.\n# TYPE attention_deadline_closed_total "
+               "counter\nattention_deadline_closed_total %llu\n",
+               conn_deadlines_expired(srv->deadlines));
+    if (buf_failed(&b)) {
+        buf_free(&b);
+        problem_reply(&req->rep, 503, "out_of_memory", NULL, "out of memory");
+        return;
+    }
+    size_t len;
+    char *text = buf_take(&b, &len);
+    reply_set_owned(&req->rep, 200, "text/plain; version=0.0.4; charset=utf-8",
+                    text, len);
+}
+
 static const route routes[] = {
     {"/", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_index},
     {"/healthz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_healthz},
     {"/readyz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_readyz},
+    {"/metrics", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_metrics},
     {"/openapi.yaml", "GET, HEAD, OPTIONS", ROUTE_INLINE, false,
      handle_openapi},
     {"/v1/attention", "POST, OPTIONS", ROUTE_WORKER, true, NULL},
@@ -246,6 +301,7 @@ static enum MHD_Result queue_reply(request *req)
         r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
+    req->bytes_out = r->body_len;
     if (!r->body_static)
         r->body = NULL; /* the response owns it now */
     r->body_static = true;
@@ -265,6 +321,13 @@ static enum MHD_Result queue_reply(request *req)
                             r->cache_control ? r->cache_control : "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "X-Request-ID", req->id);
+    if (r->status == 204 && r->allow) { /* CORS preflight */
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+                                r->allow);
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                                "Content-Type, Authorization, X-Request-ID");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+    }
     if (req->origin_allowed[0]) {
         MHD_add_response_header(resp, "Access-Control-Allow-Origin",
                                 req->origin_allowed);
@@ -293,9 +356,14 @@ static void attention_job(void *arg)
     request *req = arg;
     http_server *srv = req->srv;
     req->t_work_start = now_seconds();
-    request_limits limits = srv->cfg->request;
-    api_attention(srv->workers, &limits, req->body, req->body_len, &req->rep,
-                  &req->stats);
+    if (atomic_load(&srv->abandon)) {
+        problem_reply(&req->rep, 503, "draining", NULL,
+                      "the server shut down before this request could run");
+        req->rep.retry_after = 1;
+    } else {
+        api_attention(srv->workers, &srv->cfg->request, &srv->memory,
+                      req->body, req->body_len, &req->rep, &req->stats);
+    }
     req->t_work_end = now_seconds();
     free(req->body);
     req->body = NULL;
@@ -315,23 +383,11 @@ static size_t estimate_memory(size_t body_len)
     return estimate;
 }
 
-static bool reserve_memory(http_server *srv, size_t bytes)
-{
-    size_t used = atomic_load(&srv->memory_reserved);
-    do {
-        if (bytes > srv->cfg->memory_budget - used ||
-            used > srv->cfg->memory_budget)
-            return false;
-    } while (!atomic_compare_exchange_weak(&srv->memory_reserved, &used,
-                                           used + bytes));
-    return true;
-}
-
 static enum MHD_Result start_job(request *req)
 {
     http_server *srv = req->srv;
     size_t need = estimate_memory(req->body_len);
-    if (!reserve_memory(srv, need)) {
+    if (!budget_reserve(&srv->memory, need)) {
         problem_reply(&req->rep, 503, "overloaded", NULL,
                       "the server's memory budget for requests in flight is "
                       "used up; retry shortly");
@@ -355,6 +411,52 @@ static enum MHD_Result start_job(request *req)
 }
 
 /* ---- the access handler ----------------------------------------------- */
+
+typedef struct {
+    size_t bytes;
+    unsigned content_lengths;
+    bool transfer_encoding;
+} header_census;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
+                                    const char *key, const char *value)
+{
+    (void)kind;
+    header_census *census = cls;
+    census->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
+    if (strcasecmp(key, "Content-Length") == 0)
+        census->content_lengths++;
+    if (strcasecmp(key, "Transfer-Encoding") == 0)
+        census->transfer_encoding = true;
+    return MHD_YES;
+}
+
+/* Framing and size problems of the headers themselves.  These are answered
+ * on the first call on purpose: the library then closes the connection, the
+ * only safe thing to do when the body's length is ambiguous. */
+static bool headers_refused(http_server *srv, request *req)
+{
+    (void)srv;
+    header_census census = {0};
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header,
+                              &census);
+    if (census.bytes > HTTP_MAX_HEADER_BYTES) {
+        problem_reply(&req->rep, 431, "headers_too_large", NULL,
+                      "the request headers take %zu bytes; at most %zu",
+                      census.bytes, HTTP_MAX_HEADER_BYTES);
+        return true;
+    }
+    if (census.content_lengths > 1 ||
+        (census.content_lengths && census.transfer_encoding)) {
+        problem_reply(&req->rep, 400, "bad_request", NULL,
+                      "%s: the body's length is ambiguous",
+                      census.content_lengths > 1
+                          ? "more than one Content-Length header"
+                          : "both Content-Length and Transfer-Encoding");
+        return true;
+    }
+    return false;
+}
 
 /* First call: headers only.  Returns the request, with an early reply set
  * when the headers already decide the answer. */
@@ -458,6 +560,13 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
         if (!req)
             return MHD_NO;
         *con_cls = req;
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        req->watch = info ? info->socket_context : NULL;
+        if (headers_refused(srv, req)) {
+            req->state = REQ_REPLIED;
+            return queue_reply(req);
+        }
         if (req->state == REQ_RECEIVING &&
             content_length_too_large(srv, conn)) {
             /* answered now, so the library closes the connection instead of
@@ -488,6 +597,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
         return MHD_YES;
     }
 
+    conn_deadlines_disarm(srv->deadlines, req->watch); /* fully arrived */
     switch (req->state) {
     case REQ_RECEIVING:
         return start_job(req);
@@ -525,9 +635,13 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
         entry.queue_seconds = req->t_work_start - req->t_queued;
         entry.compute_seconds = req->t_work_end - req->t_work_start;
     }
+    entry.bytes_out = req->bytes_out;
     access_log_write(&entry);
+    metrics_record(metrics_route_of(req->path), req->rep.status,
+                   entry.total_seconds, req->body_len, req->bytes_out);
+    conn_deadlines_rearm(srv->deadlines, req->watch);
     if (req->memory_reserved)
-        atomic_fetch_sub(&srv->memory_reserved, req->memory_reserved);
+        budget_release(&srv->memory, req->memory_reserved);
     reply_clear(&req->rep);
     free(req->body);
     free(req);
@@ -561,6 +675,22 @@ static bool load_api_key(http_server *srv, const char *path, char *err,
     return true;
 }
 
+static void connection_notify(void *cls, struct MHD_Connection *conn,
+                              void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    http_server *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context =
+            info ? conn_deadlines_open(srv->deadlines, info->connect_fd) : NULL;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_deadlines_close(srv->deadlines, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static void log_mhd_error(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
@@ -579,9 +709,17 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     }
     srv->cfg = cfg;
     srv->workers = workers;
+    budget_init(&srv->memory, cfg->memory_budget);
+    srv->deadlines = conn_deadlines_start(cfg->request_timeout);
+    if (!srv->deadlines) {
+        snprintf(err, err_size, "cannot start the deadline watcher");
+        free(srv);
+        return NULL;
+    }
     atomic_init(&srv->next_request_id, 1);
     if (cfg->api_key_file[0] &&
         !load_api_key(srv, cfg->api_key_file, err, err_size)) {
+        conn_deadlines_stop(srv->deadlines);
         free(srv);
         return NULL;
     }
@@ -590,6 +728,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
         snprintf(err, err_size, "--listen needs an IPv4 address, got %s",
                  cfg->host);
+        conn_deadlines_stop(srv->deadlines);
         free(srv);
         return NULL;
     }
@@ -602,12 +741,14 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, LIMIT_DEFAULT_HEADER_MEMORY,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, srv,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, err_size, "cannot listen on %s:%u", cfg->host,
                  cfg->port);
+        conn_deadlines_stop(srv->deadlines);
         free(srv);
         return NULL;
     }
@@ -631,8 +772,10 @@ bool http_wait_idle(http_server *srv, unsigned seconds)
 {
     double deadline = now_seconds() + seconds;
     while (atomic_load(&srv->active_requests) > 0) {
-        if (now_seconds() >= deadline)
+        if (now_seconds() >= deadline) {
+            atomic_store(&srv->abandon, true);
             return false;
+        }
         struct timespec pause = {0, 20 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
@@ -644,5 +787,6 @@ void http_stop(http_server *srv)
     if (!srv)
         return;
     MHD_stop_daemon(srv->daemon);
+    conn_deadlines_stop(srv->deadlines);
     free(srv);
 }

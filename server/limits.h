@@ -42,8 +42,6 @@
 #define LIMIT_DEFAULT_REQUEST_TIMEOUT 30
 /* Seconds SIGTERM waits for in-flight requests before exiting. */
 #define LIMIT_DEFAULT_GRACE 20
-/* Bytes of request headers libmicrohttpd buffers (its connection memory). */
-#define LIMIT_DEFAULT_HEADER_MEMORY ((size_t)32 << 10)
 
 /* Per-request shape limits, used by the decoder. */
 typedef struct {
