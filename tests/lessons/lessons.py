@@ -85,7 +85,7 @@ def lesson_002():
     Y = (A @ Vh).transpose(1, 0, 2).reshape(n, d)
     request = {"x": X.tolist(), "w_q": W_q.tolist(), "w_k": W_k.tolist(),
                "w_v": W_v.tolist(), "num_heads": h,
-               "return": ["q", "weights", "output"]}
+               "return": ["output"]}
     return request, {"q": Qh, "weights": A, "output": Y}
 
 
