@@ -1,0 +1,17 @@
+# tests/browser: the visualizer page (server/web/index.html) end to end in
+# Debian's headless Chromium, driven by playwright-core (npm, pinned by the
+# committed package-lock.json; node_modules is git-ignored).
+#   make test-browser        screenshots land in tests/artifacts/
+TEST_SUITES += test-browser
+DEB_TEST    += chromium nodejs
+
+BROWSER_DIR := tests/browser
+
+.PHONY: test-browser
+test-browser: $(SERVER_BIN)
+	$(PYTHON) server/web/gen_presets.py --check server/web/index.html
+	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
+	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
+	  ARTIFACTS=$(abspath tests/artifacts) \
+	  timeout 300 node --test --test-reporter=spec visualizer.test.mjs
