@@ -1,0 +1,233 @@
+/*
+ * bench_core.c - times attn_forward() and a large square GEMM, driven line by
+ * line from stdin so that tests/bench/run_bench.py can interleave it with the
+ * PyTorch and NumPy contestants (each of them another long-lived process
+ * answering the same commands).
+ *
+ * DESIGN
+ * One command per line, one JSON line back:
+ *   attn DTYPE N D H THREADS WEIGHTS CALLS
+ *       self-attention on x (N, D) with W_q, W_k, W_v, W_o (D, D) split into H
+ *       heads, as nn.MultiheadAttention(D, H, bias=False) computes it (it
+ *       always applies its output projection, so W_o is always given).
+ *       WEIGHTS 1 also returns the per-head weights (H, N, N).  CALLS calls
+ *       back to back; the answer holds their total seconds and a checksum of
+ *       the last output, so the driver can check every contestant computed
+ *       the same numbers.
+ *   gemm DTYPE SIZE THREADS CALLS
+ *       C (S, S) = A (S, S) @ B (S, S) through OpenBLAS with THREADS BLAS
+ *       threads, the rate the machine reaches at all.
+ *   info   the BLAS core in use;   quit
+ *
+ * Threads.  The pool's caller joins every parallel loop, so pool_create(k)
+ * gives k + 1 threads per loop.  THREADS = T runs the core with a pool of
+ * T − 1 workers plus the calling thread (T = 1: no pool at all), which is what
+ * the server does with --threads T (the request's job occupies one worker and
+ * the T − 1 others help it).  BLAS runs single-threaded inside the core, as in
+ * the server; only the `gemm` command raises OpenBLAS's own thread count.
+ *
+ * Inputs are made by bench_value() below, which run_bench.py reproduces in
+ * NumPy bit for bit, so all contestants see the same numbers.
+ */
+#include "../../core/attention.h"
+#include "../../server/blas_setup.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Most threads a command may ask for: the machines this runs on have 2
+ * cores; 64 leaves room for larger ones and bounds the pools array. */
+#define BENCH_MAX_THREADS 64
+/* Longest command line; commands are a handful of short words. */
+#define BENCH_LINE_MAX 256
+
+/* Seeds of the five input tensors, shared with run_bench.py. */
+enum { SEED_X = 1, SEED_WQ, SEED_WK, SEED_WV, SEED_WO, SEED_A, SEED_B };
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Element i of the tensor with this seed: a Weyl sequence modulo 2^32 mapped
+ * to [−amp, amp).  Exact in float and double, cheap to reproduce in NumPy:
+ *   ((i * 2654435761 + seed * 40503) % 2**32) / 2**32 * 2 * amp − amp */
+static double bench_value(size_t i, unsigned seed, double amp)
+{
+    unsigned long long u =
+        ((unsigned long long)i * 2654435761ull + seed * 40503ull) &
+        0xffffffffull;
+    return (double)u / 4294967296.0 * 2 * amp - amp;
+}
+
+static void *make_tensor(tensor_dtype dtype, size_t count, unsigned seed,
+                         double amp)
+{
+    void *a = malloc(count * tensor_dtype_size(dtype) + 1);
+    if (!a)
+        return NULL;
+    for (size_t i = 0; i < count; i++) {
+        double v = bench_value(i, seed, amp);
+        if (dtype == TENSOR_FLOAT32)
+            ((float *)a)[i] = (float)v;
+        else
+            ((double *)a)[i] = v;
+    }
+    return a;
+}
+
+static int parse_dtype(const char *s, tensor_dtype *out)
+{
+    if (strcmp(s, "float32") == 0)
+        *out = TENSOR_FLOAT32;
+    else if (strcmp(s, "float64") == 0)
+        *out = TENSOR_FLOAT64;
+    else
+        return -1;
+    return 0;
+}
+
+/* pools[t] serves THREADS = t + 1 (pools[0] is NULL: the caller alone). */
+static pool *pools[BENCH_MAX_THREADS];
+
+static pool *pool_for(size_t threads)
+{
+    if (threads <= 1)
+        return NULL;
+    if (!pools[threads - 1])
+        pools[threads - 1] = pool_create(threads - 1, 1);
+    return pools[threads - 1];
+}
+
+static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
+                     size_t threads, int weights, long calls)
+{
+    tensor_dtype dtype;
+    if (parse_dtype(dtype_name, &dtype) != 0 || h == 0 || d % h != 0 ||
+        threads == 0 || threads > BENCH_MAX_THREADS || calls < 1) {
+        printf("{\"error\":\"bad attn command\"}\n");
+        return;
+    }
+    /* weights of amplitude 1/√d keep the projections of order 1 */
+    double w_amp = 1.0 / sqrt((double)d);
+    void *x = make_tensor(dtype, n * d, SEED_X, 1.0);
+    void *w[4];
+    for (unsigned i = 0; i < 4; i++)
+        w[i] = make_tensor(dtype, d * d, SEED_WQ + i, w_amp);
+    pool *workers = pool_for(threads);
+    if (!x || !w[0] || !w[1] || !w[2] || !w[3] || (threads > 1 && !workers)) {
+        printf("{\"error\":\"out of memory\"}\n");
+        goto done;
+    }
+    attn_problem p = {
+        .dtype = dtype, .n = n, .m = n, .d = d, .d_c = d, .heads = h,
+        .d_k = d / h, .d_v = d / h, .d_out = d, .x = x, .w_q = w[0],
+        .w_k = w[1], .w_v = w[2], .w_o = w[3], .scale = 0,
+    };
+    unsigned want = weights ? ATTN_WANT(ATTN_WEIGHTS) : 0;
+    /* each call frees the previous result inside the timed loop, as the
+     * Python contestants do when they drop their last output */
+    attn_result r = {0};
+    double start = now_seconds();
+    for (long c = 0; c < calls; c++) {
+        attn_result_free(&r);
+        attn_status st = attn_forward(workers, &p, want, &r);
+        if (st != ATTN_OK) {
+            printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
+            goto done;
+        }
+    }
+    double seconds = now_seconds() - start;
+    double sum = 0, abs_sum = 0, weight_sum = 0;
+    for (size_t i = 0; i < n * d; i++) {
+        double v = dtype == TENSOR_FLOAT32
+                       ? ((float *)r.stage[ATTN_OUTPUT])[i]
+                       : ((double *)r.stage[ATTN_OUTPUT])[i];
+        sum += v;
+        abs_sum += fabs(v);
+    }
+    for (size_t i = 0; weights && i < h * n * n; i++)
+        weight_sum += dtype == TENSOR_FLOAT32
+                          ? ((float *)r.stage[ATTN_WEIGHTS])[i]
+                          : ((double *)r.stage[ATTN_WEIGHTS])[i];
+    attn_result_free(&r);
+    printf("{\"seconds\":%.9g,\"calls\":%ld,\"sum\":%.17g,\"abs_sum\":%.17g,"
+           "\"weight_sum\":%.17g}\n",
+           seconds, calls, sum, abs_sum, weight_sum);
+done:
+    free(x);
+    for (unsigned i = 0; i < 4; i++)
+        free(w[i]);
+}
+
+static void cmd_gemm(const char *dtype_name, size_t size, size_t threads,
+                     long calls)
+{
+    tensor_dtype dtype;
+    if (parse_dtype(dtype_name, &dtype) != 0 || threads == 0 ||
+        threads > BENCH_MAX_THREADS || calls < 1) {
+        printf("{\"error\":\"bad gemm command\"}\n");
+        return;
+    }
+    void *a = make_tensor(dtype, size * size, SEED_A, 1.0);
+    void *b = make_tensor(dtype, size * size, SEED_B, 1.0);
+    void *c = malloc(size * size * tensor_dtype_size(dtype) + 1);
+    if (!a || !b || !c) {
+        printf("{\"error\":\"out of memory\"}\n");
+        goto done;
+    }
+    openblas_set_num_threads((int)threads);
+    int s = (int)size;
+    double start = now_seconds();
+    for (long i = 0; i < calls; i++) {
+        if (dtype == TENSOR_FLOAT32)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, s, s, 1,
+                        a, s, b, s, 0, c, s);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, s, s, 1,
+                        a, s, b, s, 0, c, s);
+    }
+    double seconds = now_seconds() - start;
+    blas_setup_single_threaded(); /* back to the core's setting */
+    printf("{\"seconds\":%.9g,\"calls\":%ld}\n", seconds, calls);
+done:
+    free(a);
+    free(b);
+    free(c);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    blas_setup_kernels(argv); /* the server's kernel choice, same rules */
+    blas_setup_single_threaded();
+    char line[BENCH_LINE_MAX];
+    while (fgets(line, sizeof line, stdin)) {
+        char cmd[16], dtype[16];
+        size_t n, d, h, threads;
+        int weights;
+        long calls;
+        if (sscanf(line, "attn %15s %zu %zu %zu %zu %d %ld", dtype, &n, &d, &h,
+                   &threads, &weights, &calls) == 7)
+            cmd_attn(dtype, n, d, h, threads, weights, calls);
+        else if (sscanf(line, "gemm %15s %zu %zu %ld", dtype, &n, &threads,
+                        &calls) == 4)
+            cmd_gemm(dtype, n, threads, calls);
+        else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "info") == 0)
+            printf("{\"blas_core\":\"%s\"}\n", blas_setup_corename());
+        else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "quit") == 0)
+            break;
+        else
+            printf("{\"error\":\"unknown command\"}\n");
+        fflush(stdout);
+    }
+    for (size_t i = 0; i < BENCH_MAX_THREADS; i++)
+        pool_destroy(pools[i]);
+    return 0;
+}

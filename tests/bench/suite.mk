@@ -1,0 +1,46 @@
+# tests/bench - issue 6's benchmark: the core against PyTorch and NumPy, the
+# HTTP path against a FastAPI peer and nginx, big requests end to end.
+#   make bench              the full run (about 10 minutes), prints one table
+#   make bench-profile      perf: where a lesson-sized request's time goes
+#                           (PROFILE_BODY=n16 for the n=16, d=64 request)
+#   make test-bench-smoke   every part for a second or two (in `make test`):
+#                           the harness must not rot
+# The table goes to stdout and to $(BUILD)/bench/report.md.
+
+BENCH_DIR  := $(BUILD)/bench
+BENCH_CORE := $(BENCH_DIR)/bench_core
+BENCH_DEB  := python3-torch python3-fastapi python3-uvicorn python3-uvloop \
+              python3-httptools python3-threadpoolctl python3-numpy wrk nginx \
+              linux-perf
+BENCH_ARGS ?=
+BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
+              --bench-core $(BENCH_CORE) --work $(BENCH_DIR)
+
+DEB_TEST    += $(BENCH_DEB)
+TEST_SUITES += test-bench-smoke
+
+.PHONY: bench bench-profile test-bench-smoke deps-bench
+
+PROFILE_BODY ?= lesson
+
+deps-bench:
+	$(call apt_install,$(BENCH_DEB))
+
+# linked like the server: the core, its BLAS set-up, OpenBLAS
+$(BENCH_CORE): tests/bench/bench_core.c $(CORE_OBJ) $(BUILD)/server/blas_setup.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+bench: deps-bench $(SERVER_BIN) $(BENCH_CORE)
+	$(BENCH_RUN) --out $(BENCH_DIR)/report.md \
+	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+	  $(BENCH_ARGS)
+
+bench-profile: deps-bench $(SERVER_BIN)
+	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
+	  --work $(BENCH_DIR) --body $(PROFILE_BODY) --seconds 5
+
+test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE)
+	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
+	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
+	  --work $(BENCH_DIR) --seconds 1
