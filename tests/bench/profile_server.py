@@ -34,6 +34,8 @@ BUCKETS = [
     ("number formatting (numfmt, snprintf, strtod check)",
      r"^numfmt_|^encode_numbers$"),
     ("encode: response envelope", r"^encode_|^compute_and_encode$"),
+    ("compute, textbook path (attn_forward_reference)",
+     r"^attn_forward_reference$|^reference_f(32|64)$"),
     ("compute (attn_forward, BLAS, pool loops)",
      r"^attn_forward|^forward_f(32|64)$|^(project|attend|output)_task|"
      r"^pool_parallel_for$|^cblas_"),

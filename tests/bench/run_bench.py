@@ -519,11 +519,74 @@ def big_table(results):
     return lines
 
 
+# ---- issue 6's targets ----------------------------------------------------------
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def targets(core, web, big):
+    """One line per target of issue 6, with the measured figure."""
+    lines = []
+    if core:
+        ratio = {c: median(core["times"][c, "torch"]) /
+                 median(core["times"][c, "core"]) for c in core["cases"]}
+        worst = min(ratio, key=ratio.get)
+        lines.append(f"- core never slower than PyTorch: worst torch/core "
+                     f"{ratio[worst]:.2f}× at {worst[0]} n,d,h="
+                     f"{worst[1]},{worst[2]},{worst[3]} T={worst[4]} "
+                     f"weights={'yes' if worst[5] else 'no'} — "
+                     f"{verdict(ratio[worst] >= 1)}")
+        big_cases = [c for c in ratio if c[1] >= 1024]
+        if big_cases:
+            worst = min(big_cases, key=ratio.get)
+            lines.append(f"- ≥ 1.5× PyTorch at n ≥ 1024: worst "
+                         f"{ratio[worst]:.2f}× ({worst[0]} n={worst[1]} "
+                         f"T={worst[4]} weights={'yes' if worst[5] else 'no'})"
+                         f" — {verdict(ratio[worst] >= 1.5)}")
+        for t in THREADS:
+            c = ("float32", 1024, 512, 8, t, 0)
+            if c in ratio:
+                rate = attn_flops(1024, 512, 8) / median(
+                    core["times"][c, "core"]) / 1e9
+                pct = 100 * rate / core["gemm_rate"]["float32", t]
+                lines.append(f"- ≥ 70% of sgemm at (1024, 512, 8) float32 "
+                             f"without weights, T={t}: {pct:.0f}% — "
+                             f"{verdict(pct >= 70)}")
+    if web:
+        label = web["bodies"][0]
+        rps = {s: median([x["rps"] for x in web["samples"][label, s]])
+               for s in web["names"]}
+        ours = rps["attention-server"]
+        lines.append(f"- lesson-sized ≥ 30× FastAPI's requests/s: "
+                     f"{ours / rps['fastapi']:.2f}× — "
+                     f"{verdict(ours >= 30 * rps['fastapi'])}")
+        lines.append(f"- lesson-sized ≥ 25% of nginx's static 200: "
+                     f"{100 * ours / rps['nginx']:.1f}% — "
+                     f"{verdict(ours >= 0.25 * rps['nginx'])}")
+    if big:
+        r = big[0]
+        x = median(r["lat"]["fastapi"]) / median(r["lat"]["attention-server"])
+        lines.append(f"- mid-size ≥ 10× faster than FastAPI end to end: "
+                     f"{x:.2f}× — {verdict(x >= 10)}")
+    return lines
+
+
 # ---- report -------------------------------------------------------------------
 
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def git_state():
+    """The commit measured, and whether the work tree differed from it."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, cwd=HERE,
+                              timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
 
 
 def cpu_model():
@@ -586,6 +649,7 @@ def main():
     out += [f"## Benchmark{' (quick: harness check, not numbers)' if args.quick else ''}",
             "",
             f"- reproduce: `{args.command}`",
+            f"- code: {git_state()}; server {args.server}",
             f"- machine: {os.cpu_count()} CPUs, {cpu_model()}; load average "
             f"{load_before} before, {loadavg()} after ({elapsed:.0f} s)",
             f"- medians of {args.rounds} interleaved rounds (core), "
@@ -617,6 +681,7 @@ def main():
                 "Fresh servers per size; FastAPI as one uvicorn process with "
                 "OpenBLAS on 2 threads; peak RSS = VmHWM after the requests "
                 "(idle VmHWM in brackets).", ""] + big_table(big)
+    out += ["", "### Issue 6's targets", ""] + targets(core, web, big)
     text = "\n".join(out) + "\n"
     print(text)
     if args.out:
