@@ -7,14 +7,18 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2 -g
 SAN     ?=
+CXX     ?= c++
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
            -pthread -MMD -MP
-LDLIBS  := -lmicrohttpd -ljansson -lopenblas -lm -pthread
+# C++ only for parse_fast.cpp, the C interface to simdjson.
+CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP
+LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
 LISTEN  ?= 127.0.0.1:8080
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEB_BUILD := gcc make libc6-dev libmicrohttpd-dev libjansson-dev libopenblas-dev
+DEB_BUILD := gcc g++ make libc6-dev libmicrohttpd-dev libjansson-dev \
+             libsimdjson-dev libopenblas-dev
 DEB_TEST  := $(DEB_BUILD) libcmocka-dev libcurl4-openssl-dev python3-numpy \
              curl clang libclang-rt-14-dev valgrind
 
@@ -31,6 +35,7 @@ endef
 
 CORE_SRC   := core/pool.c core/attention.c
 SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
+              server/raw_request.c server/parse_json.c server/parse_fast.cpp \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \
               server/budget.c server/metrics.c server/conn_deadline.c \
@@ -39,7 +44,8 @@ SERVER_SRC := $(SERVER_LIB) server/main.c
 ASSETS     := openapi.yaml server/web/index.html
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
-LIB_OBJ    := $(SERVER_LIB:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
+LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
+              $(BUILD)/gen/assets.o
 SERVER_BIN := $(BUILD)/attention-server
 
 .PHONY: all run deps deps-test test test-unit test-http test-oracle \
@@ -60,6 +66,10 @@ run: deps
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 $(BUILD)/embed: server/embed.c
 	@mkdir -p $(dir $@)
@@ -89,7 +99,7 @@ $(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
                                   $(CORE_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(HTTP_TEST): $(BUILD)/tests/http/test_http.o
-	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -pthread -o $@
+	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lm -pthread -o $@
 
 # Suites included below append their target names to TEST_SUITES and their
 # Debian packages to DEB_TEST.

@@ -12,8 +12,13 @@
 #include "limits.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define DECODE_POINTER_MAX 128
 
@@ -39,6 +44,21 @@ typedef struct {
 bool decode_request(const char *body, size_t len, const request_limits *limits,
                     api_request *req, decode_error *err);
 
+/* The same, parsing with jansson only (no fast path): the reference the
+ * fast parser is tested against. */
+bool decode_request_jansson(const char *body, size_t len,
+                            const request_limits *limits, api_request *req,
+                            decode_error *err);
+
 void api_request_free(api_request *req);
+
+/* Fills err and returns false (for the parsers and validators). */
+bool decode_fail(decode_error *err, unsigned status, const char *code,
+                 const char *pointer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

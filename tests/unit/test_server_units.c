@@ -13,6 +13,7 @@
 #include "../../server/decode.h"
 #include "../../server/encode.h"
 #include "../../server/numfmt.h"
+#include "../../server/parse_json.h"
 
 #include <float.h>
 #include <math.h>
@@ -234,6 +235,110 @@ static void encoded_tensors_nest_by_shape(void **state)
     api_request_free(&req);
 }
 
+/* ---- the fast parser agrees with jansson ------------------------------- */
+
+static void expect_same_decision(const char *body)
+{
+    api_request fast, slow;
+    decode_error fast_err, slow_err;
+    bool fast_ok = decode_request(body, strlen(body), &limits, &fast, &fast_err);
+    bool slow_ok =
+        decode_request_jansson(body, strlen(body), &limits, &slow, &slow_err);
+    if (fast_ok != slow_ok)
+        fail_msg("%s: fast %d, jansson %d", body, fast_ok, slow_ok);
+    if (!fast_ok) {
+        assert_string_equal(fast_err.code, slow_err.code);
+        assert_string_equal(fast_err.pointer, slow_err.pointer);
+        return;
+    }
+    const attn_problem *a = &fast.problem, *b = &slow.problem;
+    size_t elem = tensor_dtype_size(a->dtype);
+    assert_memory_equal(a->x, b->x, a->n * a->d * elem);
+    assert_memory_equal(a->w_q, b->w_q, a->d * a->heads * a->d_k * elem);
+    assert_memory_equal(a->w_v, b->w_v, a->d_c * a->heads * a->d_v * elem);
+    assert_true(a->heads == b->heads && a->scale == b->scale &&
+                a->causal == b->causal && fast.want == slow.want);
+    if (a->bias)
+        assert_memory_equal(a->bias, b->bias, a->n * a->m * elem);
+    if (a->allow)
+        assert_memory_equal(a->allow, b->allow, a->n * a->m);
+    assert_true(json_equal(fast.tokens, slow.tokens) ||
+                (!fast.tokens && !slow.tokens));
+    api_request_free(&fast);
+    api_request_free(&slow);
+}
+
+static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
+{
+    (void)state;
+    raw_request raw;
+    const char *good = "{\"x\":[[1,2]],\"tokens\":[\"a\"]," VALID_TAIL "}";
+    assert_true(parse_json_fast(good, strlen(good), 100, &raw));
+    assert_int_equal(raw.tensor[RAW_W_Q].rank, 2);
+    assert_true(json_is_array(json_object_get(raw.envelope, "tokens")));
+    raw_request_free(&raw);
+    const char *refused[] = {
+        "{\"x\":[[1,2]],\"x\":[[1,2]]}", /* duplicate */
+        "{\"x\":[[1,2],[3]]}",             /* ragged */
+        "{\"X\":[[1,2]]}",                 /* unknown */
+        "{\"x\":[[-0,2]]}",                /* -0: the tape loses the sign */
+        "{\"x\":[[1,2]]}",                 /* over the element budget */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        assert_false(parse_json_fast(refused[i], strlen(refused[i]),
+                                     i == 4 ? 1 : 100, &raw));
+}
+
+static void fast_parser_matches_jansson_bit_for_bit(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"x\":[[1,2]]," VALID_TAIL "}",
+        "{\"x\":[[-0,0.0]]," VALID_TAIL "}",
+        "{\"x\":[[-0.0,1e-400]]," VALID_TAIL "}",
+        "{\"x\":[[4.9e-324,2.2250738585072011e-308]]," VALID_TAIL "}",
+        "{\"x\":[[123456789012345678901234567890,1E5]]," VALID_TAIL "}",
+        "{\"x\":[[0.1,0.30000000000000004]]," VALID_TAIL "}",
+        "{\"x\":[[9007199254740993,-9007199254740993]]," VALID_TAIL "}",
+        "{\"x\":[[1.7976931348623157e308,1]]," VALID_TAIL "}",
+        "{\"x\":[[1e309,1]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":[[3.4028235e38,3.4028236e38]],\"dtype\":\"float32\","
+        VALID_TAIL "}",
+        " \n{ \"\\u0078\" : [ [ 1 , 2 ] ] , " VALID_TAIL " } \n",
+        "{\"x\":[[1,2]]," VALID_TAIL "}x",
+        "{\"x\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"a\\u0000b\"]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"\\ud800\"]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"caf\u00e9 \\u00e9\"]," VALID_TAIL
+        "}",
+        "{\"x\":[[1,2]],\"num_heads\":-0," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"num_heads\":2.0,\"scale\":1e-300," VALID_TAIL
+        "}",
+        "{\"x\":[[1,2]],\"mask\":[[true]],\"causal\":false," VALID_TAIL
+        "}",
+        "{\"x\":[[1,2]],\"mask\":[[-1e300]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[false],"
+        VALID_TAIL "}",
+        "{\"x\":[[1,2],[3]]," VALID_TAIL "}",
+        "{\"x\":[[1,2],[3,[4]]]," VALID_TAIL "}",
+        "{\"x\":[[[1,2]]]," VALID_TAIL "}",
+        "{\"x\":[[01,2]]," VALID_TAIL "}",
+        "{\"x\":[[1.,2]]," VALID_TAIL "}",
+        "{\"x\":[[NaN,2]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"w_q\":[[[1,0],[0,1]],[[1,0],[0,1]]],"
+        "\"w_k\":[[1,0,0,1],[0,1,1,0]],\"w_v\":[[1,0,0,1],[0,1,1,0]]}",
+        "\xef\xbb\xbf{\"x\":[[1,2]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"\xff\"]," VALID_TAIL "}",
+        "[]",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++)
+        expect_same_decision(bodies[i]);
+    for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++)
+        expect_same_decision(rejections[i].body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +349,8 @@ int main(void)
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
         cmocka_unit_test(encoded_tensors_nest_by_shape),
+        cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
+        cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
     };
     return cmocka_run_group_tests_name("server units", tests, NULL, NULL);
 }
