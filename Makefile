@@ -10,7 +10,8 @@ SAN     ?=
 CXX     ?= c++
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
            -pthread -MMD -MP
-# C++ only for parse_fast.cpp, the C interface to simdjson.
+# C++ only behind C interfaces: parse_fast.cpp (simdjson) and numfmt.cpp
+# (std::to_chars).
 CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP
 LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
@@ -34,7 +35,7 @@ define apt_install
 endef
 
 CORE_SRC   := core/pool.c core/attention.c
-SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
+SERVER_LIB := server/buf.c server/numfmt.cpp server/reply.c server/problem.c \
               server/raw_request.c server/parse_json.c server/parse_fast.cpp \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \

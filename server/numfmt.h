@@ -10,11 +10,19 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Room for the longest output ("-2.2250738585072014e-308") plus NUL. */
 #define NUMFMT_MAX 32
 
 /* Formats a finite value; returns the length written to out. */
 size_t numfmt_double(double value, char out[NUMFMT_MAX]);
 size_t numfmt_float(float value, char out[NUMFMT_MAX]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
