@@ -34,7 +34,7 @@ define apt_install
 	fi
 endef
 
-CORE_SRC   := core/pool.c core/attention.c
+CORE_SRC   := core/pool.c core/attention.c core/softmax_exp.c
 SERVER_LIB := server/buf.c server/numfmt.cpp server/reply.c server/problem.c \
               server/raw_request.c server/parse_json.c server/parse_fast.cpp \
               server/decode.c server/encode.c server/api_attention.c \
@@ -131,4 +131,6 @@ clean:
 # Further suites, each in the folder it tests (they add to TEST_SUITES).
 include $(wildcard tests/*/suite.mk docker/suite.mk)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# dependency files of this build only (other builds live under build/ too)
+-include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests \
+             -maxdepth 2 -name '*.d' 2>/dev/null)

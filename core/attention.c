@@ -5,6 +5,8 @@
  */
 #include "attention.h"
 
+#include "softmax_exp.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -145,21 +147,25 @@ static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
 #define EXP exp
+#define EXP_ROW softmax_exp_row_f64
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
+#undef EXP_ROW
 
 #define REAL float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
 #define EXP expf
+#define EXP_ROW softmax_exp_row_f32
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
+#undef EXP_ROW
 
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../../core/attention.h"
+#include "../../core/softmax_exp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -286,6 +287,53 @@ static void absurd_shapes_overflow_to_size_max(void **state)
     assert_true(attn_bytes_needed(&p, want_all) == SIZE_MAX);
 }
 
+/* Distance in units in the last place between two finite values. */
+static uint64_t ulps_apart(double a, double b)
+{
+    int64_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
+}
+
+static void vector_exp_is_within_two_ulp_of_libm(void **state)
+{
+    (void)state;
+    uint64_t worst = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        double x = -708.0 * i / 2000000.0;
+        uint64_t u = ulps_apart(softmax_exp_f64(x), exp(x));
+        worst = u > worst ? u : worst;
+    }
+    assert_true(worst <= 2);
+    worst = 0;
+    for (int i = 0; i <= 2000000; i++) {
+        float x = -87.0f * (float)i / 2000000.0f;
+        float a = softmax_exp_f32(x), b = expf(x);
+        int32_t ia, ib;
+        memcpy(&ia, &a, sizeof ia);
+        memcpy(&ib, &b, sizeof ib);
+        uint64_t u = (uint64_t)(ia > ib ? ia - ib : ib - ia);
+        worst = u > worst ? u : worst;
+    }
+    assert_true(worst <= 2);
+    assert_true(softmax_exp_f64(-INFINITY) == 0.0);
+    assert_true(softmax_exp_f64(-709.0) == 0.0);
+    assert_true(softmax_exp_f64(0.0) == 1.0);
+    assert_true(softmax_exp_f32(-INFINITY) == 0.0f);
+    assert_true(softmax_exp_f32(0.0f) == 1.0f);
+}
+
+static void exp_row_sums_and_zeroes_masked_keys(void **state)
+{
+    (void)state;
+    double row[5] = {1.0, -INFINITY, 3.0, 2.0, -INFINITY};
+    double sum = softmax_exp_row_f64(row, 5, 3.0);
+    assert_true(row[1] == 0.0 && row[4] == 0.0 && row[2] == 1.0);
+    assert_true(fabs(row[0] - exp(-2.0)) <= 2e-16);
+    assert_true(fabs(sum - (1.0 + exp(-1.0) + exp(-2.0))) <= 1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +345,8 @@ int main(void)
         cmocka_unit_test(overflowing_scores_are_reported_not_returned),
         cmocka_unit_test(shapes_follow_the_lesson_002_example),
         cmocka_unit_test(absurd_shapes_overflow_to_size_max),
+        cmocka_unit_test(vector_exp_is_within_two_ulp_of_libm),
+        cmocka_unit_test(exp_row_sums_and_zeroes_masked_keys),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
 }
