@@ -38,11 +38,13 @@ static size_t reply_numbers(const attn_problem *p, unsigned want)
 
 static void compute_and_encode(pool *workers, const api_request *req,
                                size_t reply_bytes, reply *out,
-                               api_attention_stats *stats);
+                               api_attention_stats *stats,
+                               api_cancelled_fn cancelled, void *cancelled_ctx);
 
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
-                   api_attention_stats *stats)
+                   api_attention_stats *stats, api_cancelled_fn cancelled,
+                   void *cancelled_ctx)
 {
     api_request req;
     decode_error err;
@@ -80,7 +82,8 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
                       "retry shortly");
         out->retry_after = 1;
     } else {
-        compute_and_encode(workers, &req, reply_bytes, out, stats);
+        compute_and_encode(workers, &req, reply_bytes, out, stats, cancelled,
+                           cancelled_ctx);
         budget_release(memory, need);
     }
     api_request_free(&req);
@@ -88,10 +91,13 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
 
 static void compute_and_encode(pool *workers, const api_request *req,
                                size_t reply_bytes, reply *out,
-                               api_attention_stats *stats)
+                               api_attention_stats *stats,
+                               api_cancelled_fn cancelled, void *cancelled_ctx)
 {
     const attn_problem *p = &req->problem;
     attn_result result;
+    if (cancelled && cancelled(cancelled_ctx))
+        return;
     double start = now_seconds();
     attn_status status = attn_forward(workers, p, req->want, &result);
     stats->compute_seconds = now_seconds() - start;
@@ -105,6 +111,8 @@ static void compute_and_encode(pool *workers, const api_request *req,
         problem_reply(out, 503, "out_of_memory", NULL,
                       "the server could not allocate memory for this request");
         out->retry_after = 1;
+    } else if (cancelled && cancelled(cancelled_ctx)) {
+        attn_result_free(&result);
     } else {
         buf b = {0};
         buf_reserve(&b, reply_bytes + 4096); /* one allocation, no doubling */

@@ -11,6 +11,7 @@
 #include "limits.h"
 #include "reply.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What one request was, for the access log and metrics. */
@@ -19,10 +20,16 @@ typedef struct {
     double compute_seconds;
 } api_attention_stats;
 
+/* Asked between the stages of a request: true means nobody waits for the
+ * answer any more, and the work stops (out is left with status 0). */
+typedef bool (*api_cancelled_fn)(void *ctx);
+
 /* Decodes body, reserves what computing and encoding it needs from
- * `memory` (503 when it does not fit), computes on `workers` and fills out. */
+ * `memory` (503 when it does not fit), computes on `workers` and fills out.
+ * `cancelled` may be NULL. */
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
-                   api_attention_stats *stats);
+                   api_attention_stats *stats, api_cancelled_fn cancelled,
+                   void *cancelled_ctx);
 
 #endif

@@ -30,6 +30,7 @@
 #include "problem.h"
 
 #include <arpa/inet.h>
+#include <poll.h>
 #include <microhttpd.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,6 +52,12 @@
 /* /readyz reports saturated (503) once this share of the queue is used, so
  * a balancer sends new work elsewhere before requests are refused. */
 #define HTTP_READY_QUEUE_SHARE 0.9
+/* Body bytes read and dropped after an early answer (415, 413 of a chunked
+ * body, ...), as a multiple of --max-body: enough for a client that sends a
+ * finite body to get its answer, bounded for one that never stops. */
+#define HTTP_DISCARD_FACTOR 3
+/* Logged (never sent) when the client left before its reply: nginx's 499. */
+#define HTTP_STATUS_CLIENT_GONE 499
 
 typedef struct request request;
 
@@ -96,6 +103,8 @@ struct request {
     request_state state;
     bool discard_body; /* an early error is waiting; drop the body */
     conn_watch *watch; /* this connection's deadline, may be NULL */
+    int fd;            /* the client's socket, to notice it hanging up */
+    size_t discarded;  /* body bytes dropped after an early answer */
     char *body;
     size_t body_len, body_cap;
     size_t memory_reserved;
@@ -351,18 +360,37 @@ static void reply_preflight(request *req)
 
 /* ---- the worker side -------------------------------------------------- */
 
+/* A suspended connection does not notice its client leaving; a job peeks at
+ * the socket before spending time on a request nobody waits for. */
+static bool client_gone(const request *req)
+{
+    if (req->fd < 0)
+        return false;
+    struct pollfd p = {.fd = req->fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 &&
+           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+static bool client_gone_hook(void *arg) { return client_gone(arg); }
+
 static void attention_job(void *arg)
 {
     request *req = arg;
     http_server *srv = req->srv;
     req->t_work_start = now_seconds();
-    if (atomic_load(&srv->abandon)) {
+    if (client_gone(req)) {
+        /* nobody to answer: 499 (as nginx logs it) is only logged */
+        reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
+    } else if (atomic_load(&srv->abandon)) {
         problem_reply(&req->rep, 503, "draining", NULL,
                       "the server shut down before this request could run");
         req->rep.retry_after = 1;
     } else {
         api_attention(srv->workers, &srv->cfg->request, &srv->memory,
-                      req->body, req->body_len, &req->rep, &req->stats);
+                      req->body, req->body_len, &req->rep, &req->stats,
+                      client_gone_hook, req);
+        if (req->rep.status == 0) /* cancelled: the client left */
+            reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
     req->t_work_end = now_seconds();
     free(req->body);
@@ -563,6 +591,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         req->watch = info ? info->socket_context : NULL;
+        const union MHD_ConnectionInfo *fd_info =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        req->fd = fd_info ? fd_info->connect_fd : -1;
         if (headers_refused(srv, req)) {
             req->state = REQ_REPLIED;
             return queue_reply(req);
@@ -585,14 +616,22 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
         *upload_data_size = 0;
         if (now_seconds() - req->t_start > srv->cfg->request_timeout)
             return MHD_NO; /* too slow: drop the connection */
-        if (req->discard_body)
-            return MHD_YES;
+        if (req->discard_body) {
+            /* an answer is waiting for the end of a body we do not keep; a
+             * body without Content-Length (chunked) may never end, so past
+             * a bounded allowance the connection is closed instead */
+            req->discarded += size;
+            return req->discarded / HTTP_DISCARD_FACTOR > srv->cfg->max_body
+                       ? MHD_NO
+                       : MHD_YES;
+        }
         if (!body_append(req, upload_data, size)) {
             problem_reply(&req->rep, 413, "body_too_large", NULL,
                           "the body is larger than %zu bytes (--max-body)",
                           srv->cfg->max_body);
             req->state = REQ_REPLIED;
             req->discard_body = true;
+            req->discarded = size;
         }
         return MHD_YES;
     }
@@ -733,7 +772,10 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         return NULL;
     }
     srv->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+        /* poll(), not epoll: with epoll this libmicrohttpd misses a client's
+         * hang-up that arrives with its last bytes, and the connection then
+         * lingers until the idle timeout (tests/http: dropped uploads) */
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
         (uint16_t)cfg->port, NULL, NULL, access_handler, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,

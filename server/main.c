@@ -6,11 +6,47 @@
 #include "config.h"
 #include "http.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+/* SIGTERM/SIGINT are caught by a handler, not blocked and sigwait()ed:
+ * OpenBLAS starts threads when it loads, before main() could block anything,
+ * and a signal delivered to one of those would kill the process.  The handler
+ * (on whatever thread) writes the signal number to a pipe main() reads. */
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig)
+{
+    int saved = errno;
+    unsigned char byte = (unsigned char)sig;
+    ssize_t ignored = write(stop_pipe[1], &byte, 1);
+    (void)ignored;
+    errno = saved;
+}
+
+static bool install_stop_handlers(void)
+{
+    if (pipe2(stop_pipe, O_CLOEXEC) != 0)
+        return false;
+    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGTERM, &sa, NULL) == 0 &&
+           sigaction(SIGINT, &sa, NULL) == 0;
+}
+
+/* Blocks until SIGTERM or SIGINT arrives; returns its number. */
+static int wait_for_stop_signal(void)
+{
+    unsigned char byte = 0;
+    while (read(stop_pipe[0], &byte, 1) != 1 && errno == EINTR)
+        ;
+    return byte;
+}
 
 int main(int argc, char **argv)
 {
@@ -22,13 +58,11 @@ int main(int argc, char **argv)
     blas_setup_single_threaded();
     json_object_seed(0); /* before any thread uses jansson */
 
-    /* every thread inherits this mask; only sigwait() below sees them */
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
+    if (!install_stop_handlers()) {
+        fprintf(stderr, "cannot install signal handlers\n");
+        return 1;
+    }
 
     pool *workers = pool_create(cfg.threads, cfg.max_queue);
     if (!workers) {
@@ -48,8 +82,7 @@ int main(int argc, char **argv)
            blas_setup_corename());
     fflush(stdout);
 
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
+    int sig = wait_for_stop_signal();
     fprintf(stderr, "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}\n",
             sig, cfg.grace);
     http_begin_drain(srv);

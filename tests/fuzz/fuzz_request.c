@@ -19,7 +19,10 @@
  *      the reply is a decode error (same status);
  *   5. on accepted requests with moderate numbers, the fast forward pass
  *      (BLAS, pool) and the textbook reference agree stage by stage within a
- *      tolerance derived from the input magnitudes.
+ *      tolerance derived from the input magnitudes;
+ *   6. the fast parser path (decode_request, simdjson) and the jansson-only
+ *      decoder give the same verdict: same status, code and pointer on a
+ *      rejection, the same shapes and bit-identical tensors on acceptance.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */
@@ -56,6 +59,9 @@
 #define FUZZ_COMPARE_MAX_SCORE 1e4
 
 static pool *workers;
+/* in-flight memory budget as the server keeps it; far above what one input
+ * needs, so every reservation fits and is released again */
+static budget fuzz_memory;
 static const request_limits limits = {
     .max_tokens = FUZZ_MAX_TOKENS,
     .max_width = FUZZ_MAX_WIDTH,
@@ -81,6 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     blas_setup_single_threaded();
     json_object_seed(1); /* before any thread uses jansson */
     workers = pool_create(FUZZ_THREADS, FUZZ_QUEUE);
+    budget_init(&fuzz_memory, (size_t)1 << 34);
     if (!workers)
         abort();
     return 0;
@@ -200,8 +207,9 @@ static void compare_with_reference(const api_request *req)
                 max_abs(p->w_v, p->d_c * p->heads * p->d_v, t);
     double bias = p->bias ? max_abs(p->bias, p->n * p->m, t) : 0;
     double bscore = req->scale * (double)p->d_k * bq * bk + bias;
-    if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) || !(bv <= FUZZ_COMPARE_MAX_SCORE))
-        return;
+    if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) || !(bq <= FUZZ_COMPARE_MAX_SCORE) ||
+        !(bk <= FUZZ_COMPARE_MAX_SCORE) || !(bv <= FUZZ_COMPARE_MAX_SCORE))
+        return; /* a stage may overflow: the reference does not flag it */
     double bo = p->w_o ? (double)(p->heads * p->d_v) *
                              max_abs(p->w_o, p->heads * p->d_v * p->d_out, t)
                        : 1;
@@ -243,6 +251,61 @@ static void compare_with_reference(const api_request *req)
     attn_result_free(&ref);
 }
 
+static bool same_bytes(const void *a, const void *b, size_t bytes)
+{
+    if (!a || !b)
+        return a == b;
+    return memcmp(a, b, bytes) == 0;
+}
+
+/* Property 6: decode_request() == decode_request_jansson(). */
+static void compare_parsers(const char *body, size_t size, bool ok,
+                            const api_request *req, const decode_error *err)
+{
+    api_request slow;
+    decode_error serr;
+    bool sok = decode_request_jansson(body, size, &limits, &slow, &serr);
+    CHECK(sok == ok, "fast decoder says %s, jansson decoder %s (%s)",
+          ok ? "ok" : err->code, sok ? "ok" : serr.code,
+          sok ? "" : serr.detail);
+    if (!ok) {
+        CHECK(serr.status == err->status && strcmp(serr.code, err->code) == 0 &&
+                  strcmp(serr.pointer, err->pointer) == 0,
+              "fast decoder: %u %s %s; jansson decoder: %u %s %s",
+              err->status, err->code, err->pointer, serr.status, serr.code,
+              serr.pointer);
+        return;
+    }
+    const attn_problem *a = &req->problem, *b = &slow.problem;
+    CHECK(a->dtype == b->dtype && a->n == b->n && a->m == b->m &&
+              a->d == b->d && a->d_c == b->d_c && a->heads == b->heads &&
+              a->d_k == b->d_k && a->d_v == b->d_v && a->d_out == b->d_out &&
+              a->causal == b->causal && req->want == slow.want &&
+              memcmp(&req->scale, &slow.scale, sizeof req->scale) == 0 &&
+              memcmp(&a->scale, &b->scale, sizeof a->scale) == 0,
+          "the decoders disagree on shapes or options");
+    size_t e = tensor_dtype_size(a->dtype), hk = a->heads * a->d_k,
+           hv = a->heads * a->d_v;
+    CHECK(same_bytes(a->x, b->x, a->n * a->d * e), "x differs");
+    CHECK(same_bytes(a->context, b->context, a->m * a->d_c * e),
+          "context differs");
+    CHECK(same_bytes(a->w_q, b->w_q, a->d * hk * e), "w_q differs");
+    CHECK(same_bytes(a->w_k, b->w_k, a->d_c * hk * e), "w_k differs");
+    CHECK(same_bytes(a->w_v, b->w_v, a->d_c * hv * e), "w_v differs");
+    CHECK(same_bytes(a->w_o, b->w_o, hv * a->d_out * e), "w_o differs");
+    CHECK(same_bytes(a->bias, b->bias, a->n * a->m * e), "mask differs");
+    CHECK(same_bytes(a->allow, b->allow, a->n * a->m), "mask differs");
+    CHECK(same_bytes(a->key_padding, b->key_padding, a->m),
+          "key_padding differs");
+    CHECK(json_equal(req->tokens, slow.tokens) ||
+              (!req->tokens && !slow.tokens),
+          "tokens differ");
+    CHECK(json_equal(req->context_tokens, slow.context_tokens) ||
+              (!req->context_tokens && !slow.context_tokens),
+          "context_tokens differ");
+    api_request_free(&slow);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_BODY)
@@ -251,12 +314,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     reply out = {0};
     api_attention_stats stats = {0};
-    api_attention(workers, &limits, body, size, &out, &stats);
+    api_attention(workers, &limits, &fuzz_memory, body, size, &out, &stats,
+                  NULL, NULL);
     check_reply(&out, data, size);
 
     api_request req;
     decode_error err;
     bool ok = decode_request(body, size, &limits, &req, &err);
+    compare_parsers(body, size, ok, &req, &err);
     if (!ok) {
         CHECK(err.status == out.status, "decode says %u (%s), reply %u",
               err.status, err.code, out.status);
