@@ -17,6 +17,14 @@
  * of scratch stays in L2 for m up to a few thousand and still gives a 2-core
  * machine several tasks per head at n = 256. */
 #define ATTN_ROW_BLOCK 64
+/* Keys per tile of the fused pass: a 64 × 256 tile of scores (128 KiB in
+ * double) stays in L2 beside the K and V rows it is made from. */
+#define ATTN_KEY_BLOCK 256
+/* The stages shaped (h, n, m): wanting any of them means materialising the
+ * scores row block by row block instead of the fused online softmax. */
+#define ATTN_SCORE_STAGES                                                      \
+    (ATTN_WANT(ATTN_SCORES) | ATTN_WANT(ATTN_SCALED_SCORES) |                  \
+     ATTN_WANT(ATTN_MASKED_SCORES) | ATTN_WANT(ATTN_WEIGHTS))
 
 static const char *const stage_names[ATTN_STAGE_COUNT] = {
     [ATTN_Q] = "q",
@@ -95,6 +103,13 @@ static size_t scratch_rows(const attn_problem *p)
     return p->n < ATTN_ROW_BLOCK ? p->n : ATTN_ROW_BLOCK;
 }
 
+/* Elements of one thread's scratch in the fused pass: a score tile, the
+ * output accumulator and the running maximum and sum. */
+static size_t fused_scratch(const attn_problem *p)
+{
+    return ATTN_ROW_BLOCK * (ATTN_KEY_BLOCK + p->d_v + 2);
+}
+
 size_t attn_bytes_needed(const attn_problem *p, unsigned want)
 {
     size_t elements = 0;
@@ -106,9 +121,11 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want)
         if (!tensor_mul_add_size(&elements, count, 1))
             return SIZE_MAX;
     }
-    /* one (row block × m) scratch per thread that may join a loop; the
-     * callers bound the pool size, 64 threads is far above it */
-    if (!tensor_mul_add_size(&elements, scratch_rows(p) * 65, p->m))
+    /* one scratch per thread that may join a loop (the callers bound the
+     * pool size; 64 threads is far above it): a (row block × m) tile, or the
+     * fused pass's (row block × key block) tile and accumulators */
+    if (!tensor_mul_add_size(&elements, scratch_rows(p) * 65, p->m) ||
+        !tensor_mul_add_size(&elements, fused_scratch(p), 65))
         return SIZE_MAX;
     size_t bytes;
     if (!tensor_mul_size(elements, tensor_dtype_size(p->dtype), &bytes))

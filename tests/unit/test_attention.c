@@ -87,7 +87,7 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
     p->d_k = 1 + seed % 7;
     p->d_v = 1 + (seed / 7) % 5;
     bool cross = seed % 3 == 0;
-    p->m = cross ? 1 + (size_t)((uniform() + 1) * 40) : p->n;
+    p->m = cross ? 1 + (size_t)((uniform() + 1) * (seed % 2 ? 300 : 40)) : p->n;
     p->d_c = cross ? 1 + seed % 9 : p->d;
     size_t width_k = p->heads * p->d_k, width_v = p->heads * p->d_v;
     rp->buffers[0] = random_tensor(dtype, p->n * p->d);
@@ -145,6 +145,19 @@ static void blas_path_matches_reference_on_random_problems(void **state)
             double err = relative_error(&rp.p, s, fast.stage[s], ref.stage[s]);
             if (err > tolerance)
                 fail_msg("seed %u stage %s: relative error %g", seed,
+                         attn_stage_name(s), err);
+        }
+        attn_result_free(&fast);
+        /* without any (h, n, m) stage the fused online-softmax pass runs */
+        unsigned fused_want = ATTN_WANT(ATTN_OUTPUT) |
+                              ATTN_WANT(ATTN_HEAD_OUTPUTS) |
+                              ATTN_WANT(ATTN_CONCAT);
+        assert_int_equal(attn_forward(workers, &rp.p, fused_want, &fast),
+                         ATTN_OK);
+        for (int s = ATTN_HEAD_OUTPUTS; s <= ATTN_OUTPUT; s++) {
+            double err = relative_error(&rp.p, s, fast.stage[s], ref.stage[s]);
+            if (err > tolerance)
+                fail_msg("seed %u fused stage %s: relative error %g", seed,
                          attn_stage_name(s), err);
         }
         attn_result_free(&fast);
