@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""A small concurrent client load against a server we start (for the TSan,
+ASan and valgrind runs): each thread sends a fixed mix of valid, invalid and
+routing requests, fresh and keep-alive connections, and checks every status.
+
+usage: load.py SERVER_BIN [--wrapper 'valgrind ...'] [--threads N]
+               [--requests N] [--timeout S] [--expect-exit 0]
+Exits non-zero when any request got an unexpected answer, or when the server
+does not exit with --expect-exit after SIGTERM."""
+import argparse
+import http.client as httpclient
+import json
+import random
+import shlex
+import sys
+import threading
+import time
+
+from robustlib import Failures, Server, attention_body, http
+
+MIX = ("small", "heads", "invalid", "unknown_field", "not_found", "healthz",
+       "keepalive", "causal")
+
+
+def one(port, kind, rng, timeout):
+    if kind == "small":
+        s, _, b = http(port, "POST", "/v1/attention",
+                       attention_body(rng, 4, 8), timeout=timeout)
+        return s == 200 and "output" in json.loads(b), s
+    if kind == "heads":
+        s, _, b = http(port, "POST", "/v1/attention",
+                       attention_body(rng, 16, 16, 4, {"return": [
+                           "weights", "output", "masked_scores"]}),
+                       timeout=timeout)
+        return s == 200, s
+    if kind == "causal":
+        s, _, b = http(port, "POST", "/v1/attention",
+                       attention_body(rng, 6, 4, 2, {"causal": True,
+                                                     "dtype": "float32"}),
+                       timeout=timeout)
+        return s == 200, s
+    if kind == "invalid":
+        s, _, b = http(port, "POST", "/v1/attention", b'{"x":[[1,2],[3]]',
+                       timeout=timeout)
+        return s == 400 and json.loads(b)["code"] == "invalid_json", s
+    if kind == "unknown_field":
+        s, _, b = http(port, "POST", "/v1/attention",
+                       b'{"x":[[1]],"W_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+                       timeout=timeout)
+        return s == 400 and json.loads(b)["pointer"] == "/W_q", s
+    if kind == "not_found":
+        s, _, _ = http(port, "GET", "/nope", timeout=timeout)
+        return s == 404, s
+    if kind == "healthz":
+        s, _, _ = http(port, "GET", "/healthz", timeout=timeout)
+        return s == 200, s
+    # three requests on one keep-alive connection
+    c = httpclient.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        for _ in range(3):
+            c.request("POST", "/v1/attention", attention_body(rng, 3, 4),
+                      {"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            if r.status != 200:
+                return False, r.status
+        return True, 200
+    finally:
+        c.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("server")
+    ap.add_argument("--wrapper", default="")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--requests", type=int, default=40,
+                    help="per thread")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--server-threads", type=int, default=2)
+    ap.add_argument("--expect-exit", type=int, default=0)
+    args = ap.parse_args()
+
+    srv = Server(args.server, ["--threads", str(args.server_threads)],
+                 wrapper=shlex.split(args.wrapper),
+                 start_timeout=120.0)
+    f = Failures()
+    bad = []
+    lock = threading.Lock()
+
+    def worker(tid):
+        rng = random.Random(tid)
+        for i in range(args.requests):
+            kind = MIX[(i + tid) % len(MIX)]
+            try:
+                ok, status = one(srv.port, kind, rng, args.timeout)
+            except Exception as e:  # noqa: BLE001 - any failure is a finding
+                ok, status = False, repr(e)
+            if not ok:
+                with lock:
+                    bad.append((kind, status))
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(t,))
+               for t in range(args.threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took = time.monotonic() - t0
+    total = args.threads * args.requests
+    print(f"load: {total} requests from {args.threads} threads in "
+          f"{took:.1f} s, {len(bad)} unexpected", flush=True)
+    f.check(not bad, f"every answer as expected (first bad: {bad[:5]})")
+    code = srv.terminate(timeout=300)
+    f.check(code == args.expect_exit,
+            f"server exit code {code} after SIGTERM (want "
+            f"{args.expect_exit}); log {srv.log_path}")
+    f.exit("load")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Shared helpers of the robustness tests: start the server, talk raw HTTP,
+sample its memory.  Standard library only (run with /usr/bin/python3)."""
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+
+class Server:
+    """attention-server started on 127.0.0.1:0; the port is read from its
+    first stdout line.  stderr (access log, sanitizer reports) goes to a
+    file so that a full pipe can never block the server."""
+
+    def __init__(self, binary, args=(), wrapper=(), env=None, log=None,
+                 start_timeout=30.0):
+        self.log_path = log or f"/tmp/robust-server-{os.getpid()}.log"
+        self.log = open(self.log_path, "wb")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(
+            list(wrapper) + [binary, "--listen", "127.0.0.1:0"] + list(args),
+            stdout=subprocess.PIPE, stderr=self.log, env=full_env)
+        self.port = None
+        deadline = time.monotonic() + start_timeout
+        line = b""
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if line or self.proc.poll() is not None:
+                break
+        text = line.decode(errors="replace")
+        if "listening on http://" not in text:
+            self.kill()
+            raise RuntimeError(f"server did not start: {text!r}; see "
+                               f"{self.log_path}")
+        self.port = int(text.split("listening on http://")[1].split()[0]
+                        .rsplit(":", 1)[1])
+        # keep draining stdout so the server never blocks on it
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def rss_kib(self):
+        """VmRSS of the server process in KiB (the real binary, also when
+        a wrapper such as valgrind runs it: then it is valgrind's)."""
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def completed_requests(self, path="/v1/attention"):
+        """Access-log lines (one per finished request, answered or not)
+        for path so far."""
+        needle = f'"path":"{path}"'.encode()
+        with open(self.log_path, "rb") as f:
+            return sum(needle in line for line in f)
+
+    def wait_completed(self, count, timeout=60.0, path="/v1/attention"):
+        """Waits until the access log holds count lines for path; returns
+        whether it does."""
+        deadline = time.monotonic() + timeout
+        while self.completed_requests(path) < count:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def terminate(self, timeout=60.0):
+        """SIGTERM, wait, return the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.log.close()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def http(port, method, path, body=b"", headers=None, timeout=30.0):
+    """One request on a fresh connection; returns (status, headers, body).
+    Raw socket so that nothing is hidden (retries, pooling)."""
+    hdrs = {"Host": f"127.0.0.1:{port}", "Connection": "close"}
+    if body or method == "POST":
+        hdrs["Content-Type"] = "application/json"
+        hdrs["Content-Length"] = str(len(body))
+    hdrs.update(headers or {})
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in hdrs.items()) + "\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(head.encode() + body)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return parse_response(data)
+
+
+def parse_response(data):
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    if not lines or not lines[0].startswith("HTTP/1."):
+        raise RuntimeError(f"not an HTTP response: {data[:80]!r}")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return status, headers, body
+
+
+def matrix(rng, rows, cols):
+    return [[round(rng.uniform(-1, 1), 4) for _ in range(cols)]
+            for _ in range(rows)]
+
+
+def attention_body(rng, n, d, heads=1, extra=None):
+    """A valid request: x (n, d), weights (d, d) split into `heads`."""
+    doc = {"x": matrix(rng, n, d), "w_q": matrix(rng, d, d),
+           "w_k": matrix(rng, d, d), "w_v": matrix(rng, d, d),
+           "num_heads": heads}
+    doc.update(extra or {})
+    return json.dumps(doc).encode()
+
+
+def check_ok(status, body, what):
+    if status != 200:
+        raise AssertionError(f"{what}: status {status}: {body[:200]!r}")
+    doc = json.loads(body)
+    if "output" not in doc:
+        raise AssertionError(f"{what}: no output in {body[:200]!r}")
+
+
+class Failures:
+    """Collects assertion failures so a test prints all of them."""
+
+    def __init__(self):
+        self.items = []
+
+    def check(self, cond, message):
+        print(("  ok    " if cond else "  FAIL  ") + message, flush=True)
+        if not cond:
+            self.items.append(message)
+
+    def exit(self, name):
+        if self.items:
+            print(f"{name}: {len(self.items)} failure(s)", flush=True)
+            sys.exit(1)
+        print(f"{name}: all checks passed", flush=True)

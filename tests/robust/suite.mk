@@ -1,0 +1,87 @@
+# tests/robust - the service never falls over: sanitizers, valgrind, slow
+# clients, faults and a soak.
+#   make test-asan       unit + HTTP tests + a client load, ASan+UBSan build
+#   make test-tsan       pool unit test + server under a concurrent load, TSan
+#   make test-valgrind   the server under memcheck through a client load
+#   make test-robust     slow clients, disconnects, SIGTERM, 60 s wrk soak
+# Sanitizer builds go to their own $(BUILD)/asan, $(BUILD)/tsan trees (the
+# top-level Makefile puts every object under $(BUILD)).  Sanitizer reports
+# are written to log files (log_path) and any report fails the target, so a
+# report from a server process that a test harness started and ignored still
+# counts.
+
+ROBUST_DIR   := tests/robust
+ROBUST_PY    := $(PYTHON) $(ROBUST_DIR)
+ASAN_BUILD   := $(BUILD)/asan
+TSAN_BUILD   := $(BUILD)/tsan
+SAN_LOGS      = $(abspath $(1))/sanitizer-logs
+# Unit/HTTP targets of the top-level Makefile, run under sanitizers when
+# their sources exist (they are written alongside this suite).
+SAN_SUITES   := $(if $(wildcard tests/unit/test_*.c),test-unit) \
+                $(if $(wildcard tests/http/test_http.c),test-http)
+
+ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
+                -fno-sanitize-recover=undefined
+ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(call SAN_LOGS,$(ASAN_BUILD))/asan \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(call SAN_LOGS,$(ASAN_BUILD))/ubsan
+# OpenBLAS's own threads are not instrumented; one BLAS thread per caller is
+# what the server asks for anyway, set before the library loads so that
+# OpenBLAS never starts its pool (no uninstrumented thread to confuse TSan).
+TSAN_ENV      = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(ROBUST_DIR)/tsan.supp:log_path=$(call SAN_LOGS,$(TSAN_BUILD))/tsan \
+                OPENBLAS_NUM_THREADS=1
+# Valgrind: OPENBLAS_CORETYPE is set so that the server does not re-exec
+# itself through /proc/self/exe (under valgrind that is valgrind's tool, not
+# the server); the generic kernels are slow but exact.
+VALGRIND     := valgrind --quiet --error-exitcode=97 --leak-check=full \
+                --errors-for-leak-kinds=definite,indirect \
+                --show-leak-kinds=definite,indirect \
+                --suppressions=$(ROBUST_DIR)/valgrind.supp
+
+DEB_TEST    += valgrind slowhttptest wrk
+TEST_SUITES += test-asan test-tsan test-valgrind test-robust
+
+.PHONY: test-asan test-tsan test-valgrind test-robust robust-slow \
+        robust-faults robust-soak
+
+# Fails when a sanitizer wrote any report into the log directory $(1).
+define san_logs_clean
+	@if ls $(1)/* >/dev/null 2>&1; then \
+	  echo "sanitizer reports:"; for f in $(1)/*; do echo "== $$f"; \
+	  head -60 $$f; done; exit 1; fi; echo "no sanitizer reports in $(1)"
+endef
+
+test-asan:
+	@rm -rf $(call SAN_LOGS,$(ASAN_BUILD)); mkdir -p $(call SAN_LOGS,$(ASAN_BUILD))
+	$(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g" \
+	  $(ASAN_BUILD)/attention-server
+	$(ASAN_ENV) $(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g" \
+	  $(SAN_SUITES)
+	$(ASAN_ENV) $(ROBUST_PY)/load.py $(ASAN_BUILD)/attention-server \
+	  --threads 4 --requests 60
+	$(call san_logs_clean,$(call SAN_LOGS,$(ASAN_BUILD)))
+
+test-tsan:
+	@rm -rf $(call SAN_LOGS,$(TSAN_BUILD)); mkdir -p $(call SAN_LOGS,$(TSAN_BUILD))
+	$(MAKE) BUILD=$(TSAN_BUILD) SAN="-fsanitize=thread" OPT="-O1 -g" \
+	  $(TSAN_BUILD)/attention-server \
+	  $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
+	$(if $(wildcard tests/unit/test_pool.c),$(TSAN_ENV) $(TSAN_BUILD)/tests/test_pool)
+	$(TSAN_ENV) $(ROBUST_PY)/load.py $(TSAN_BUILD)/attention-server \
+	  --threads 6 --requests 40 --server-threads 3
+	$(call san_logs_clean,$(call SAN_LOGS,$(TSAN_BUILD)))
+
+test-valgrind: $(SERVER_BIN)
+	OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=1 \
+	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
+	  --threads 3 --requests 24 --timeout 120
+
+test-robust: robust-slow robust-faults robust-soak
+
+robust-slow: $(SERVER_BIN)
+	$(ROBUST_PY)/test_slow.py $(SERVER_BIN)
+
+robust-faults: $(SERVER_BIN)
+	$(ROBUST_PY)/test_faults.py $(SERVER_BIN)
+
+robust-soak: $(SERVER_BIN)
+	$(ROBUST_PY)/test_soak.py $(SERVER_BIN) --seconds 60
