@@ -37,6 +37,7 @@ endef
 CORE_SRC   := core/pool.c core/attention.c core/softmax_exp.c
 SERVER_LIB := server/buf.c server/numfmt.cpp server/reply.c server/problem.c \
               server/raw_request.c server/parse_json.c server/parse_fast.cpp \
+              server/base64.c \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \
               server/budget.c server/metrics.c server/conn_deadline.c \

@@ -248,6 +248,21 @@ static bool decode_return(json_t *env, unsigned *want, decode_error *err)
     return true;
 }
 
+static bool decode_encoding(json_t *env, bool *binary, decode_error *err)
+{
+    json_t *v = json_object_get(env, "encoding");
+    *binary = false;
+    if (!v)
+        return true;
+    const char *s = json_string_value(v);
+    if (!s || (strcmp(s, "json") != 0 && strcmp(s, "base64") != 0))
+        return decode_fail(err, 400, "invalid_encoding", "/encoding",
+                           "encoding must be \"json\" (nested arrays) or "
+                           "\"base64\" (little-endian numbers of the dtype)");
+    *binary = strcmp(s, "base64") == 0;
+    return true;
+}
+
 static bool decode_bool(json_t *env, const char *name, bool *out,
                         decode_error *err)
 {
@@ -446,6 +461,7 @@ static bool assemble(raw_request *raw, const request_limits *limits,
     }
 
     if (!decode_scale(env, req, err) || !decode_return(env, &req->want, err) ||
+        !decode_encoding(env, &req->binary, err) ||
         !decode_bool(env, "causal", &p->causal, err) ||
         !decode_masks(raw, req, err) ||
         !decode_labels(env, "tokens", p->n, &req->tokens, err))

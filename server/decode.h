@@ -32,6 +32,7 @@ typedef struct {
 typedef struct {
     attn_problem problem; /* points into the buffers below               */
     unsigned want;        /* ATTN_WANT() bits from "return"              */
+    bool binary;          /* "encoding": "base64": tensors as base64     */
     double scale;         /* the effective scale (1/√d_k by default)     */
     json_t *tokens;         /* n strings or NULL (owned reference)       */
     json_t *context_tokens; /* m strings or NULL (owned reference)       */

@@ -7,6 +7,7 @@
  */
 #include "encode.h"
 
+#include "base64.h"
 #include "numfmt.h"
 
 #include <math.h>
@@ -78,6 +79,31 @@ static void encode_tensor(buf *out, const void *data, const size_t *dims,
     }
 }
 
+static void encode_shape(buf *out, const size_t *dims, int rank);
+
+/* {"shape": [...], "base64": "..."}: the tensor's numbers as little-endian
+ * IEEE-754 values of its dtype (−∞ stays −∞: masked scores). */
+static void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
+                                 int rank, tensor_dtype dtype)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the binary encoding writes memory as little-endian"
+#endif
+    size_t count = 1;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    size_t bytes = count * tensor_dtype_size(dtype);
+    buf_puts(out, "{\"shape\":");
+    encode_shape(out, dims, rank);
+    buf_puts(out, ",\"base64\":\"");
+    size_t text = base64_encoded_size(bytes);
+    if (!buf_reserve(out, text + 3))
+        return;
+    base64_encode(data, bytes, out->data + out->len);
+    out->len += text;
+    buf_puts(out, "\"}");
+}
+
 static void encode_shape(buf *out, const size_t *dims, int rank)
 {
     buf_append(out, "[", 1);
@@ -107,9 +133,10 @@ void encode_response(const api_request *req, const attn_result *result,
     numfmt_double(req->scale, scale);
     buf_printf(out,
                "{\"dtype\":\"%s\",\"num_heads\":%zu,\"head_dim\":%zu,"
-               "\"value_dim\":%zu,\"scale\":%s,\"causal\":%s",
+               "\"value_dim\":%zu,\"scale\":%s,\"causal\":%s,"
+               "\"encoding\":\"%s\"",
                tensor_dtype_name(p->dtype), p->heads, p->d_k, p->d_v, scale,
-               p->causal ? "true" : "false");
+               p->causal ? "true" : "false", req->binary ? "base64" : "json");
     encode_labels(out, "tokens", req->tokens);
     encode_labels(out, "context_tokens", req->context_tokens);
 
@@ -134,8 +161,11 @@ void encode_response(const api_request *req, const attn_result *result,
             continue;
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
         buf_printf(out, ",\"%s\":", attn_stage_name((attn_stage)s));
-        encode_tensor(out, result->stage[s], dims, rank, p->dtype,
-                      s == ATTN_MASKED_SCORES);
+        if (req->binary)
+            encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
+        else
+            encode_tensor(out, result->stage[s], dims, rank, p->dtype,
+                          s == ATTN_MASKED_SCORES);
     }
     buf_puts(out, "}\n");
 }

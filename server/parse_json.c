@@ -5,7 +5,10 @@
  */
 #include "parse_json.h"
 
+#include "base64.h"
 #include "problem.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,9 +124,107 @@ static bool tensor_fill(json_t *v, const raw_field_spec *spec, raw_tensor *t,
     return true;
 }
 
-static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
-                         size_t *budget, decode_error *err)
+/* The binary form of a tensor: {"shape": [...], "base64": "..."}, raw
+ * little-endian IEEE-754 numbers of the request's dtype (elem bytes each). */
+static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
+                                raw_tensor *t, size_t elem, size_t *budget,
+                                decode_error *err)
 {
+    char ptr[DECODE_POINTER_MAX];
+    json_t *shape = json_object_get(v, "shape");
+    json_t *data = json_object_get(v, "base64");
+    const char *key;
+    json_t *value;
+    json_object_foreach(v, key, value)
+    {
+        if (strcmp(key, "shape") != 0 && strcmp(key, "base64") != 0) {
+            snprintf(ptr, sizeof ptr, "/%s", spec->name);
+            problem_pointer_append(ptr, sizeof ptr, key);
+            return decode_fail(err, 400, "unknown_field", ptr,
+                               "a binary tensor has only \"shape\" and "
+                               "\"base64\"");
+        }
+    }
+    snprintf(ptr, sizeof ptr, "/%s/shape", spec->name);
+    if (spec->leaf == RAW_LEAF_BOOL || !json_is_array(shape) ||
+        json_array_size(shape) < (size_t)spec->min_rank ||
+        json_array_size(shape) > (size_t)spec->max_rank)
+        return decode_fail(err, 400, spec->leaf == RAW_LEAF_BOOL ? "wrong_type"
+                                                                 : "wrong_rank",
+                           ptr,
+                           spec->leaf == RAW_LEAF_BOOL
+                               ? "%s takes booleans, which have no binary form"
+                               : "%s needs a shape of %d%s dimensions",
+                           spec->name, spec->min_rank,
+                           spec->max_rank > spec->min_rank ? " or 3" : "");
+    t->rank = (int)json_array_size(shape);
+    size_t count = 1;
+    for (int i = 0; i < t->rank; i++) {
+        json_t *dim = json_array_get(shape, (size_t)i);
+        double d = json_number_value(dim);
+        if (!json_is_number(dim) || d < 1 || d != floor(d) || d > 1e15)
+            return decode_fail(err, 400, "wrong_type", ptr,
+                               "shape holds whole numbers of at least 1");
+        t->dims[i] = (size_t)d;
+        if (!tensor_mul_size(count, t->dims[i], &count))
+            count = SIZE_MAX;
+    }
+    snprintf(ptr, sizeof ptr, "/%s/base64", spec->name);
+    if (!json_is_string(data))
+        return decode_fail(err, 400, "wrong_type", ptr,
+                           "base64 must be a string of little-endian numbers");
+    if (count > *budget)
+        return decode_fail(err, 413, "limit_exceeded", ptr,
+                           "the request holds more numbers than allowed "
+                           "(--max-elements)");
+    *budget -= count;
+    size_t text_len = json_string_length(data), bytes;
+    if (text_len / 4 * 3 > count * elem + 2)
+        return decode_fail(err, 400, "shape_mismatch", ptr,
+                           "the data is longer than shape × %zu bytes", elem);
+    unsigned char *raw_bytes = malloc(text_len / 4 * 3 + 1);
+    t->data = malloc(count * sizeof(double) + 1);
+    if (!raw_bytes || !t->data) {
+        free(raw_bytes);
+        return decode_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    }
+    if (!base64_decode(json_string_value(data), text_len, raw_bytes, &bytes)) {
+        free(raw_bytes);
+        return decode_fail(err, 400, "invalid_base64", ptr,
+                           "not valid base64 (RFC 4648, padded)");
+    }
+    if (bytes != count * elem) {
+        free(raw_bytes);
+        return decode_fail(err, 400, "shape_mismatch", ptr,
+                           "%zu bytes, but the shape needs %zu numbers of %zu "
+                           "bytes",
+                           bytes, count, elem);
+    }
+    double *values = t->data;
+    for (size_t i = 0; i < count; i++) {
+        if (elem == sizeof(float)) {
+            float f;
+            memcpy(&f, raw_bytes + i * elem, sizeof f);
+            values[i] = f;
+        } else {
+            memcpy(&values[i], raw_bytes + i * elem, sizeof values[i]);
+        }
+        if (!isfinite(values[i])) {
+            free(raw_bytes);
+            return decode_fail(err, 400, "number_out_of_range", ptr,
+                               "element %zu is not a finite number", i);
+        }
+    }
+    free(raw_bytes);
+    t->present = true;
+    return true;
+}
+
+static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
+                         size_t binary_elem, size_t *budget, decode_error *err)
+{
+    if (json_is_object(v))
+        return tensor_parse_binary(v, spec, t, binary_elem, budget, err);
     if (!tensor_shape(v, spec, t, err))
         return false;
     size_t count = 1;
@@ -180,14 +281,19 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                                "unknown field (fields are x, context, w_q, "
                                "w_k, w_v, w_o, num_heads, scale, dtype, "
                                "return, causal, mask, key_padding, tokens, "
-                               "context_tokens)");
+                               "context_tokens, encoding)");
         }
     }
     /* in the order a person reads a request: x, context, weights, masks */
     size_t budget = max_elements;
+    /* binary tensors hold numbers of the request's dtype (an unknown dtype
+     * is reported later, by the validator) */
+    const char *dtype = json_string_value(json_object_get(root, "dtype"));
+    size_t elem = dtype && strcmp(dtype, "float32") == 0 ? sizeof(float)
+                                                          : sizeof(double);
     for (int f = 0; f < RAW_TENSOR_COUNT; f++) {
         json_t *v = json_object_get(root, raw_field_specs[f].name);
-        if (v && !tensor_parse(v, &raw_field_specs[f], &raw->tensor[f],
+        if (v && !tensor_parse(v, &raw_field_specs[f], &raw->tensor[f], elem,
                                &budget, err))
             return false;
     }

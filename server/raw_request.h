@@ -2,8 +2,8 @@
  * raw_request.h - a request body after parsing, before validation.
  *
  * Two parsers fill it: parse_json.c (jansson; the authority, with precise
- * errors) and parse_fast.cpp (simdjson; the fast path for well-formed
- * bodies).  Tensors arrive as flat row-major arrays of double (or bytes for
+ * errors, and the only one that reads the binary tensor form) and
+ * parse_fast.cpp (simdjson; the fast path for well-formed JSON bodies).  Tensors arrive as flat row-major arrays of double (or bytes for
  * booleans) with their shape; every other field stays a small JSON value in
  * `envelope`.  decode.c validates it the same way whichever parser ran.
  */

@@ -7,10 +7,13 @@ with or without w_o, n up to 64; a share of them adds masks (with a fully
 masked query row), key padding, causal, a custom scale or cross-attention
 (context, up to 600 keys, so several key blocks).  Every stage is requested
 and compared with reference.attention(), except in every fifth request, which
-asks for no (h, n, m) stage so that the fused online-softmax pass runs:
+asks for no (h, n, m) stage so that the fused online-softmax pass runs; every
+seventh travels both ways in the binary encoding (base64 of little-endian
+numbers):
 relative error ≤ 1e-12 for float64 and ≤ 1e-5 for float32.
 """
 import argparse
+import base64
 import sys
 
 import numpy as np
@@ -27,6 +30,31 @@ TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 def as_list(a, dtype):
     """Values exactly representable in dtype, written as Python floats."""
     return np.asarray(a, dtype=dtype).astype(np.float64).tolist()
+
+
+def to_binary(values, dtype):
+    """A tensor in the binary form: {"shape", "base64" of little-endian}."""
+    a = np.asarray(values, dtype="<f4" if dtype == "float32" else "<f8")
+    return {"shape": list(a.shape),
+            "base64": base64.b64encode(a.tobytes()).decode()}
+
+
+def from_binary(obj, dtype):
+    a = np.frombuffer(base64.b64decode(obj["base64"]),
+                      dtype="<f4" if dtype == "float32" else "<f8")
+    return a.reshape(obj["shape"]).astype(np.float64)
+
+
+def binary_variant(req):
+    """The same request with every numeric tensor and the reply in base64."""
+    out = dict(req, encoding="base64")
+    for name in ("x", "context", "w_q", "w_k", "w_v", "w_o"):
+        if name in req:
+            out[name] = to_binary(req[name], req["dtype"])
+    mask = req.get("mask")
+    if mask is not None and not isinstance(mask[0][0], bool):
+        out["mask"] = to_binary(mask, req["dtype"])
+    return out
 
 
 def random_request(rng, i):
@@ -84,7 +112,9 @@ def main():
     with Server(args.server, "--threads", "2") as server:
         for i in range(args.requests):
             req = random_request(rng, i)
-            status, body = server.post(req)
+            # every seventh request travels in the binary encoding
+            binary = i % 7 == 6
+            status, body = server.post(binary_variant(req) if binary else req)
             if status != 200:
                 print(f"request {i}: status {status}: {body}")
                 failures += 1
@@ -92,8 +122,10 @@ def main():
             want = attention(req)
             bad = 0
             for stage in req["return"]:
-                err = relative_error(from_wire(body[stage]), want[stage])
-                if list(np.shape(body[stage])) != body["shapes"][stage]:
+                got = (from_binary(body[stage], req["dtype"]) if binary
+                       else from_wire(body[stage]))
+                err = relative_error(got, want[stage])
+                if list(np.shape(got)) != body["shapes"][stage]:
                     err = np.inf
                 worst[req["dtype"]] = max(worst[req["dtype"]], err)
                 if err > TOLERANCE[req["dtype"]]:

@@ -51,9 +51,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
     parser.add_argument("--readme", default="README.md")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite each shown output with what it prints")
     args = parser.parse_args()
     with open(args.readme) as f:
-        examples = EXAMPLE.findall(f.read())
+        text = f.read()
+    examples = EXAMPLE.findall(text)
     failed = 0
     with Server(args.server) as server:
         for command, shown in examples:
@@ -61,11 +64,19 @@ def main():
                 "localhost:8080", f"127.0.0.1:{server.port}"))
             out = subprocess.run(argv, capture_output=True, text=True,
                                  check=True).stdout
+            if args.update:
+                text = text.replace(f"{command}\n```\nprints\n```json\n{shown}\n",
+                                    f"{command}\n```\nprints\n```json\n"
+                                    f"{out.strip()}\n", 1)
+                shown = out
             diff = same(json.loads(out), json.loads(shown))
             print(("FAIL " if diff else "ok   ") + command[:100])
             if diff:
                 print("     ", diff)
                 failed += 1
+    if args.update:
+        with open(args.readme, "w") as f:
+            f.write(text)
     if not examples:
         print("no examples found in", args.readme)
         failed = 1

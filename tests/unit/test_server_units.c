@@ -148,6 +148,20 @@ static const rejection rejections[] = {
      "shape_mismatch", "/w_k"},
     {"{\"x\":[[1,2]],\"num_heads\":9," VALID_TAIL "}", 413, "limit_exceeded",
      "/num_heads"},
+    /* the binary form: {"shape": [...], "base64": little-endian numbers} */
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"!!!!\"}," VALID_TAIL "}", 400,
+     "invalid_base64", "/x/base64"},
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAAAAA=\"}," VALID_TAIL "}",
+     400, "shape_mismatch", "/x/base64"},
+    {"{\"x\":{\"shape\":[1,2],\"data\":\"\"}," VALID_TAIL "}", 400,
+     "unknown_field", "/x/data"},
+    {"{\"x\":{\"shape\":[2],\"base64\":\"\"}," VALID_TAIL "}", 400,
+     "wrong_rank", "/x/shape"},
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"},"
+     VALID_TAIL "}",
+     400, "number_out_of_range", "/x/base64"},
+    {"{\"x\":[[1,2]],\"encoding\":\"hex\"," VALID_TAIL "}", 400,
+     "invalid_encoding", "/encoding"},
 };
 
 static void every_bad_request_gets_its_code_and_pointer(void **state)
@@ -175,6 +189,21 @@ static void malformed_json_names_line_and_column(void **state)
     assert_false(decode_request(body, strlen(body), &limits, &req, &err));
     assert_non_null(strstr(err.detail, "line 3"));
     assert_non_null(strstr(err.detail, "column"));
+}
+
+static void binary_tensors_decode_to_the_same_numbers(void **state)
+{
+    (void)state;
+    /* [[1, 2]] as two little-endian float64 */
+    const char *body = "{\"x\":{\"shape\":[1,2],\"base64\":"
+                       "\"AAAAAAAA8D8AAAAAAAAAQA==\"}," VALID_TAIL "}";
+    api_request req;
+    decode_error err;
+    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    const double *x = req.problem.x;
+    assert_true(x[0] == 1.0 && x[1] == 2.0);
+    assert_false(req.binary);
+    api_request_free(&req);
 }
 
 static void per_head_stacks_become_the_wide_layout(void **state)
@@ -347,6 +376,7 @@ int main(void)
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
+        cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
         cmocka_unit_test(encoded_tensors_nest_by_shape),
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
