@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { OPT_SIZE, OPT_UINT, OPT_LISTEN, OPT_STRING } opt_kind;
+typedef enum { OPT_SIZE, OPT_UINT, OPT_LISTEN, OPT_STRING, OPT_BOOL } opt_kind;
 
 typedef struct {
     const char *name;
@@ -58,6 +58,8 @@ static const option_spec options[] = {
     {"cors-origins", OPT_STRING, FIELD(cors_origins),
      sizeof(((config *)0)->cors_origins),
      "comma-separated origins allowed by CORS, or * (default *)"},
+    {"access-log", OPT_BOOL, FIELD(access_log), 0,
+     "one JSON line per request on stderr: on or off (default on)"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
@@ -118,6 +120,16 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
         memcpy(field, &u, sizeof u);
         return true;
     }
+    case OPT_BOOL: {
+        bool on = strcmp(value, "on") == 0 || strcmp(value, "true") == 0 ||
+                  strcmp(value, "1") == 0;
+        bool off = strcmp(value, "off") == 0 || strcmp(value, "false") == 0 ||
+                   strcmp(value, "0") == 0;
+        if (!on && !off)
+            return false;
+        memcpy(field, &on, sizeof on);
+        return true;
+    }
     case OPT_STRING:
         if (strlen(value) >= opt->string_size)
             return false;
@@ -158,6 +170,7 @@ static void set_defaults(config *cfg)
     cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
     cfg->grace = LIMIT_DEFAULT_GRACE;
     strcpy(cfg->cors_origins, "*");
+    cfg->access_log = true;
 }
 
 config_action config_parse(config *cfg, int argc, char **argv)

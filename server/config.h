@@ -28,6 +28,7 @@ typedef struct {
     unsigned grace;
     char api_key_file[4096];
     char cors_origins[4096];
+    bool access_log;
 } config;
 
 typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;

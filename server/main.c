@@ -2,6 +2,7 @@
  * main.c - configuration → pool → HTTP daemon → wait for a signal → drain.
  */
 #include "../core/pool.h"
+#include "access_log.h"
 #include "blas_setup.h"
 #include "config.h"
 #include "http.h"
@@ -55,6 +56,7 @@ int main(int argc, char **argv)
     if (action != CONFIG_RUN)
         return action == CONFIG_EXIT_OK ? 0 : 2;
     blas_setup_kernels(argv);
+    access_log_enable(cfg.access_log);
     blas_setup_single_threaded();
     json_object_seed(0); /* before any thread uses jansson */
 
