@@ -40,6 +40,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
 echo "== base image"
 base=$(awk 'toupper($1) == "FROM" { print $2; exit }' docker/Dockerfile)
