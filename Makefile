@@ -23,14 +23,15 @@ DEB_BUILD := gcc g++ make libc6-dev libmicrohttpd-dev libjansson-dev \
 DEB_TEST  := $(DEB_BUILD) libcmocka-dev libcurl4-openssl-dev python3-numpy \
              curl clang libclang-rt-14-dev valgrind
 
-# apt-get install only the packages that are missing (one `apt-get update`).
+# apt-get install only the packages that are missing (one `apt-get update`),
+# waiting for another apt that holds the lock instead of failing at once.
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
-	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) apt-get -o DPkg::Lock::Timeout=300 update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
-	    --no-install-recommends $$missing; \
+	    -o DPkg::Lock::Timeout=300 --no-install-recommends $$missing; \
 	fi
 endef
 
