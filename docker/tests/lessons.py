@@ -11,7 +11,9 @@ projections x @ W, per-head split by columns); the service's float64 answer must
 """
 import argparse
 import http.client
+import importlib.util
 import json
+import os
 import sys
 import urllib.parse
 
@@ -26,73 +28,29 @@ def relative_error(got, want):
     return np.max(np.abs(got - want)) / max(np.max(np.abs(want)), np.finfo(np.float64).tiny)
 
 
-def softmax(z):
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+# The lessons' own NumPy code lives once, in tests/lessons/lessons.py: each
+# function there returns (request body, the tensors the lesson computes).
+# (loaded by path: this module is called "lessons" too)
+_spec = importlib.util.spec_from_file_location(
+    "lesson_code", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "lessons", "lessons.py"))
+_lesson_code = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_lesson_code)
+LESSON_CODE = _lesson_code.LESSONS
+
+# The shapes each lesson prints or implies (lesson 002: "(2, 5, 4) (2, 5, 5) (5, 8)").
+SHAPES = {"000": {"output": [3, 6], "head_outputs": [2, 3, 3]},
+          "001": {"weights": [1, 3, 3], "output": [3, 4]},
+          "002": {"q": [2, 5, 4], "weights": [2, 5, 5], "output": [5, 8]}}
 
 
-def lesson_000():
-    """Multi-head attention with per-head weight stacks (heads, d, d/heads), np.random.seed(42), no W_o."""
-    x = np.array([[0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-                  [0.6, 0.5, 0.4, 0.3, 0.2, 0.1],
-                  [0.2, 0.1, 0.4, 0.3, 0.6, 0.5]])
-    num_heads, embed_size = 2, x.shape[1]
-    head_dim = embed_size // num_heads
-    np.random.seed(42)
-    w_q = np.random.randn(num_heads, embed_size, head_dim)
-    w_k = np.random.randn(num_heads, embed_size, head_dim)
-    w_v = np.random.randn(num_heads, embed_size, head_dim)
-    outputs = []
-    for head in range(num_heads):
-        q, k, v = x @ w_q[head], x @ w_k[head], x @ w_v[head]
-        scores = q @ k.T / np.sqrt(head_dim)
-        weights = np.exp(scores) / np.sum(np.exp(scores), axis=-1, keepdims=True)
-        outputs.append(weights @ v)
-    body = {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "return": ["head_outputs", "output"]}
-    expect = {"head_outputs": np.stack(outputs), "output": np.concatenate(outputs, axis=-1)}
-    return body, expect, {"output": [3, 6], "head_outputs": [2, 3, 3]}
+def lesson_case(number):
+    """(request asking for every stage the lesson computes, those tensors, shapes)."""
+    request, expected = LESSON_CODE[number]()
+    return dict(request, **{"return": list(expected) + ["weights"]}), expected, SHAPES[number]
 
 
-def lesson_001():
-    """Single-head self-attention step by step with fixed 4x4 weights."""
-    x = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]])
-    w_q = np.array([[0.1, 0.2, 0.0, 0.0], [0.0, 0.1, 0.3, 0.0], [0.1, 0.0, 0.0, 0.2], [0.0, 0.0, 0.2, 0.3]])
-    w_k = np.array([[0.2, 0.0, 0.1, 0.0], [0.0, 0.1, 0.0, 0.3], [0.1, 0.0, 0.2, 0.0], [0.0, 0.2, 0.0, 0.1]])
-    w_v = np.array([[0.0, 0.1, 0.0, 0.2], [0.2, 0.0, 0.2, 0.0], [0.0, 0.3, 0.1, 0.0], [0.1, 0.0, 0.0, 0.3]])
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    scores = q @ k.T
-    scaled = scores / np.sqrt(q.shape[1])
-    weights = softmax(scaled)
-    output = weights @ v
-    body = {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v,
-            "return": ["q", "k", "v", "scores", "scaled_scores", "weights", "output"]}
-    expect = {"q": q[None], "k": k[None], "v": v[None], "scores": scores[None],
-              "scaled_scores": scaled[None], "weights": weights[None], "output": output}
-    return body, expect, {"weights": [1, 3, 3], "output": [3, 4]}
-
-
-def lesson_002():
-    """Multi-head attention by reshaping one d x d projection into h heads (default_rng(0)), here with a W_o."""
-    rng = np.random.default_rng(0)
-    n, d, h = 5, 8, 2
-    x = rng.normal(size=(n, d))
-    w_q, w_k, w_v = rng.normal(size=(3, d, d))
-    w_o = np.eye(d)[::-1].copy()  # a permutation: output is concat with its columns reversed
-
-    def split(m):
-        return m.reshape(n, h, d // h).transpose(1, 0, 2)
-
-    qh, kh, vh = split(x @ w_q), split(x @ w_k), split(x @ w_v)
-    a = softmax(qh @ kh.transpose(0, 2, 1) / np.sqrt(d // h))
-    y = (a @ vh).transpose(1, 0, 2).reshape(n, d)
-    assert (qh.shape, a.shape, y.shape) == ((2, 5, 4), (2, 5, 5), (5, 8))  # the lesson's expected print
-    body = {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "num_heads": h, "w_o": w_o,
-            "return": ["q", "weights", "concat", "output"]}
-    expect = {"q": qh, "weights": a, "concat": y, "output": y @ w_o}
-    return body, expect, {"q": [2, 5, 4], "weights": [2, 5, 5], "output": [5, 8]}
-
-
-LESSONS = {"000": lesson_000, "001": lesson_001, "002": lesson_002}
+LESSONS = {number: (lambda number=number: lesson_case(number)) for number in LESSON_CODE}
 
 
 def request_body(lesson):

@@ -33,6 +33,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lessons  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "oracle"))
+import reference  # noqa: E402
+
 INSTANCES = 3
 SERVER_THREADS = 1        # 3 instances + nginx + the client on 2 shared CPUs
 SERVER_GRACE = 15         # --grace: seconds a draining instance waits for in-flight requests
@@ -174,17 +178,8 @@ class Nginx:
 # ---- load --------------------------------------------------------------------------------------------------------
 
 def attention_reference(body):
-    """The lessons' multi-head attention (2-D weights split by columns, scale 1/sqrt(d_k), no W_o)."""
-    x, h = np.array(body["x"]), body["num_heads"]
-    w_q, w_k, w_v = (np.array(body[k]) for k in ("w_q", "w_k", "w_v"))
-    n, dk = x.shape[0], w_q.shape[1] // h
-
-    def split(m):
-        return m.reshape(n, h, -1).transpose(1, 0, 2)
-
-    q, k, v = split(x @ w_q), split(x @ w_k), split(x @ w_v)
-    weights = lessons.softmax(q @ k.transpose(0, 2, 1) / np.sqrt(dk))
-    return (weights @ v).transpose(1, 0, 2).reshape(n, -1)
+    """The output NumPy computes for body (tests/oracle/reference.py)."""
+    return reference.attention(body)["output"]
 
 
 def load_bodies():
