@@ -64,6 +64,15 @@ static const option_spec options[] = {
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
 
+/* "max-body" → "ATTENTION_MAX_BODY" */
+static void env_name(const option_spec *opt, char *env, size_t size)
+{
+    size_t len = (size_t)snprintf(env, size, "ATTENTION_");
+    for (const char *c = opt->name; *c && len < size - 1; c++)
+        env[len++] = *c == '-' ? '_' : (char)(*c - 'a' + 'A');
+    env[len] = '\0';
+}
+
 static void print_help(FILE *out, const char *argv0)
 {
     fprintf(out,
@@ -71,11 +80,8 @@ static void print_help(FILE *out, const char *argv0)
             "Serves transformer attention over HTTP (POST /v1/attention).\n\n",
             argv0);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
-        char env[64] = "ATTENTION_";
-        size_t len = strlen(env);
-        for (const char *c = options[i].name; *c && len < sizeof env - 1; c++)
-            env[len++] = *c == '-' ? '_' : (char)(*c - 'a' + 'A');
-        env[len] = '\0';
+        char env[64];
+        env_name(&options[i], env, sizeof env);
         fprintf(out, "  --%-24s %s\n  %-26s env %s\n", options[i].name,
                 options[i].help, "", env);
     }
@@ -177,11 +183,8 @@ config_action config_parse(config *cfg, int argc, char **argv)
 {
     set_defaults(cfg);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
-        char env[64] = "ATTENTION_";
-        size_t len = strlen(env);
-        for (const char *c = options[i].name; *c && len < sizeof env - 1; c++)
-            env[len++] = *c == '-' ? '_' : (char)(*c - 'a' + 'A');
-        env[len] = '\0';
+        char env[64];
+        env_name(&options[i], env, sizeof env);
         const char *value = getenv(env);
         if (value && !set_option(cfg, &options[i], value)) {
             fprintf(stderr, "invalid value for %s: %s\n", env, value);
