@@ -5,7 +5,7 @@
  */
 #include "attention.h"
 
-#include "softmax_exp.h"
+#include "softmax_rows.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -13,13 +13,14 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* Query rows handled by one task of the score/softmax pass.  64 rows × m keys
- * of scratch stays in L2 for m up to a few thousand and still gives a 2-core
- * machine several tasks per head at n = 256. */
-#define ATTN_ROW_BLOCK 64
-/* Keys per tile of the fused pass: a 64 × 256 tile of scores (128 KiB in
- * double) stays in L2 beside the K and V rows it is made from. */
-#define ATTN_KEY_BLOCK 256
+/* Rows handled by one task (query rows of the attention pass, rows of the
+ * projections): 128 rows make GEMMs big enough for OpenBLAS's kernels to run
+ * near their peak, and still give a 2-core machine several tasks per head at
+ * n = 256. */
+#define ATTN_ROW_BLOCK 128
+/* Keys per tile of the fused pass: a 128 × 512 tile of float scores (256 KiB)
+ * stays in L2 beside the K and V rows it is made from. */
+#define ATTN_KEY_BLOCK 512
 /* The stages shaped (h, n, m): wanting any of them means materialising the
  * scores row block by row block instead of the fused online softmax. */
 #define ATTN_SCORE_STAGES                                                      \
@@ -88,7 +89,9 @@ static size_t stage_elements(const attn_problem *p, attn_stage s)
     return count;
 }
 
-/* Stages attn_forward() always materialises, whatever is wanted. */
+/* Stages attn_forward() always materialises, whatever is wanted: Q, K and V
+ * (in the wide layout; a wanted one is also copied per head), and the
+ * concatenation. */
 static unsigned stages_always(const attn_problem *p)
 {
     unsigned always = ATTN_WANT(ATTN_Q) | ATTN_WANT(ATTN_K) |
@@ -103,14 +106,20 @@ static size_t scratch_rows(const attn_problem *p)
     return p->n < ATTN_ROW_BLOCK ? p->n : ATTN_ROW_BLOCK;
 }
 
+/* Keys in one tile of the fused pass. */
+static size_t tile_keys(const attn_problem *p)
+{
+    return p->m < ATTN_KEY_BLOCK ? p->m : ATTN_KEY_BLOCK;
+}
+
 /* Elements of one thread's scratch in the fused pass: a score tile, the
  * output accumulator and the running maximum and sum. */
 static size_t fused_scratch(const attn_problem *p)
 {
-    return ATTN_ROW_BLOCK * (ATTN_KEY_BLOCK + p->d_v + 2);
+    return scratch_rows(p) * (tile_keys(p) + p->d_v + 2);
 }
 
-size_t attn_bytes_needed(const attn_problem *p, unsigned want)
+size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
 {
     size_t elements = 0;
     unsigned stages = want | stages_always(p);
@@ -118,14 +127,20 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want)
         if (!(stages & ATTN_WANT(s)) || (s == ATTN_OUTPUT && !p->w_o))
             continue;
         size_t count = stage_elements(p, (attn_stage)s);
-        if (!tensor_mul_add_size(&elements, count, 1))
+        /* a wanted Q, K, V or head output is a per-head copy of a wide one */
+        int copies = (s <= ATTN_V || s == ATTN_HEAD_OUTPUTS) &&
+                             (want & ATTN_WANT(s))
+                         ? 2
+                         : 1;
+        if (!tensor_mul_add_size(&elements, count, (size_t)copies))
             return SIZE_MAX;
     }
-    /* one scratch per thread that may join a loop (the callers bound the
-     * pool size; 64 threads is far above it): a (row block × m) tile, or the
-     * fused pass's (row block × key block) tile and accumulators */
-    if (!tensor_mul_add_size(&elements, scratch_rows(p) * 65, p->m) ||
-        !tensor_mul_add_size(&elements, fused_scratch(p), 65))
+    /* one scratch per thread that may join a loop: a (row block × m) tile,
+     * or the fused pass's (row block × key block) tile and accumulators */
+    size_t tile = want & ATTN_SCORE_STAGES ? scratch_rows(p) * p->m
+                                           : fused_scratch(p);
+    if (p->m > SIZE_MAX / ATTN_ROW_BLOCK ||
+        !tensor_mul_add_size(&elements, tile, threads))
         return SIZE_MAX;
     size_t bytes;
     if (!tensor_mul_size(elements, tensor_dtype_size(p->dtype), &bytes))
@@ -164,25 +179,25 @@ static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
 #define EXP exp
-#define EXP_ROW softmax_exp_row_f64
+#define ROWS(name) softmax_##name##_f64
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
-#undef EXP_ROW
+#undef ROWS
 
 #define REAL float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
 #define EXP expf
-#define EXP_ROW softmax_exp_row_f32
+#define ROWS(name) softmax_##name##_f32
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
-#undef EXP_ROW
+#undef ROWS
 
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out)

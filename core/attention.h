@@ -77,10 +77,11 @@ int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3]);
 
 const char *attn_stage_name(attn_stage s);
 
-/* Bytes attn_forward() allocates for problem p and the wanted stages, or
- * SIZE_MAX when that size overflows.  Callers compare it with their budget
- * before calling attn_forward(). */
-size_t attn_bytes_needed(const attn_problem *p, unsigned want);
+/* Bytes attn_forward() allocates for problem p and the wanted stages when
+ * `threads` threads work on it (pool_size(workers) + 1), or SIZE_MAX when
+ * that size overflows.  Callers compare it with their budget before calling
+ * attn_forward(). */
+size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads);
 
 /* Runs the forward pass, spreading heads and row blocks over `workers` (may be
  * NULL).  `want` is a set of ATTN_WANT() bits.  On ATTN_OK the caller owns

@@ -63,7 +63,7 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
     stats->heads = p->heads;
 
     size_t numbers = reply_numbers(p, req.want), reply_bytes = SIZE_MAX;
-    size_t need = attn_bytes_needed(p, req.want);
+    size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);
     if (numbers != SIZE_MAX &&
         tensor_mul_size(numbers, API_REPLY_BYTES_PER_NUMBER, &reply_bytes) &&
         need != SIZE_MAX && reply_bytes <= SIZE_MAX - need)

@@ -473,13 +473,8 @@ static bool assemble(raw_request *raw, const request_limits *limits,
     if (!decode_labels(env, "context_tokens", p->m, &req->context_tokens, err))
         return false;
 
-    size_t need = attn_bytes_needed(p, req->want);
-    if (need > limits->max_request_memory)
-        return decode_fail(err, 413, "limit_exceeded", NULL,
-                           "computing this request needs %zu MiB; at most "
-                           "%zu MiB per request (--max-request-memory)",
-                           need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
-                           limits->max_request_memory >> 20);
+    /* the memory this needs is checked by the caller, who knows how many
+     * threads will work on it (api_attention.c) */
     return true;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "../core/pool.h"
 #include "access_log.h"
+#include "alloc_setup.h"
 #include "blas_setup.h"
 #include "config.h"
 #include "http.h"
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     blas_setup_kernels(argv);
     access_log_enable(cfg.access_log);
     blas_setup_single_threaded();
+    alloc_setup_reuse_large_buffers();
     json_object_seed(0); /* before any thread uses jansson */
 
     signal(SIGPIPE, SIG_IGN);

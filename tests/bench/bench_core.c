@@ -30,6 +30,7 @@
  * NumPy bit for bit, so all contestants see the same numbers.
  */
 #include "../../core/attention.h"
+#include "../../server/alloc_setup.h"
 #include "../../server/blas_setup.h"
 
 #include <cblas.h>
@@ -207,6 +208,7 @@ int main(int argc, char **argv)
     (void)argc;
     blas_setup_kernels(argv); /* the server's kernel choice, same rules */
     blas_setup_single_threaded();
+    alloc_setup_reuse_large_buffers(); /* the server's allocator policy */
     char line[BENCH_LINE_MAX];
     while (fgets(line, sizeof line, stdin)) {
         char cmd[16], dtype[16];

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "../../core/attention.h"
-#include "../../core/softmax_exp.h"
+#include "../../core/softmax_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -297,7 +297,7 @@ static void absurd_shapes_overflow_to_size_max(void **state)
     (void)state;
     attn_problem p = {.n = SIZE_MAX / 4, .m = SIZE_MAX / 4, .d = 8, .d_c = 8,
                       .heads = 2, .d_k = 4, .d_v = 4};
-    assert_true(attn_bytes_needed(&p, want_all) == SIZE_MAX);
+    assert_true(attn_bytes_needed(&p, want_all, 2) == SIZE_MAX);
 }
 
 /* Distance in units in the last place between two finite values. */

@@ -1,5 +1,5 @@
 /*
- * softmax_exp.h - the exponentials of a softmax row, vectorisable.
+ * softmax_rows.h - the exponentials of a softmax row, vectorisable.
  *
  * glibc's exp() is a scalar call of ~15 ns; an (h, n, n) softmax at n = 2048
  * needs 33 M of them, more time than all the matrix products.  These loops
@@ -15,14 +15,18 @@
  * minus its row maximum); below the smallest normal result the value is 0,
  * and −∞ (a masked key) gives exactly 0.
  */
-#ifndef CORE_SOFTMAX_EXP_H
-#define CORE_SOFTMAX_EXP_H
+#ifndef CORE_SOFTMAX_ROWS_H
+#define CORE_SOFTMAX_ROWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Not under TSan: the ifunc resolvers of target_clones run during relocation,
+ * before the TSan runtime exists, and crash when instrumented. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+    !defined(__SANITIZE_THREAD__)
 #define SOFTMAX_CLONES                                                         \
     __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",        \
                                  "default")))
@@ -33,6 +37,26 @@
 /* row[j] = exp(row[j] − max) for j < m; returns the sum of the row. */
 double softmax_exp_row_f64(double *row, size_t m, double max);
 float softmax_exp_row_f32(float *row, size_t m, float max);
+
+/* dst[j] = src[j] / divisor (the lessons divide by √d_k), or src[j] · factor
+ * when divide is false.  dst may be src. */
+void softmax_scale_row_f64(const double *src, double *dst, size_t m,
+                           double by, bool divide);
+void softmax_scale_row_f32(const float *src, float *dst, size_t m, float by,
+                           bool divide);
+
+/* row[j] /= sum. */
+void softmax_normalize_row_f64(double *row, size_t m, double sum);
+void softmax_normalize_row_f32(float *row, size_t m, float sum);
+
+/* Are all m elements finite? */
+bool softmax_all_finite_f64(const double *row, size_t m);
+bool softmax_all_finite_f32(const float *row, size_t m);
+
+/* The largest element of a row (NaN elements are skipped; the callers check
+ * finiteness separately). */
+double softmax_row_max_f64(const double *row, size_t m);
+float softmax_row_max_f32(const float *row, size_t m);
 
 /* One exponential of x ≤ 0, for tests. */
 double softmax_exp_f64(double x);
