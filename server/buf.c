@@ -63,6 +63,17 @@ void buf_printf(buf *b, const char *fmt, ...)
     b->len += (size_t)len;
 }
 
+void buf_uint(buf *b, size_t v)
+{
+    char digits[24];
+    size_t len = 0;
+    do {
+        digits[sizeof digits - ++len] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    buf_append(b, digits + sizeof digits - len, len);
+}
+
 void buf_json_string(buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

@@ -22,6 +22,8 @@ void buf_append(buf *b, const char *s, size_t len);
 void buf_puts(buf *b, const char *s);
 void buf_printf(buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Appends v in decimal (no printf: shapes are written for every reply). */
+void buf_uint(buf *b, size_t v);
 /* Appends s as a JSON string literal, quotes included. */
 void buf_json_string(buf *b, const char *s);
 /* Hands the bytes to the caller (who frees them) and empties b. */

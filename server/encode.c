@@ -107,8 +107,11 @@ static void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
 static void encode_shape(buf *out, const size_t *dims, int rank)
 {
     buf_append(out, "[", 1);
-    for (int i = 0; i < rank; i++)
-        buf_printf(out, i ? ",%zu" : "%zu", dims[i]);
+    for (int i = 0; i < rank; i++) {
+        if (i)
+            buf_append(out, ",", 1);
+        buf_uint(out, dims[i]);
+    }
     buf_append(out, "]", 1);
 }
 
@@ -151,7 +154,9 @@ void encode_response(const api_request *req, const attn_result *result,
     }
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
-        buf_printf(out, ",\"%s\":", attn_stage_name((attn_stage)s));
+        buf_puts(out, ",\"");
+        buf_puts(out, attn_stage_name((attn_stage)s));
+        buf_puts(out, "\":");
         encode_shape(out, dims, rank);
     }
     buf_puts(out, "}");

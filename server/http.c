@@ -540,16 +540,16 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     return req;
 }
 
-static bool content_length_too_large(http_server *srv,
-                                     struct MHD_Connection *conn)
+/* The declared body length, or 0 when there is none (chunked). */
+static unsigned long long content_length(struct MHD_Connection *conn)
 {
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (!cl)
-        return false;
+        return 0;
     char *end;
     unsigned long long len = strtoull(cl, &end, 10);
-    return *end == '\0' && len > srv->cfg->max_body;
+    return *end == '\0' ? len : 0;
 }
 
 static bool body_append(request *req, const char *data, size_t size)
@@ -598,8 +598,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
             req->state = REQ_REPLIED;
             return queue_reply(req);
         }
-        if (req->state == REQ_RECEIVING &&
-            content_length_too_large(srv, conn)) {
+        unsigned long long declared = content_length(conn);
+        if (req->state == REQ_RECEIVING && declared > srv->cfg->max_body) {
             /* answered now, so the library closes the connection instead of
              * reading a body we refuse */
             problem_reply(&req->rep, 413, "body_too_large", NULL,
@@ -607,6 +607,11 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
                           srv->cfg->max_body);
             req->state = REQ_REPLIED;
             return queue_reply(req);
+        }
+        if (req->state == REQ_RECEIVING && declared > 0) {
+            /* the whole body in one allocation, no realloc chain */
+            req->body = malloc((size_t)declared);
+            req->body_cap = req->body ? (size_t)declared : 0;
         }
         return MHD_YES;
     }
