@@ -224,8 +224,8 @@ extern "C" bool parse_json_fast(const char *body, size_t len,
                                 size_t max_elements, raw_request *raw)
 {
     std::memset(raw, 0, sizeof *raw);
-    if (may_hold_negative_zero_integer(body, len))
-        return false;
+    if (len == 0 || may_hold_negative_zero_integer(body, len))
+        return false; /* an empty body (body may be NULL): jansson's error */
     try {
         padded.assign(body, len);
         padded.append(SIMDJSON_PADDING, ' ');
