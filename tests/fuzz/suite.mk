@@ -48,7 +48,8 @@ test-fuzz fuzz: $(FUZZ_BIN)
 	@rm -rf $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
 	@echo "== replaying tests/fuzz/corpus ($$(ls tests/fuzz/corpus | wc -l) seeds)"
-	$(FUZZ_ENV) $(FUZZ_BIN) -runs=0 $(FUZZ_OPTIONS) tests/fuzz/corpus
+	$(FUZZ_ENV) $(FUZZ_BIN) -runs=0 $(FUZZ_OPTIONS) \
+	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ tests/fuzz/corpus
 	@echo "== fuzzing for $(FUZZ_SECONDS) s"
 	$(FUZZ_ENV) $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTIONS) \
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus tests/fuzz/corpus

@@ -34,6 +34,7 @@ function init(args)
    statuses = {}
    retry_503 = 0
    bare_5xx = 0
+   codes_503 = {}
 end
 
 function request()
@@ -43,6 +44,10 @@ end
 
 function response(status, headers, body)
    statuses[status] = (statuses[status] or 0) + 1
+   if status == 503 then
+      local code = string.match(body, '"code":"([^"]+)"') or "?"
+      codes_503[code] = (codes_503[code] or 0) + 1
+   end
    if status == 503 and headers["Retry-After"] then
       retry_503 = retry_503 + 1
    elseif status >= 500 then
@@ -53,7 +58,11 @@ end
 function done(summary, latency, requests_)
    local total = {}
    local retry, bare = 0, 0
+   local codes = {}
    for _, t in ipairs(threads) do
+      for code, n in pairs(t:get("codes_503")) do
+         codes[code] = (codes[code] or 0) + n
+      end
       for code, n in pairs(t:get("statuses")) do
          total[code] = (total[code] or 0) + n
       end
@@ -64,6 +73,10 @@ function done(summary, latency, requests_)
    for code, n in pairs(total) do table.insert(parts, code .. "=" .. n) end
    table.sort(parts)
    io.write("SOAK statuses " .. table.concat(parts, " ") .. "\n")
+   local cparts = {}
+   for code, n in pairs(codes) do table.insert(cparts, code .. "=" .. n) end
+   table.sort(cparts)
+   io.write("SOAK codes_503 " .. table.concat(cparts, " ") .. "\n")
    io.write(string.format("SOAK retry_503 %d unexpected_5xx %d\n", retry, bare))
    io.write(string.format("SOAK requests %d errors_connect %d errors_read %d "
                           .. "errors_write %d errors_timeout %d "

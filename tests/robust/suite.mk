@@ -67,13 +67,13 @@ test-tsan:
 	  $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
 	$(if $(wildcard tests/unit/test_pool.c),$(TSAN_ENV) $(TSAN_BUILD)/tests/test_pool)
 	$(TSAN_ENV) $(ROBUST_PY)/load.py $(TSAN_BUILD)/attention-server \
-	  --threads 6 --requests 40 --server-threads 3
+	  --threads 6 --requests 40 --server-threads 3 --tsan --term-timeout 10
 	$(call san_logs_clean,$(call SAN_LOGS,$(TSAN_BUILD)))
 
 test-valgrind: $(SERVER_BIN)
 	OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=1 \
 	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
-	  --threads 3 --requests 24 --timeout 120
+	  --threads 4 --requests 40 --timeout 120
 
 test-robust: robust-slow robust-faults robust-soak
 

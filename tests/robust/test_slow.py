@@ -147,7 +147,9 @@ def main():
         for mode in ("slowloris", "slowbody"):
             prober = Prober(srv.port)
             prober.start()
+            t0 = time.monotonic()
             rc, text, rows = attack(srv.port, mode, workdir)
+            took = time.monotonic() - t0
             prober.stop.set()
             prober.join()
             lat = sorted(prober.latencies)
@@ -156,7 +158,9 @@ def main():
             worst = lat[-1] if lat else float("inf")
             peak = max((r[3] for r in rows), default=0)
             closed = rows[-1][1] if rows else 0
-            print(f"  {mode}: slowhttptest rc {rc}, {ATTACK_CONNECTIONS} "
+            print(f"  {mode}: slowhttptest rc {rc} after {took:.0f} s "
+                  f"(ends early once the server closed them all), "
+                  f"{ATTACK_CONNECTIONS} "
                   f"connections asked, peak connected {peak}, closed by "
                   f"server {closed}; normal client: {len(lat)} requests, "
                   f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "

@@ -24,8 +24,8 @@ from robustlib import Failures, Server, attention_body, matrix
 WARMUP_SECONDS = 10    # RSS before this is not judged (arenas, caches)
 RSS_GROWTH_MAX = 0.10  # after warm-up, flat within 10 %
 WINDOW_SECONDS = 10    # RSS compared as medians of 10 s windows (below)
-CONNECTIONS = 8        # wrk connections: exactly workers (2) + queue (6),
-MAX_QUEUE = 6          # so the queue is at its edge: 503s happen but are rare
+CONNECTIONS = 8        # wrk connections: workers (2) + queue (6); a worker that
+MAX_QUEUE = 6          # helps another job's loop leaves the queue full: 503s
 
 
 def write_bodies(d):
