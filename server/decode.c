@@ -167,25 +167,50 @@ static bool fit_weights(api_request *req, const weight *all, size_t heads,
                                "at most %zu heads (--max-heads)",
                                limits->max_heads);
     }
-    /* heads: from num_heads, else from a stack, else 1 */
+    /* heads: from num_heads, else from the first stack, else 1; the error
+     * names what the head count came from */
+    int stack_source = -1;
     for (int i = 0; i < 3; i++) {
         if (!all[i].heads)
             continue;
-        if (heads && all[i].heads != heads)
-            return decode_fail(err, 400, "invalid_num_heads", "/num_heads",
-                               "num_heads is %zu but %s stacks %zu heads",
-                               heads, raw_field_specs[all[i].field].name,
-                               all[i].heads);
+        const char *name = raw_field_specs[all[i].field].name;
+        if (heads && all[i].heads != heads) {
+            char ptr[DECODE_POINTER_MAX];
+            snprintf(ptr, sizeof ptr, "/%s", name);
+            if (stack_source < 0)
+                return decode_fail(err, 400, "invalid_num_heads",
+                                   "/num_heads",
+                                   "num_heads is %zu but %s stacks %zu heads",
+                                   heads, name, all[i].heads);
+            return decode_fail(err, 400, "invalid_num_heads", ptr,
+                               "%s stacks %zu heads but %s stacks %zu", name,
+                               all[i].heads,
+                               raw_field_specs[all[stack_source].field].name,
+                               heads);
+        }
+        if (!heads)
+            stack_source = i;
         heads = all[i].heads;
     }
     if (!heads)
         heads = 1;
     for (int i = 0; i < 3; i++)
-        if (all[i].width % heads != 0)
-            return decode_fail(err, 400, "invalid_num_heads", "/num_heads",
-                               "%zu heads do not divide the %zu columns of %s",
-                               heads, all[i].width,
-                               raw_field_specs[all[i].field].name);
+        if (all[i].width % heads != 0) {
+            const char *name = raw_field_specs[all[i].field].name;
+            char ptr[DECODE_POINTER_MAX];
+            snprintf(ptr, sizeof ptr, "/%s", name);
+            if (stack_source < 0)
+                return decode_fail(err, 400, "invalid_num_heads",
+                                   "/num_heads",
+                                   "%zu heads do not divide the %zu columns "
+                                   "of %s",
+                                   heads, all[i].width, name);
+            return decode_fail(err, 400, "invalid_num_heads", ptr,
+                               "%s stacks %zu heads, which do not divide the "
+                               "%zu columns of %s",
+                               raw_field_specs[all[stack_source].field].name,
+                               heads, all[i].width, name);
+        }
     if (all[1].width != all[0].width)
         return decode_fail(err, 400, "shape_mismatch", "/w_k",
                            "w_k gives keys %zu wide per head but w_q gives "

@@ -139,7 +139,8 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
     {
         if (strcmp(key, "shape") != 0 && strcmp(key, "base64") != 0) {
             snprintf(ptr, sizeof ptr, "/%s", spec->name);
-            problem_pointer_append(ptr, sizeof ptr, key);
+            if (!problem_pointer_append(ptr, sizeof ptr, key))
+                snprintf(ptr, sizeof ptr, "/%s", spec->name);
             return decode_fail(err, 400, "unknown_field", ptr,
                                "a binary tensor has only \"shape\" and "
                                "\"base64\"");
@@ -276,7 +277,14 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
     {
         if (!raw_field_known(key)) {
             char ptr[DECODE_POINTER_MAX] = "";
-            problem_pointer_append(ptr, sizeof ptr, key);
+            if (!problem_pointer_append(ptr, sizeof ptr, key))
+                return decode_fail(err, 400, "unknown_field", "",
+                                   "a field with a name of %zu bytes is not "
+                                   "one of x, context, w_q, w_k, w_v, w_o, "
+                                   "num_heads, scale, dtype, return, causal, "
+                                   "mask, key_padding, tokens, "
+                                   "context_tokens, encoding",
+                                   strlen(key));
             return decode_fail(err, 400, "unknown_field", ptr,
                                "unknown field (fields are x, context, w_q, "
                                "w_k, w_v, w_o, num_heads, scale, dtype, "

@@ -11,6 +11,7 @@
 
 #include "reply.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* pointer may be NULL (no field to blame). */
@@ -21,7 +22,9 @@ void problem_reply(reply *r, unsigned status, const char *code,
 /* The reason phrase of an HTTP status ("Bad Request"). */
 const char *problem_title(unsigned status);
 
-/* Appends "/token" to a JSON Pointer, escaping '~' and '/' (RFC 6901 §3). */
-void problem_pointer_append(char *pointer, size_t size, const char *token);
+/* Appends "/token" to a JSON Pointer, escaping '~' and '/' (RFC 6901 §3).
+ * Returns false when it does not fit in size bytes (then pointer is cut
+ * short and must not be sent). */
+bool problem_pointer_append(char *pointer, size_t size, const char *token);
 
 #endif

@@ -37,6 +37,15 @@ static void short_decimals_print_as_written(void **state)
     assert_string_equal(out, "0.1");
     numfmt_double(0.1 + 0.2, out);
     assert_string_equal(out, "0.30000000000000004");
+    /* whole numbers past 2^53 (float: 2^24) never look like big integers */
+    numfmt_double(123445678901234567890.0, out);
+    assert_string_equal(out, "1.2344567890123457e+20");
+    numfmt_double(9007199254740991.0, out);
+    assert_string_equal(out, "9007199254740991");
+    numfmt_float(3e10f, out);
+    assert_string_equal(out, "3e+10");
+    numfmt_float(16777215.0f, out);
+    assert_string_equal(out, "16777215");
 }
 
 static void every_double_and_float_round_trips_exactly(void **state)
@@ -75,6 +84,11 @@ static const request_limits limits = {
 
 #define LESSON_W "[[1,0,0,1],[0,1,1,0]]"
 #define VALID_TAIL "\"w_q\":" LESSON_W ",\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
+
+#define LONG_NAME_16 "abcdefghijklmnop"
+#define LONG_NAME                                                              \
+    LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16          \
+        LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16
 
 typedef struct {
     const char *body;
@@ -148,6 +162,17 @@ static const rejection rejections[] = {
      "shape_mismatch", "/w_k"},
     {"{\"x\":[[1,2]],\"num_heads\":9," VALID_TAIL "}", 413, "limit_exceeded",
      "/num_heads"},
+    /* without num_heads the head count comes from the first stack, and the
+     * weight that disagrees with it is blamed */
+    {"{\"x\":[[1,2]],\"w_q\":[[[1],[1]],[[1],[1]]],"
+     "\"w_k\":[[[1],[1]],[[1],[1]],[[1],[1]]],\"w_v\":[[1],[1]]}",
+     400, "invalid_num_heads", "/w_k"},
+    {"{\"x\":[[1,2]],\"w_q\":[[[1],[1]],[[1],[1]]],"
+     "\"w_k\":[[[1],[1]],[[1],[1]]],\"w_v\":[[1,2,3],[1,2,3]]}",
+     400, "invalid_num_heads", "/w_v"},
+    /* a field name too long for a pointer: no truncated pointer */
+    {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
+     ""},
     /* the binary form: {"shape": [...], "base64": little-endian numbers} */
     {"{\"x\":{\"shape\":[1,2],\"base64\":\"!!!!\"}," VALID_TAIL "}", 400,
      "invalid_base64", "/x/base64"},
