@@ -21,7 +21,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_BUILD := gcc g++ make libc6-dev libmicrohttpd-dev libjansson-dev \
              libsimdjson-dev libopenblas-dev
 DEB_TEST  := $(DEB_BUILD) libcmocka-dev libcurl4-openssl-dev python3-numpy \
-             curl clang libclang-rt-14-dev valgrind
+             curl clang clang-format libclang-rt-14-dev valgrind
 
 # apt-get install only the packages that are missing (one `apt-get update`),
 # waiting for another apt that holds the lock instead of failing at once.
@@ -52,7 +52,7 @@ LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
               $(BUILD)/gen/assets.o
 SERVER_BIN := $(BUILD)/attention-server
 
-.PHONY: all run deps deps-test test test-unit test-http test-oracle \
+.PHONY: all run deps deps-test test test-format test-unit test-http test-oracle \
         test-lessons clean format
 
 all: $(SERVER_BIN)
@@ -114,7 +114,8 @@ $(HTTP_TEST): $(BUILD)/tests/http/test_http.o
 TEST_SUITES :=
 
 test: deps-test
-	$(MAKE) test-unit test-http test-oracle test-lessons $(TEST_SUITES)
+	$(MAKE) test-format test-unit test-http test-oracle test-lessons \
+	  $(TEST_SUITES)
 	@echo "all test suites passed"
 
 test-unit: $(UNIT_TESTS)
@@ -129,8 +130,19 @@ test-oracle: $(SERVER_BIN)
 test-lessons: $(SERVER_BIN)
 	$(PYTHON) tests/lessons/run_lessons.py --server $(SERVER_BIN)
 
+FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.c)
+
+# the tree is clang-formatted (.clang-format); `make format` fixes it
+test-format:
+	clang-format --dry-run --Werror $(FORMATTED)
+	clang-format --assume-filename=x.c core/attention_impl.inc | \
+	  diff -q - core/attention_impl.inc >/dev/null
+	@echo "clang-format: $(words $(FORMATTED)) files clean"
+
 format:
-	clang-format -i core/*.[ch] server/*.[ch] tests/*/*.c
+	clang-format -i $(FORMATTED)
+	clang-format --assume-filename=x.c core/attention_impl.inc > $(BUILD)/impl.tmp && \
+	  mv $(BUILD)/impl.tmp core/attention_impl.inc
 
 clean:
 	rm -rf $(BUILD)

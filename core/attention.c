@@ -128,17 +128,17 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
             continue;
         size_t count = stage_elements(p, (attn_stage)s);
         /* a wanted Q, K, V or head output is a per-head copy of a wide one */
-        int copies = (s <= ATTN_V || s == ATTN_HEAD_OUTPUTS) &&
-                             (want & ATTN_WANT(s))
-                         ? 2
-                         : 1;
+        int copies =
+            (s <= ATTN_V || s == ATTN_HEAD_OUTPUTS) && (want & ATTN_WANT(s))
+                ? 2
+                : 1;
         if (!tensor_mul_add_size(&elements, count, (size_t)copies))
             return SIZE_MAX;
     }
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */
-    size_t tile = want & ATTN_SCORE_STAGES ? scratch_rows(p) * p->m
-                                           : fused_scratch(p);
+    size_t tile =
+        want & ATTN_SCORE_STAGES ? scratch_rows(p) * p->m : fused_scratch(p);
     if (p->m > SIZE_MAX / ATTN_ROW_BLOCK ||
         !tensor_mul_add_size(&elements, tile, threads))
         return SIZE_MAX;

@@ -2,10 +2,11 @@
  * attention.h - scaled dot-product multi-head attention on plain arrays.
  *
  * Letters used in every shape comment of the core:
- *   n    query tokens (rows of x)          m    key/value tokens (rows of context)
- *   d    width of x                        d_c  width of context (= d without one)
- *   h    heads                             d_k  query/key width of one head
- *   d_v  value width of one head           d_out width of the output projection
+ *   n    query tokens (rows of x)          m    key/value tokens (rows of
+ * context) d    width of x                        d_c  width of context (= d
+ * without one) h    heads                             d_k  query/key width of
+ * one head d_v  value width of one head           d_out width of the output
+ * projection
  *
  * Conventions are the lessons': row vectors, projections x @ W, and a d×(h·d_k)
  * projection is split into heads by columns (head i owns columns i·d_k ..
@@ -45,17 +46,17 @@ typedef enum {
 typedef struct {
     tensor_dtype dtype;
     size_t n, m, d, d_c, heads, d_k, d_v, d_out;
-    const void *x;       /* (n, d)                                   */
-    const void *context; /* (m, d_c), or NULL: self-attention (x)    */
-    const void *w_q;     /* (d, h·d_k)                               */
-    const void *w_k;     /* (d_c, h·d_k)                             */
-    const void *w_v;     /* (d_c, h·d_v)                             */
-    const void *w_o;     /* (h·d_v, d_out), or NULL: output = concat */
-    double scale;        /* multiplies Q Kᵀ; 0: divide by √d_k instead,
-                            exactly as the lessons write it     */
-    bool causal;         /* query i attends keys j ≤ i only          */
-    const uint8_t *allow;       /* (n, m) 1 = may attend, or NULL     */
-    const void *bias;           /* (n, m) added to scaled scores, or NULL */
+    const void *x;        /* (n, d)                                   */
+    const void *context;  /* (m, d_c), or NULL: self-attention (x)    */
+    const void *w_q;      /* (d, h·d_k)                               */
+    const void *w_k;      /* (d_c, h·d_k)                             */
+    const void *w_v;      /* (d_c, h·d_v)                             */
+    const void *w_o;      /* (h·d_v, d_out), or NULL: output = concat */
+    double scale;         /* multiplies Q Kᵀ; 0: divide by √d_k instead,
+                             exactly as the lessons write it     */
+    bool causal;          /* query i attends keys j ≤ i only          */
+    const uint8_t *allow; /* (n, m) 1 = may attend, or NULL     */
+    const void *bias;     /* (n, m) added to scaled scores, or NULL */
     const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
 } attn_problem;
 

@@ -194,7 +194,8 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
 {
     if (count == 0)
         return;
-    pool_loop loop = {.fn = fn, .ctx = ctx, .count = count, .next_worker_id = 1};
+    pool_loop loop = {
+        .fn = fn, .ctx = ctx, .count = count, .next_worker_id = 1};
     atomic_init(&loop.next_index, 0);
     size_t helpers = p ? p->thread_count : 0;
     if (helpers > count - 1)

@@ -7,7 +7,8 @@
 #define SHIFT_F64 6755399441055744.0
 #define SHIFT_F32 12582912.0f
 #define LOG2E 1.4426950408889634
-#define LN2_HI 0.6931471803691238  /* ln 2 rounded to 32 bits: k·LN2_HI exact */
+#define LN2_HI 0.6931471803691238 /* ln 2 rounded to 32 bits: k·LN2_HI exact  \
+                                   */
 #define LN2_LO 1.9082149292705877e-10
 /* Below this exp(x) is not a normal double (float): the result is 0. */
 #define MIN_X_F64 -708.0
@@ -145,8 +146,8 @@ float softmax_row_max_f32(const float *row, size_t m)
 }
 
 SOFTMAX_CLONES
-void softmax_scale_row_f64(const double *src, double *dst, size_t m,
-                           double by, bool divide)
+void softmax_scale_row_f64(const double *src, double *dst, size_t m, double by,
+                           bool divide)
 {
     if (divide)
         for (size_t j = 0; j < m; j++)

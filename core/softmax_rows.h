@@ -25,11 +25,11 @@
 
 /* Not under TSan: the ifunc resolvers of target_clones run during relocation,
  * before the TSan runtime exists, and crash when instrumented. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     !defined(__SANITIZE_THREAD__)
 #define SOFTMAX_CLONES                                                         \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",        \
-                                 "default")))
+    __attribute__((                                                            \
+        target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SOFTMAX_CLONES
 #endif
@@ -40,8 +40,8 @@ float softmax_exp_row_f32(float *row, size_t m, float max);
 
 /* dst[j] = src[j] / divisor (the lessons divide by √d_k), or src[j] · factor
  * when divide is false.  dst may be src. */
-void softmax_scale_row_f64(const double *src, double *dst, size_t m,
-                           double by, bool divide);
+void softmax_scale_row_f64(const double *src, double *dst, size_t m, double by,
+                           bool divide);
 void softmax_scale_row_f32(const float *src, float *dst, size_t m, float by,
                            bool divide);
 

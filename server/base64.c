@@ -12,7 +12,8 @@ void base64_encode(const void *src, size_t len, char *dst)
     const uint8_t *in = src;
     size_t i = 0;
     for (; i + 3 <= len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        uint32_t v =
+            (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
         *dst++ = alphabet[v >> 18];
         *dst++ = alphabet[(v >> 12) & 63];
         *dst++ = alphabet[(v >> 6) & 63];

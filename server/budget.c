@@ -16,6 +16,9 @@ bool budget_reserve(budget *b, size_t bytes)
     return true;
 }
 
-void budget_release(budget *b, size_t bytes) { atomic_fetch_sub(&b->used, bytes); }
+void budget_release(budget *b, size_t bytes)
+{
+    atomic_fetch_sub(&b->used, bytes);
+}
 
 size_t budget_used(budget *b) { return atomic_load(&b->used); }

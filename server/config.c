@@ -23,7 +23,8 @@ typedef struct {
 #define FIELD(f) offsetof(config, f)
 
 static const option_spec options[] = {
-    {"listen", OPT_LISTEN, 0, 0, "HOST:PORT to serve on (default 127.0.0.1:8080)"},
+    {"listen", OPT_LISTEN, 0, 0,
+     "HOST:PORT to serve on (default 127.0.0.1:8080)"},
     {"threads", OPT_SIZE, FIELD(threads), 0,
      "worker threads (default: online CPUs)"},
     {"max-body", OPT_SIZE, FIELD(max_body), 0,
@@ -195,7 +196,8 @@ config_action config_parse(config *cfg, int argc, char **argv)
     for (size_t i = 0; i < OPTION_COUNT; i++)
         long_options[i] = (struct option){options[i].name, required_argument,
                                           NULL, (int)(i + 1)};
-    long_options[OPTION_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
+    long_options[OPTION_COUNT] =
+        (struct option){"help", no_argument, NULL, 'h'};
     long_options[OPTION_COUNT + 1] =
         (struct option){"version", no_argument, NULL, 'V'};
     long_options[OPTION_COUNT + 2] = (struct option){0};

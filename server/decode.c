@@ -34,8 +34,8 @@ bool decode_fail(decode_error *err, unsigned status, const char *code,
 }
 
 /* "/name/i/j/k" for flat element `flat` of t. */
-static void pointer_of_element(char *out, const char *name,
-                               const raw_tensor *t, size_t flat)
+static void pointer_of_element(char *out, const char *name, const raw_tensor *t,
+                               size_t flat)
 {
     size_t index[RAW_MAX_RANK];
     for (int i = t->rank - 1; i >= 0; i--) {
@@ -178,15 +178,13 @@ static bool fit_weights(api_request *req, const weight *all, size_t heads,
             char ptr[DECODE_POINTER_MAX];
             snprintf(ptr, sizeof ptr, "/%s", name);
             if (stack_source < 0)
-                return decode_fail(err, 400, "invalid_num_heads",
-                                   "/num_heads",
+                return decode_fail(err, 400, "invalid_num_heads", "/num_heads",
                                    "num_heads is %zu but %s stacks %zu heads",
                                    heads, name, all[i].heads);
-            return decode_fail(err, 400, "invalid_num_heads", ptr,
-                               "%s stacks %zu heads but %s stacks %zu", name,
-                               all[i].heads,
-                               raw_field_specs[all[stack_source].field].name,
-                               heads);
+            return decode_fail(
+                err, 400, "invalid_num_heads", ptr,
+                "%s stacks %zu heads but %s stacks %zu", name, all[i].heads,
+                raw_field_specs[all[stack_source].field].name, heads);
         }
         if (!heads)
             stack_source = i;
@@ -200,8 +198,7 @@ static bool fit_weights(api_request *req, const weight *all, size_t heads,
             char ptr[DECODE_POINTER_MAX];
             snprintf(ptr, sizeof ptr, "/%s", name);
             if (stack_source < 0)
-                return decode_fail(err, 400, "invalid_num_heads",
-                                   "/num_heads",
+                return decode_fail(err, 400, "invalid_num_heads", "/num_heads",
                                    "%zu heads do not divide the %zu columns "
                                    "of %s",
                                    heads, all[i].width, name);
@@ -510,7 +507,8 @@ static bool decode_with(bool try_fast, const char *body, size_t len,
     memset(req, 0, sizeof *req);
     memset(err, 0, sizeof *err);
     raw_request raw;
-    bool ok = try_fast && parse_json_fast(body, len, limits->max_elements, &raw);
+    bool ok =
+        try_fast && parse_json_fast(body, len, limits->max_elements, &raw);
     if (!ok)
         ok = parse_json_jansson(body, len, limits->max_elements, &raw, err);
     ok = ok && assemble(&raw, limits, req, err);

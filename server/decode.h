@@ -30,10 +30,10 @@ typedef struct {
 } decode_error;
 
 typedef struct {
-    attn_problem problem; /* points into the buffers below               */
-    unsigned want;        /* ATTN_WANT() bits from "return"              */
-    bool binary;          /* "encoding": "base64": tensors as base64     */
-    double scale;         /* the effective scale (1/√d_k by default)     */
+    attn_problem problem;   /* points into the buffers below               */
+    unsigned want;          /* ATTN_WANT() bits from "return"              */
+    bool binary;            /* "encoding": "base64": tensors as base64     */
+    double scale;           /* the effective scale (1/√d_k by default)     */
     json_t *tokens;         /* n strings or NULL (owned reference)       */
     json_t *context_tokens; /* m strings or NULL (owned reference)       */
     void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;

@@ -24,8 +24,7 @@ int main(int argc, char **argv)
         fprintf(out, "const char %s[] = {", argv[i]);
         size_t len = 0;
         int c;
-        while ((c = fgetc(in)) != EOF)
-        {
+        while ((c = fgetc(in)) != EOF) {
             fprintf(out, "%s%s%d", len ? "," : "", len % 20 ? "" : "\n", c);
             len++;
         }

@@ -21,7 +21,8 @@ void encode_numbers(buf *out, const void *data, size_t count,
                     tensor_dtype dtype, bool null_for_neg_inf)
 {
     for (size_t start = 0; start < count; start += ENCODE_CHUNK) {
-        size_t end = count - start < ENCODE_CHUNK ? count : start + ENCODE_CHUNK;
+        size_t end =
+            count - start < ENCODE_CHUNK ? count : start + ENCODE_CHUNK;
         if (!buf_reserve(out, (end - start) * (NUMFMT_MAX + 1) + 1))
             return;
         char *dst = out->data + out->len;

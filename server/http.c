@@ -172,8 +172,8 @@ static void handle_index(http_server *srv, request *req)
 
 static void handle_metrics(http_server *srv, request *req)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(
-        srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     buf b = {0};
     metrics_render(&b, atomic_load(&srv->active_requests),
                    pool_queued(srv->workers), budget_used(&srv->memory),
@@ -331,8 +331,7 @@ static enum MHD_Result queue_reply(request *req)
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "X-Request-ID", req->id);
     if (r->status == 204 && r->allow) { /* CORS preflight */
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods",
-                                r->allow);
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Authorization, X-Request-ID");
         MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
@@ -386,9 +385,9 @@ static void attention_job(void *arg)
                       "the server shut down before this request could run");
         req->rep.retry_after = 1;
     } else {
-        api_attention(srv->workers, &srv->cfg->request, &srv->memory,
-                      req->body, req->body_len, &req->rep, &req->stats,
-                      client_gone_hook, req);
+        api_attention(srv->workers, &srv->cfg->request, &srv->memory, req->body,
+                      req->body_len, &req->rep, &req->stats, client_gone_hook,
+                      req);
         if (req->rep.status == 0) /* cancelled: the client left */
             reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
@@ -705,8 +704,9 @@ static bool load_api_key(http_server *srv, const char *path, char *err,
     size_t len = fread(srv->api_key, 1, HTTP_MAX_API_KEY, f);
     bool too_long = fgetc(f) != EOF;
     fclose(f);
-    while (len && (srv->api_key[len - 1] == '\n' ||
-                   srv->api_key[len - 1] == '\r' || srv->api_key[len - 1] == ' '))
+    while (len &&
+           (srv->api_key[len - 1] == '\n' || srv->api_key[len - 1] == '\r' ||
+            srv->api_key[len - 1] == ' '))
         len--;
     srv->api_key[len] = '\0';
     if (too_long || len == 0 || strlen(srv->api_key) != len) {
@@ -793,8 +793,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
     if (!srv->daemon) {
-        snprintf(err, err_size, "cannot listen on %s:%u", cfg->host,
-                 cfg->port);
+        snprintf(err, err_size, "cannot listen on %s:%u", cfg->host, cfg->port);
         conn_deadlines_stop(srv->deadlines);
         free(srv);
         return NULL;

@@ -35,7 +35,8 @@ static bool install_stop_handlers(void)
 {
     if (pipe2(stop_pipe, O_CLOEXEC) != 0)
         return false;
-    struct sigaction sa = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_handler = on_stop_signal,
+                           .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
     return sigaction(SIGTERM, &sa, NULL) == 0 &&
            sigaction(SIGINT, &sa, NULL) == 0;

@@ -11,10 +11,9 @@ static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
 
 /* Latency buckets in seconds: from a lesson-sized request (~100 µs) to a
  * large one (seconds). */
-static const double latency_bounds[] = {0.0001, 0.00025, 0.0005, 0.001,
-                                        0.0025, 0.005,   0.01,   0.025,
-                                        0.05,   0.1,     0.25,   0.5,
-                                        1,      2.5,     5,      10};
+static const double latency_bounds[] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 #define BUCKET_COUNT (sizeof latency_bounds / sizeof *latency_bounds)
 
 static const char *const route_labels[METRICS_ROUTE_COUNT] = {

@@ -17,8 +17,8 @@
  * run time inside the library (AVX2, AVX-512, ...), while On-Demand's are
  * fixed by the compiler flags of this file.  The small non-tensor fields are
  * copied into jansson values; a string holding "\u0000", which jansson
- * refuses, sends the body to jansson.  The differential fuzzer (tests/fuzz) checks that both paths
- * agree bit for bit.
+ * refuses, sends the body to jansson.  The differential fuzzer (tests/fuzz)
+ * checks that both paths agree bit for bit.
  */
 #include "parse_json.h"
 
@@ -31,7 +31,8 @@
 
 using namespace simdjson;
 
-namespace {
+namespace
+{
 
 /* One tensor field being walked: shape discovered from the first element at
  * each depth, every other array checked against it. */
@@ -169,8 +170,7 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
     for (dom::key_value_pair field : object) {
         std::string name(field.key);
         size_t known = 0;
-        while (known < raw_known_field_count &&
-               name != raw_known_fields[known])
+        while (known < raw_known_field_count && name != raw_known_fields[known])
             known++;
         if (known == raw_known_field_count || seen[known])
             return false; /* unknown or duplicated: jansson says which */
@@ -200,8 +200,8 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
 bool may_hold_negative_zero_integer(const char *body, size_t len)
 {
     const char *end = body + len;
-    for (const char *p = body; (p = static_cast<const char *>(
-                                    std::memchr(p, '-', size_t(end - p))));
+    for (const char *p = body;
+         (p = static_cast<const char *>(std::memchr(p, '-', size_t(end - p))));
          p++) {
         if (end - p < 2 || p[1] != '0')
             continue;

@@ -57,8 +57,8 @@ static bool tensor_shape(json_t *v, const raw_field_spec *spec, raw_tensor *t,
                            leaf_words(spec));
     if (t->rank < spec->min_rank)
         return decode_fail(err, 400, "wrong_rank", ptr,
-                           "%s must have %d%s dimensions, found %d",
-                           spec->name, spec->min_rank,
+                           "%s must have %d%s dimensions, found %d", spec->name,
+                           spec->min_rank,
                            spec->max_rank > spec->min_rank ? " or 3" : "",
                            t->rank);
     t->is_bool = spec->leaf == RAW_LEAF_BOOL ||
@@ -150,14 +150,14 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
     if (spec->leaf == RAW_LEAF_BOOL || !json_is_array(shape) ||
         json_array_size(shape) < (size_t)spec->min_rank ||
         json_array_size(shape) > (size_t)spec->max_rank)
-        return decode_fail(err, 400, spec->leaf == RAW_LEAF_BOOL ? "wrong_type"
-                                                                 : "wrong_rank",
-                           ptr,
-                           spec->leaf == RAW_LEAF_BOOL
-                               ? "%s takes booleans, which have no binary form"
-                               : "%s needs a shape of %d%s dimensions",
-                           spec->name, spec->min_rank,
-                           spec->max_rank > spec->min_rank ? " or 3" : "");
+        return decode_fail(
+            err, 400, spec->leaf == RAW_LEAF_BOOL ? "wrong_type" : "wrong_rank",
+            ptr,
+            spec->leaf == RAW_LEAF_BOOL
+                ? "%s takes booleans, which have no binary form"
+                : "%s needs a shape of %d%s dimensions",
+            spec->name, spec->min_rank,
+            spec->max_rank > spec->min_rank ? " or 3" : "");
     t->rank = (int)json_array_size(shape);
     size_t count = 1;
     for (int i = 0; i < t->rank; i++) {
@@ -297,8 +297,8 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
     /* binary tensors hold numbers of the request's dtype (an unknown dtype
      * is reported later, by the validator) */
     const char *dtype = json_string_value(json_object_get(root, "dtype"));
-    size_t elem = dtype && strcmp(dtype, "float32") == 0 ? sizeof(float)
-                                                          : sizeof(double);
+    size_t elem =
+        dtype && strcmp(dtype, "float32") == 0 ? sizeof(float) : sizeof(double);
     for (int f = 0; f < RAW_TENSOR_COUNT; f++) {
         json_t *v = json_object_get(root, raw_field_specs[f].name);
         if (v && !tensor_parse(v, &raw_field_specs[f], &raw->tensor[f], elem,

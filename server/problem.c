@@ -9,18 +9,30 @@
 const char *problem_title(unsigned status)
 {
     switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Content";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Error";
     }
 }
 
@@ -72,7 +84,8 @@ void problem_reply(reply *r, unsigned status, const char *code,
         static const char fallback[] =
             "{\"type\":\"urn:attention:problem:out_of_memory\",\"title\":"
             "\"Service Unavailable\",\"status\":503,\"code\":\"out_of_memory\","
-            "\"detail\":\"the server ran out of memory building this reply\"}\n";
+            "\"detail\":\"the server ran out of memory building this "
+            "reply\"}\n";
         buf_free(&b);
         reply_set_static(r, 503, "application/problem+json", fallback,
                          sizeof fallback - 1);

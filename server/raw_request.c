@@ -15,10 +15,10 @@ const raw_field_spec raw_field_specs[RAW_TENSOR_COUNT] = {
 };
 
 const char *const raw_known_fields[] = {
-    "x",      "context",     "w_q",       "w_k",
-    "w_v",    "w_o",         "mask",      "key_padding",
-    "num_heads", "scale",    "dtype",     "return",
-    "causal", "tokens",      "context_tokens", "encoding",
+    "x",        "context", "w_q",         "w_k",       "w_v",
+    "w_o",      "mask",    "key_padding", "num_heads", "scale",
+    "dtype",    "return",  "causal",      "tokens",    "context_tokens",
+    "encoding",
 };
 const size_t raw_known_field_count =
     sizeof raw_known_fields / sizeof *raw_known_fields;

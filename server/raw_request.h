@@ -3,9 +3,10 @@
  *
  * Two parsers fill it: parse_json.c (jansson; the authority, with precise
  * errors, and the only one that reads the binary tensor form) and
- * parse_fast.cpp (simdjson; the fast path for well-formed JSON bodies).  Tensors arrive as flat row-major arrays of double (or bytes for
- * booleans) with their shape; every other field stays a small JSON value in
- * `envelope`.  decode.c validates it the same way whichever parser ran.
+ * parse_fast.cpp (simdjson; the fast path for well-formed JSON bodies). Tensors
+ * arrive as flat row-major arrays of double (or bytes for booleans) with their
+ * shape; every other field stays a small JSON value in `envelope`.  decode.c
+ * validates it the same way whichever parser ran.
  */
 #ifndef SERVER_RAW_REQUEST_H
 #define SERVER_RAW_REQUEST_H
@@ -35,10 +36,10 @@ typedef enum {
 
 typedef struct {
     bool present;
-    bool is_bool;     /* data is uint8_t 0/1, else double */
-    int rank;         /* 1 to RAW_MAX_RANK */
+    bool is_bool; /* data is uint8_t 0/1, else double */
+    int rank;     /* 1 to RAW_MAX_RANK */
     size_t dims[RAW_MAX_RANK];
-    void *data;       /* malloc'd, row-major */
+    void *data; /* malloc'd, row-major */
 } raw_tensor;
 
 typedef struct {

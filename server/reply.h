@@ -17,10 +17,10 @@ typedef struct {
     char *body;               /* malloc'd, or static when body_static  */
     size_t body_len;
     bool body_static;
-    const char *allow;        /* Allow header (405), static, or NULL   */
-    unsigned retry_after;     /* Retry-After seconds (503), 0 = none   */
-    bool www_authenticate;    /* add WWW-Authenticate: Bearer (401)    */
-    const char *cache_control;/* static, or NULL                       */
+    const char *allow;         /* Allow header (405), static, or NULL   */
+    unsigned retry_after;      /* Retry-After seconds (503), 0 = none   */
+    bool www_authenticate;     /* add WWW-Authenticate: Bearer (401)    */
+    const char *cache_control; /* static, or NULL                       */
 } reply;
 
 void reply_set_static(reply *r, unsigned status, const char *content_type,

@@ -127,9 +127,21 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
         goto done;
     }
     attn_problem p = {
-        .dtype = dtype, .n = n, .m = n, .d = d, .d_c = d, .heads = h,
-        .d_k = d / h, .d_v = d / h, .d_out = d, .x = x, .w_q = w[0],
-        .w_k = w[1], .w_v = w[2], .w_o = w[3], .scale = 0,
+        .dtype = dtype,
+        .n = n,
+        .m = n,
+        .d = d,
+        .d_c = d,
+        .heads = h,
+        .d_k = d / h,
+        .d_v = d / h,
+        .d_out = d,
+        .x = x,
+        .w_q = w[0],
+        .w_k = w[1],
+        .w_v = w[2],
+        .w_o = w[3],
+        .scale = 0,
     };
     unsigned want = weights ? ATTN_WANT(ATTN_WEIGHTS) : 0;
     /* each call frees the previous result inside the timed loop, as the

@@ -133,12 +133,12 @@ static json_t *pointer_resolve(json_t *doc, const char *pointer)
 static void check_reply(const reply *out, const uint8_t *data, size_t size)
 {
     unsigned s = out->status;
-    CHECK(s == 200 || s == 400 || s == 413 || s == 422 || s == 503,
-          "status %u", s);
+    CHECK(s == 200 || s == 400 || s == 413 || s == 422 || s == 503, "status %u",
+          s);
     CHECK(out->body && out->body_len > 0, "empty reply body (status %u)", s);
     json_error_t jerr;
-    json_t *doc = json_loadb(out->body, out->body_len, JSON_REJECT_DUPLICATES,
-                             &jerr);
+    json_t *doc =
+        json_loadb(out->body, out->body_len, JSON_REJECT_DUPLICATES, &jerr);
     CHECK(doc, "reply is not strict JSON: %s (status %u): %.*s", jerr.text, s,
           (int)(out->body_len < 300 ? out->body_len : 300), out->body);
     CHECK(json_is_object(doc), "reply is not an object");
@@ -149,8 +149,8 @@ static void check_reply(const reply *out, const uint8_t *data, size_t size)
         CHECK(json_is_string(json_object_get(doc, "dtype")), "no dtype");
         CHECK(json_is_object(json_object_get(doc, "shapes")), "no shapes");
     } else {
-        CHECK(strcmp(out->content_type, "application/problem+json") == 0,
-              "%s", out->content_type);
+        CHECK(strcmp(out->content_type, "application/problem+json") == 0, "%s",
+              out->content_type);
         json_t *st = json_object_get(doc, "status");
         CHECK(json_is_number(st) && json_number_value(st) == (double)s,
               "problem status field disagrees with %u", s);
@@ -164,8 +164,10 @@ static void check_reply(const reply *out, const uint8_t *data, size_t size)
             json_t *req = json_loadb((const char *)data, size,
                                      JSON_DECODE_INT_AS_REAL, NULL);
             CHECK(req, "400 with a pointer for a body jansson cannot parse");
-            CHECK(pointer_resolve(req, ptr), "pointer %s (code %s) names no "
-                  "value of the request", ptr, code);
+            CHECK(pointer_resolve(req, ptr),
+                  "pointer %s (code %s) names no "
+                  "value of the request",
+                  ptr, code);
             json_decref(req);
         }
     }
@@ -201,15 +203,17 @@ static void compare_with_reference(const api_request *req)
     tensor_dtype t = p->dtype;
     double bx = max_abs(p->x, p->n * p->d, t);
     double bc = p->context ? max_abs(p->context, p->m * p->d_c, t) : bx;
-    double bq = (double)p->d * bx * max_abs(p->w_q, p->d * p->heads * p->d_k, t);
-    double bk = (double)p->d_c * bc *
-                max_abs(p->w_k, p->d_c * p->heads * p->d_k, t);
-    double bv = (double)p->d_c * bc *
-                max_abs(p->w_v, p->d_c * p->heads * p->d_v, t);
+    double bq =
+        (double)p->d * bx * max_abs(p->w_q, p->d * p->heads * p->d_k, t);
+    double bk =
+        (double)p->d_c * bc * max_abs(p->w_k, p->d_c * p->heads * p->d_k, t);
+    double bv =
+        (double)p->d_c * bc * max_abs(p->w_v, p->d_c * p->heads * p->d_v, t);
     double bias = p->bias ? max_abs(p->bias, p->n * p->m, t) : 0;
     double bscore = req->scale * (double)p->d_k * bq * bk + bias;
-    if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) || !(bq <= FUZZ_COMPARE_MAX_SCORE) ||
-        !(bk <= FUZZ_COMPARE_MAX_SCORE) || !(bv <= FUZZ_COMPARE_MAX_SCORE))
+    if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) ||
+        !(bq <= FUZZ_COMPARE_MAX_SCORE) || !(bk <= FUZZ_COMPARE_MAX_SCORE) ||
+        !(bv <= FUZZ_COMPARE_MAX_SCORE))
         return; /* a stage may overflow: the reference does not flag it */
     double bo = p->w_o ? (double)(p->heads * p->d_v) *
                              max_abs(p->w_o, p->heads * p->d_v * p->d_out, t)
@@ -218,8 +222,8 @@ static void compare_with_reference(const api_request *req)
     /* every stage's error is bounded by a few units of rounding times the
      * largest magnitude any term reaches, times the longest sum */
     double width = (double)(p->d + p->d_c + p->m + p->heads * p->d_v + 8);
-    double tol = 64 * eps * width * (1 + bscore) * (1 + bq + bk + bv) *
-                 (1 + bo);
+    double tol =
+        64 * eps * width * (1 + bscore) * (1 + bq + bk + bv) * (1 + bo);
 
     unsigned all = (1u << ATTN_STAGE_COUNT) - 1;
     attn_result fast, ref;
@@ -243,8 +247,10 @@ static void compare_with_reference(const api_request *req)
                           attn_stage_name(s), i, a, b);
                     continue;
                 }
-                CHECK(fabs(a - b) <= tol, "stage %s[%zu]: %.17g vs reference "
-                      "%.17g (tolerance %g)", attn_stage_name(s), i, a, b, tol);
+                CHECK(fabs(a - b) <= tol,
+                      "stage %s[%zu]: %.17g vs reference "
+                      "%.17g (tolerance %g)",
+                      attn_stage_name(s), i, a, b, tol);
             }
         }
     }
@@ -272,9 +278,8 @@ static void compare_parsers(const char *body, size_t size, bool ok,
     if (!ok) {
         CHECK(serr.status == err->status && strcmp(serr.code, err->code) == 0 &&
                   strcmp(serr.pointer, err->pointer) == 0,
-              "fast decoder: %u %s %s; jansson decoder: %u %s %s",
-              err->status, err->code, err->pointer, serr.status, serr.code,
-              serr.pointer);
+              "fast decoder: %u %s %s; jansson decoder: %u %s %s", err->status,
+              err->code, err->pointer, serr.status, serr.code, serr.pointer);
         return;
     }
     const attn_problem *a = &req->problem, *b = &slow.problem;

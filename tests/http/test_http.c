@@ -176,9 +176,8 @@ static int server_start(server *s, const char *const *extra)
         fprintf(stderr, "set ATTENTION_SERVER to the server binary\n");
         return -1;
     }
-    const char *argv[32] = {bin,         "--listen", "127.0.0.1:0",
-                            "--threads", "2",        "--grace",
-                            GRACE_S};
+    const char *argv[32] = {bin, "--listen", "127.0.0.1:0", "--threads",
+                            "2", "--grace",  GRACE_S};
     size_t argc = 7;
     for (size_t i = 0; extra && extra[i] && argc < 31; i++)
         argv[argc++] = extra[i];
@@ -406,8 +405,7 @@ static http_response http(const http_request *rq)
             curl_easy_setopt(h, CURLOPT_READDATA, &up);
         } else {
             curl_easy_setopt(h, CURLOPT_POSTFIELDS, rq->body);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                             (curl_off_t)len);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
         }
     } else {
         curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -444,8 +442,8 @@ static void response_free(http_response *r)
 
 /* The value of header `name` in r (copied into out, trimmed), or NULL.
  * `nth` picks among repeated headers (0 = first). */
-static const char *header_nth(const http_response *r, const char *name,
-                              int nth, char *out, size_t out_size)
+static const char *header_nth(const http_response *r, const char *name, int nth,
+                              char *out, size_t out_size)
 {
     size_t name_len = strlen(name);
     for (const char *line = r->headers.data; line && *line;) {
@@ -470,8 +468,8 @@ static const char *header_nth(const http_response *r, const char *name,
     return NULL;
 }
 
-static const char *header(const http_response *r, const char *name,
-                          char *out, size_t out_size)
+static const char *header(const http_response *r, const char *name, char *out,
+                          size_t out_size)
 {
     return header_nth(r, name, 0, out, out_size);
 }
@@ -579,8 +577,8 @@ static void expect_content_type(const http_response *r, const char *type)
 static json_t *body_json(const http_response *r)
 {
     json_error_t jerr;
-    json_t *v = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES,
-                           &jerr);
+    json_t *v =
+        json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr);
     if (!v) {
         show(r);
         fail_msg("body is not JSON: %s", jerr.text);
@@ -667,8 +665,8 @@ static void expect_matrix(json_t *v, const double *expected, size_t rows,
                 fail_msg("%s[%zu][%zu] is not a number", what, i, j);
             double got = json_number_value(x), want = expected[i * cols + j];
             if (!(fabs(got - want) <= tol))
-                fail_msg("%s[%zu][%zu] = %.17g, expected %.17g (tol %g)",
-                         what, i, j, got, want, tol);
+                fail_msg("%s[%zu][%zu] = %.17g, expected %.17g (tol %g)", what,
+                         i, j, got, want, tol);
         }
     }
 }
@@ -820,8 +818,8 @@ static void lesson_001_default_returns_output_and_weights(void **state)
                   TOL_F64, "output");
     assert_int_equal(json_array_size(json_object_get(v, "weights")), 1);
     /* only the default tensors */
-    const char *absent[] = {"q", "k", "v", "scores", "scaled_scores",
-                            "head_outputs", "concat"};
+    const char *absent[] = {
+        "q", "k", "v", "scores", "scaled_scores", "head_outputs", "concat"};
     for (size_t i = 0; i < sizeof absent / sizeof *absent; i++)
         if (json_object_get(v, absent[i]))
             fail_msg("%s returned without being asked for", absent[i]);
@@ -846,10 +844,14 @@ static void lesson_001_metadata_and_shapes(void **state)
         const char *name;
         size_t rank, dims[3];
     } want[] = {
-        {"q", 3, {1, 3, 4}},       {"k", 3, {1, 3, 4}},
-        {"v", 3, {1, 3, 4}},       {"scores", 3, {1, 3, 3}},
-        {"scaled_scores", 3, {1, 3, 3}}, {"weights", 3, {1, 3, 3}},
-        {"head_outputs", 3, {1, 3, 4}},  {"concat", 2, {3, 4}},
+        {"q", 3, {1, 3, 4}},
+        {"k", 3, {1, 3, 4}},
+        {"v", 3, {1, 3, 4}},
+        {"scores", 3, {1, 3, 3}},
+        {"scaled_scores", 3, {1, 3, 3}},
+        {"weights", 3, {1, 3, 3}},
+        {"head_outputs", 3, {1, 3, 4}},
+        {"concat", 2, {3, 4}},
         {"output", 2, {3, 4}},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
@@ -967,13 +969,13 @@ static void two_heads_as_3d_stacks_equal_reshape(void **state)
 {
     (void)state;
     /* head i = columns 2i, 2i+1 of each lesson matrix */
-    char *body = lesson_with(
-        "{\"w_q\":[[[0.1,0.2],[0.0,0.1],[0.1,0.0],[0.0,0.0]],"
-        "[[0.0,0.0],[0.3,0.0],[0.0,0.2],[0.2,0.3]]],"
-        "\"w_k\":[[[0.2,0.0],[0.0,0.1],[0.1,0.0],[0.0,0.2]],"
-        "[[0.1,0.0],[0.0,0.3],[0.2,0.0],[0.0,0.1]]],"
-        "\"w_v\":[[[0.0,0.1],[0.2,0.0],[0.0,0.3],[0.1,0.0]],"
-        "[[0.0,0.2],[0.2,0.0],[0.1,0.0],[0.0,0.3]]]}");
+    char *body =
+        lesson_with("{\"w_q\":[[[0.1,0.2],[0.0,0.1],[0.1,0.0],[0.0,0.0]],"
+                    "[[0.0,0.0],[0.3,0.0],[0.0,0.2],[0.2,0.3]]],"
+                    "\"w_k\":[[[0.2,0.0],[0.0,0.1],[0.1,0.0],[0.0,0.2]],"
+                    "[[0.1,0.0],[0.0,0.3],[0.2,0.0],[0.0,0.1]]],"
+                    "\"w_v\":[[[0.0,0.1],[0.2,0.0],[0.0,0.3],[0.1,0.0]],"
+                    "[[0.0,0.2],[0.2,0.0],[0.1,0.0],[0.0,0.3]]]}");
     http_response r = post_json(body);
     expect_status(&r, 200);
     json_t *v = body_json(&r);
@@ -1196,11 +1198,10 @@ static void float32_overflow_is_number_out_of_range(void **state)
 static void empty_body_is_rejected(void **state)
 {
     (void)state;
-    http_response r =
-        http(&(http_request){.method = "POST",
-                             .path = "/v1/attention",
-                             .content_type = "application/json",
-                             .body = ""});
+    http_response r = http(&(http_request){.method = "POST",
+                                           .path = "/v1/attention",
+                                           .content_type = "application/json",
+                                           .body = ""});
     expect_problem(&r, 400, "invalid_json", NULL);
     response_free(&r);
 }
@@ -1287,8 +1288,7 @@ static void overflowing_scores_are_422_not_infinity(void **state)
         "1e200]]}");
     http_response r = post_json(body);
     expect_problem(&r, 422, "non_finite_result", NULL);
-    expect(!strstr(r.body.data, "Infinity") && !strstr(r.body.data, "NaN"),
-           &r);
+    expect(!strstr(r.body.data, "Infinity") && !strstr(r.body.data, "NaN"), &r);
     response_free(&r);
     free(body);
 }
@@ -1327,11 +1327,10 @@ static void unknown_path_is_json_404(void **state)
 static void post_to_unknown_path_is_json_404(void **state)
 {
     (void)state;
-    http_response r =
-        http(&(http_request){.method = "POST",
-                             .path = "/v1/attention/extra",
-                             .content_type = "application/json",
-                             .body = LESSON_001});
+    http_response r = http(&(http_request){.method = "POST",
+                                           .path = "/v1/attention/extra",
+                                           .content_type = "application/json",
+                                           .body = LESSON_001});
     expect_problem(&r, 404, "not_found", NULL);
     response_free(&r);
 }
@@ -1428,8 +1427,7 @@ static void options_preflight_is_204_with_cors(void **state)
     expect_status(&r, 204);
     expect(r.body.len == 0, &r);
     char value[256];
-    expect(header(&r, "Access-Control-Allow-Origin", value, sizeof value),
-           &r);
+    expect(header(&r, "Access-Control-Allow-Origin", value, sizeof value), &r);
     expect(strcmp(value, "*") == 0 ||
                strcmp(value, "http://localhost:5173") == 0,
            &r);
@@ -1455,8 +1453,7 @@ static void cors_origin_on_actual_response(void **state)
                              .headers = {"Origin: http://localhost:5173"}});
     expect_status(&r, 200);
     char value[256];
-    expect(header(&r, "Access-Control-Allow-Origin", value, sizeof value),
-           &r);
+    expect(header(&r, "Access-Control-Allow-Origin", value, sizeof value), &r);
     response_free(&r);
 }
 
@@ -1521,16 +1518,24 @@ static void keep_alive_reuses_one_connection(void **state)
     CURL *h = curl_easy_init();
     /* successes and answered errors alike keep the connection */
     const http_request rqs[] = {
-        {.method = "POST", .path = "/v1/attention",
-         .content_type = "application/json", .body = LESSON_001},
+        {.method = "POST",
+         .path = "/v1/attention",
+         .content_type = "application/json",
+         .body = LESSON_001},
         {.path = "/healthz"},
-        {.method = "POST", .path = "/v1/attention",
-         .content_type = "application/json", .body = "{\"x\":1}"},
-        {.method = "POST", .path = "/v1/attention",
-         .content_type = "text/plain", .body = LESSON_001},
+        {.method = "POST",
+         .path = "/v1/attention",
+         .content_type = "application/json",
+         .body = "{\"x\":1}"},
+        {.method = "POST",
+         .path = "/v1/attention",
+         .content_type = "text/plain",
+         .body = LESSON_001},
         {.path = "/nowhere"},
-        {.method = "POST", .path = "/v1/attention",
-         .content_type = "application/json", .body = LESSON_001},
+        {.method = "POST",
+         .path = "/v1/attention",
+         .content_type = "application/json",
+         .body = LESSON_001},
     };
     const long want[] = {200, 200, 400, 415, 404, 200};
     for (size_t i = 0; i < sizeof rqs / sizeof *rqs; i++) {
@@ -1551,7 +1556,8 @@ static void keep_alive_reuses_one_connection(void **state)
 static void head_healthz_has_no_body(void **state)
 {
     (void)state;
-    http_response r = http(&(http_request){.method = "HEAD", .path = "/healthz"});
+    http_response r =
+        http(&(http_request){.method = "HEAD", .path = "/healthz"});
     expect_status(&r, 200);
     assert_int_equal(r.body.len, 0);
     response_free(&r);
@@ -1860,12 +1866,12 @@ static bool lesson_response_correct(const http_response *r)
     json_t *out = json_object_get(v, "output");
     for (size_t i = 0; i < 3 && ok; i++) {
         for (size_t j = 0; j < 3; j++)
-            ok &= fabs(json_number_value(json_array_get(json_array_get(w, i),
-                                                        j)) -
+            ok &= fabs(json_number_value(
+                           json_array_get(json_array_get(w, i), j)) -
                        LESSON_001_WEIGHTS[i][j]) <= TOL_F64;
         for (size_t j = 0; j < 4; j++)
-            ok &= fabs(json_number_value(json_array_get(json_array_get(out, i),
-                                                        j)) -
+            ok &= fabs(json_number_value(
+                           json_array_get(json_array_get(out, i), j)) -
                        LESSON_001_OUTPUT[i][j]) <= TOL_F64;
     }
     json_decref(v);
@@ -2045,7 +2051,7 @@ static void wrong_token_is_401(void **state)
 {
     (void)state;
     const char *tokens[] = {
-        "Authorization: Bearer k3y-for-the-http-test",  /* a prefix */
+        "Authorization: Bearer k3y-for-the-http-test",   /* a prefix */
         "Authorization: Bearer k3y-for-the-http-testsX", /* longer */
         "Authorization: Basic " API_KEY,                 /* wrong scheme */
     };
@@ -2089,11 +2095,11 @@ static void health_endpoints_stay_open(void **state)
 static void preflight_needs_no_token(void **state)
 {
     (void)state;
-    http_response r = http(&(http_request){
-        .method = "OPTIONS",
-        .path = "/v1/attention",
-        .headers = {"Origin: http://localhost:5173",
-                    "Access-Control-Request-Method: POST"}});
+    http_response r = http(
+        &(http_request){.method = "OPTIONS",
+                        .path = "/v1/attention",
+                        .headers = {"Origin: http://localhost:5173",
+                                    "Access-Control-Request-Method: POST"}});
     expect_status(&r, 204);
     response_free(&r);
 }
@@ -2146,8 +2152,8 @@ static void *heavy_request(void *arg)
     curl_easy_cleanup(h);
     c->status = r.rc == CURLE_OK ? r.status : -(long)r.rc;
     char value[64];
-    c->retry_after = header(&r, "Retry-After", value, sizeof value) &&
-                     atoi(value) >= 1;
+    c->retry_after =
+        header(&r, "Retry-After", value, sizeof value) && atoi(value) >= 1;
     c->problem_overloaded =
         strstr(r.body.data, "\"code\":\"overloaded\"") != NULL;
     if (r.status == 200) {
@@ -2184,8 +2190,8 @@ static void full_queue_is_503_with_retry_after(void **state)
         else if (c->status == 503 && c->retry_after && c->problem_overloaded)
             overloaded++;
         else
-            print_error("client %d: status %ld, retry-after %d\n", i,
-                        c->status, c->retry_after);
+            print_error("client %d: status %ld, retry-after %d\n", i, c->status,
+                        c->retry_after);
     }
     free(body);
     print_message("%d served, %d turned away with 503\n", ok, overloaded);
@@ -2294,9 +2300,9 @@ static void second_sigterm_during_drain_still_exits_0(void **state)
     (void)state;
     /* a second signal (Ctrl-C twice, an impatient orchestrator) must not
      * kill the process half-way through its drain */
-    assert_int_equal(group_start((const char *[]){"--threads", "1", "--grace",
-                                                  "15", NULL}),
-                     0);
+    assert_int_equal(
+        group_start((const char *[]){"--threads", "1", "--grace", "15", NULL}),
+        0);
     char *body = heavy_body(HEAVY_N, HEAVY_D);
     pthread_t thread;
     atomic_int uploaded = 0;
@@ -2439,15 +2445,15 @@ int main(void)
     failed += cmocka_run_group_tests_name("api", api, api_setup, group_stop);
     failed += cmocka_run_group_tests_name("protocol", protocol, protocol_setup,
                                           group_stop);
-    failed += cmocka_run_group_tests_name("limits", limits, limits_setup,
-                                          group_stop);
+    failed +=
+        cmocka_run_group_tests_name("limits", limits, limits_setup, group_stop);
     failed += cmocka_run_group_tests_name("load", load, load_setup, group_stop);
-    failed += cmocka_run_group_tests_name("auth", auth, auth_setup,
-                                          auth_teardown);
+    failed +=
+        cmocka_run_group_tests_name("auth", auth, auth_setup, auth_teardown);
     failed += cmocka_run_group_tests_name("overload", overload, overload_setup,
                                           group_stop);
-    failed += cmocka_run_group_tests_name("budget", budget, budget_setup,
-                                          group_stop);
+    failed +=
+        cmocka_run_group_tests_name("budget", budget, budget_setup, group_stop);
     failed += cmocka_run_group_tests_name("drain", drain, drain_setup,
                                           drain_teardown);
     curl_global_cleanup();

@@ -55,8 +55,8 @@ static size_t stage_count(const attn_problem *p, attn_stage s)
 }
 
 /* Largest |a − b| over the stage, relative to the largest |b|. */
-static double relative_error(const attn_problem *p, attn_stage s,
-                             const void *a, const void *b)
+static double relative_error(const attn_problem *p, attn_stage s, const void *a,
+                             const void *b)
 {
     double max_diff = 0, max_ref = 0;
     for (size_t i = 0; i < stage_count(p, s); i++) {
@@ -138,8 +138,10 @@ static void blas_path_matches_reference_on_random_problems(void **state)
         random_problem rp;
         make_random_problem(&rp, dtype, seed);
         attn_result fast, ref;
-        assert_int_equal(attn_forward(workers, &rp.p, want_all, &fast), ATTN_OK);
-        assert_int_equal(attn_forward_reference(&rp.p, want_all, &ref), ATTN_OK);
+        assert_int_equal(attn_forward(workers, &rp.p, want_all, &fast),
+                         ATTN_OK);
+        assert_int_equal(attn_forward_reference(&rp.p, want_all, &ref),
+                         ATTN_OK);
         double tolerance = dtype == TENSOR_FLOAT32 ? 1e-5 : 1e-12;
         for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
             double err = relative_error(&rp.p, s, fast.stage[s], ref.stage[s]);
@@ -169,18 +171,26 @@ static void blas_path_matches_reference_on_random_problems(void **state)
 
 /* Lesson 001 (../shared/seeds/001_*.txt): X (3×4) and fixed 4×4 weights. */
 static const double lesson_x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
-static const double lesson_wq[] = {0.1, 0.2, 0, 0, 0, 0.1, 0.3, 0,
-                                   0.1, 0, 0, 0.2, 0, 0, 0.2, 0.3};
+static const double lesson_wq[] = {0.1, 0.2, 0, 0,   0, 0.1, 0.3, 0,
+                                   0.1, 0,   0, 0.2, 0, 0,   0.2, 0.3};
 static const double lesson_wk[] = {0.2, 0, 0.1, 0, 0, 0.1, 0, 0.3,
                                    0.1, 0, 0.2, 0, 0, 0.2, 0, 0.1};
-static const double lesson_wv[] = {0, 0.1, 0, 0.2, 0.2, 0, 0.2, 0,
-                                   0, 0.3, 0.1, 0, 0.1, 0, 0, 0.3};
+static const double lesson_wv[] = {0, 0.1, 0,   0.2, 0.2, 0, 0.2, 0,
+                                   0, 0.3, 0.1, 0,   0.1, 0, 0,   0.3};
 
 static attn_problem lesson_001(void)
 {
-    return (attn_problem){.dtype = TENSOR_FLOAT64, .n = 3, .m = 3, .d = 4,
-                          .d_c = 4, .heads = 1, .d_k = 4, .d_v = 4,
-                          .x = lesson_x, .w_q = lesson_wq, .w_k = lesson_wk,
+    return (attn_problem){.dtype = TENSOR_FLOAT64,
+                          .n = 3,
+                          .m = 3,
+                          .d = 4,
+                          .d_c = 4,
+                          .heads = 1,
+                          .d_k = 4,
+                          .d_v = 4,
+                          .x = lesson_x,
+                          .w_q = lesson_wq,
+                          .w_k = lesson_wk,
                           .w_v = lesson_wv};
 }
 
@@ -197,7 +207,7 @@ static void lesson_001_weights_and_output_match_numpy(void **state)
         0.300872365693425,   0.3495638171532875,  0.3495638171532875,
         0.297684785421469,   0.35817982316456765, 0.34413539141396327};
     static const double output[] = {
-        0.310939404018981,   0.2599745505225781, 0.27228657364329856,
+        0.310939404018981,   0.2599745505225781,  0.27228657364329856,
         0.4409266792802701,  0.31460743543795877, 0.260174473138685,
         0.27478190857664375, 0.4446946720073013,  0.3181485113229296,
         0.2567280707341729,  0.27628102523216297, 0.44651254669001605};
@@ -216,7 +226,8 @@ static void causal_mask_zeroes_the_upper_triangle(void **state)
     p.causal = true;
     attn_result r;
     assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
-    const double *w = r.stage[ATTN_WEIGHTS], *masked = r.stage[ATTN_MASKED_SCORES];
+    const double *w = r.stage[ATTN_WEIGHTS],
+                 *masked = r.stage[ATTN_MASKED_SCORES];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             if (j > i) {
@@ -230,7 +241,8 @@ static void causal_mask_zeroes_the_upper_triangle(void **state)
     attn_result_free(&r);
 }
 
-static void a_query_with_no_visible_key_gets_zero_weights_and_output(void **state)
+static void
+a_query_with_no_visible_key_gets_zero_weights_and_output(void **state)
 {
     (void)state;
     attn_problem p = lesson_001();
@@ -281,8 +293,8 @@ static void overflowing_scores_are_reported_not_returned(void **state)
 static void shapes_follow_the_lesson_002_example(void **state)
 {
     (void)state;
-    attn_problem p = {.n = 5, .m = 5, .d = 8, .d_c = 8, .heads = 2, .d_k = 4,
-                      .d_v = 4};
+    attn_problem p = {
+        .n = 5, .m = 5, .d = 8, .d_c = 8, .heads = 2, .d_k = 4, .d_v = 4};
     size_t dims[3];
     assert_int_equal(attn_stage_shape(&p, ATTN_Q, dims), 3);
     assert_true(dims[0] == 2 && dims[1] == 5 && dims[2] == 4);
@@ -295,8 +307,13 @@ static void shapes_follow_the_lesson_002_example(void **state)
 static void absurd_shapes_overflow_to_size_max(void **state)
 {
     (void)state;
-    attn_problem p = {.n = SIZE_MAX / 4, .m = SIZE_MAX / 4, .d = 8, .d_c = 8,
-                      .heads = 2, .d_k = 4, .d_v = 4};
+    attn_problem p = {.n = SIZE_MAX / 4,
+                      .m = SIZE_MAX / 4,
+                      .d = 8,
+                      .d_c = 8,
+                      .heads = 2,
+                      .d_k = 4,
+                      .d_v = 4};
     assert_true(attn_bytes_needed(&p, want_all, 2) == SIZE_MAX);
 }
 
@@ -353,7 +370,8 @@ int main(void)
         cmocka_unit_test(blas_path_matches_reference_on_random_problems),
         cmocka_unit_test(lesson_001_weights_and_output_match_numpy),
         cmocka_unit_test(causal_mask_zeroes_the_upper_triangle),
-        cmocka_unit_test(a_query_with_no_visible_key_gets_zero_weights_and_output),
+        cmocka_unit_test(
+            a_query_with_no_visible_key_gets_zero_weights_and_output),
         cmocka_unit_test(key_padding_hides_keys_from_every_query),
         cmocka_unit_test(overflowing_scores_are_reported_not_returned),
         cmocka_unit_test(shapes_follow_the_lesson_002_example),

@@ -103,7 +103,8 @@ static void nested_job(void *arg)
     pool_parallel_for(n->p, 100, inner_index, n);
 }
 
-static void jobs_using_parallel_for_on_every_worker_do_not_deadlock(void **state)
+static void
+jobs_using_parallel_for_on_every_worker_do_not_deadlock(void **state)
 {
     (void)state;
     nested n = {0};
@@ -145,7 +146,8 @@ int main(void)
         cmocka_unit_test(parallel_for_covers_each_index_exactly_once),
         cmocka_unit_test(parallel_for_without_pool_runs_on_the_caller),
         cmocka_unit_test(worker_ids_are_in_range_and_never_shared),
-        cmocka_unit_test(jobs_using_parallel_for_on_every_worker_do_not_deadlock),
+        cmocka_unit_test(
+            jobs_using_parallel_for_on_every_worker_do_not_deadlock),
         cmocka_unit_test(a_full_queue_refuses_instead_of_growing),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);

@@ -78,16 +78,18 @@ static void every_double_and_float_round_trips_exactly(void **state)
 
 /* ---- decode ------------------------------------------------------------ */
 
-static const request_limits limits = {
-    .max_tokens = 64, .max_width = 64, .max_heads = 8,
-    .max_elements = 100000, .max_request_memory = 1 << 24};
+static const request_limits limits = {.max_tokens = 64,
+                                      .max_width = 64,
+                                      .max_heads = 8,
+                                      .max_elements = 100000,
+                                      .max_request_memory = 1 << 24};
 
 #define LESSON_W "[[1,0,0,1],[0,1,1,0]]"
 #define VALID_TAIL "\"w_q\":" LESSON_W ",\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
 
 #define LONG_NAME_16 "abcdefghijklmnop"
 #define LONG_NAME                                                              \
-    LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16          \
+    LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16           \
         LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16
 
 typedef struct {
@@ -120,10 +122,10 @@ static const rejection rejections[] = {
     {"{\"x\":[[]]," VALID_TAIL "}", 400, "empty_array", "/x/0"},
     {"{\"x\":\"abc\"," VALID_TAIL "}", 400, "wrong_type", "/x"},
     {"{\"x\":[[1,2,3]]," VALID_TAIL "}", 400, "shape_mismatch", "/w_q"},
-    {"{\"x\":[[1,2]],\"num_heads\":3," VALID_TAIL "}", 400,
-     "invalid_num_heads", "/num_heads"},
-    {"{\"x\":[[1,2]],\"num_heads\":0," VALID_TAIL "}", 400,
-     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":3," VALID_TAIL "}", 400, "invalid_num_heads",
+     "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":0," VALID_TAIL "}", 400, "invalid_num_heads",
+     "/num_heads"},
     {"{\"x\":[[1,2]],\"num_heads\":-2," VALID_TAIL "}", 400,
      "invalid_num_heads", "/num_heads"},
     {"{\"x\":[[1,2]],\"num_heads\":1.5," VALID_TAIL "}", 400,
@@ -182,8 +184,8 @@ static const rejection rejections[] = {
      "unknown_field", "/x/data"},
     {"{\"x\":{\"shape\":[2],\"base64\":\"\"}," VALID_TAIL "}", 400,
      "wrong_rank", "/x/shape"},
-    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"},"
-     VALID_TAIL "}",
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"}"
+     "," VALID_TAIL "}",
      400, "number_out_of_range", "/x/base64"},
     {"{\"x\":[[1,2]],\"encoding\":\"hex\"," VALID_TAIL "}", 400,
      "invalid_encoding", "/encoding"},
@@ -257,7 +259,8 @@ static void defaults_are_one_head_float64_and_output_plus_weights(void **state)
     assert_true(decode_request(body, strlen(body), &limits, &req, &err));
     assert_int_equal(req.problem.heads, 1);
     assert_int_equal(req.problem.dtype, TENSOR_FLOAT64);
-    assert_int_equal(req.want, ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS));
+    assert_int_equal(req.want,
+                     ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS));
     assert_true(req.scale == 0.5);
     api_request_free(&req);
 }
@@ -280,8 +283,8 @@ static void encoded_tensors_nest_by_shape(void **state)
     /* q per head: head 0 is column 0 of x, head 1 column 1 */
     assert_non_null(strstr(out.data, "\"q\":[[[1],[3]],[[2],[4]]]"));
     /* masked entries are null; scale 1/√1 leaves the scores as they are */
-    assert_non_null(
-        strstr(out.data, "\"masked_scores\":[[[1,null],[3,9]],[[4,null],[8,16]]]"));
+    assert_non_null(strstr(
+        out.data, "\"masked_scores\":[[[1,null],[3,9]],[[4,null],[8,16]]]"));
     assert_non_null(strstr(out.data, "\"weights\":[2,2,2]"));
     assert_null(strstr(out.data, "\"weights\":[["));
     buf_free(&out);
@@ -295,7 +298,8 @@ static void expect_same_decision(const char *body)
 {
     api_request fast, slow;
     decode_error fast_err, slow_err;
-    bool fast_ok = decode_request(body, strlen(body), &limits, &fast, &fast_err);
+    bool fast_ok =
+        decode_request(body, strlen(body), &limits, &fast, &fast_err);
     bool slow_ok =
         decode_request_jansson(body, strlen(body), &limits, &slow, &slow_err);
     if (fast_ok != slow_ok)
@@ -333,10 +337,10 @@ static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
     raw_request_free(&raw);
     const char *refused[] = {
         "{\"x\":[[1,2]],\"x\":[[1,2]]}", /* duplicate */
-        "{\"x\":[[1,2],[3]]}",             /* ragged */
-        "{\"X\":[[1,2]]}",                 /* unknown */
-        "{\"x\":[[-0,2]]}",                /* -0: the tape loses the sign */
-        "{\"x\":[[1,2]]}",                 /* over the element budget */
+        "{\"x\":[[1,2],[3]]}",           /* ragged */
+        "{\"X\":[[1,2]]}",               /* unknown */
+        "{\"x\":[[-0,2]]}",              /* -0: the tape loses the sign */
+        "{\"x\":[[1,2]]}",               /* over the element budget */
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         assert_false(parse_json_fast(refused[i], strlen(refused[i]),
@@ -357,23 +361,20 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         "{\"x\":[[1.7976931348623157e308,1]]," VALID_TAIL "}",
         "{\"x\":[[1e309,1]]," VALID_TAIL "}",
         "{\"x\":[[1,2]],\"dtype\":\"float32\"," VALID_TAIL "}",
-        "{\"x\":[[3.4028235e38,3.4028236e38]],\"dtype\":\"float32\","
-        VALID_TAIL "}",
+        "{\"x\":[[3.4028235e38,3.4028236e38]],\"dtype\":\"float32\"," VALID_TAIL
+        "}",
         " \n{ \"\\u0078\" : [ [ 1 , 2 ] ] , " VALID_TAIL " } \n",
         "{\"x\":[[1,2]]," VALID_TAIL "}x",
         "{\"x\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}",
         "{\"x\":[[1,2]],\"tokens\":[\"a\\u0000b\"]," VALID_TAIL "}",
         "{\"x\":[[1,2]],\"tokens\":[\"\\ud800\"]," VALID_TAIL "}",
-        "{\"x\":[[1,2]],\"tokens\":[\"caf\u00e9 \\u00e9\"]," VALID_TAIL
-        "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"caf\u00e9 \\u00e9\"]," VALID_TAIL "}",
         "{\"x\":[[1,2]],\"num_heads\":-0," VALID_TAIL "}",
-        "{\"x\":[[1,2]],\"num_heads\":2.0,\"scale\":1e-300," VALID_TAIL
-        "}",
-        "{\"x\":[[1,2]],\"mask\":[[true]],\"causal\":false," VALID_TAIL
-        "}",
+        "{\"x\":[[1,2]],\"num_heads\":2.0,\"scale\":1e-300," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"mask\":[[true]],\"causal\":false," VALID_TAIL "}",
         "{\"x\":[[1,2]],\"mask\":[[-1e300]]," VALID_TAIL "}",
-        "{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[false],"
-        VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[false]," VALID_TAIL
+        "}",
         "{\"x\":[[1,2],[3]]," VALID_TAIL "}",
         "{\"x\":[[1,2],[3,[4]]]," VALID_TAIL "}",
         "{\"x\":[[[1,2]]]," VALID_TAIL "}",
