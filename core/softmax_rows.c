@@ -7,8 +7,9 @@
 #define SHIFT_F64 6755399441055744.0
 #define SHIFT_F32 12582912.0f
 #define LOG2E 1.4426950408889634
-#define LN2_HI 0.6931471803691238 /* ln 2 rounded to 32 bits: k·LN2_HI exact  \
-                                   */
+/* ln 2 = LN2_HI + LN2_LO, LN2_HI with its low 32 bits zero: k·LN2_HI is
+ * exact for every k used here (fdlibm's split) */
+#define LN2_HI 0.6931471803691238
 #define LN2_LO 1.9082149292705877e-10
 /* Below this exp(x) is not a normal double (float): the result is 0. */
 #define MIN_X_F64 -708.0
