@@ -132,17 +132,15 @@ test-lessons: $(SERVER_BIN)
 
 FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.c)
 
-# the tree is clang-formatted (.clang-format); `make format` fixes it
+# the tree is clang-formatted (.clang-format); `make format` fixes it.
+# core/attention_impl.inc is not: clang-format misreads its SFX(name)(...)
+# calls and does not reach a fixed point on them.
 test-format:
 	clang-format --dry-run --Werror $(FORMATTED)
-	clang-format --assume-filename=x.c core/attention_impl.inc | \
-	  diff -q - core/attention_impl.inc >/dev/null
 	@echo "clang-format: $(words $(FORMATTED)) files clean"
 
 format:
 	clang-format -i $(FORMATTED)
-	clang-format --assume-filename=x.c core/attention_impl.inc > $(BUILD)/impl.tmp && \
-	  mv $(BUILD)/impl.tmp core/attention_impl.inc
 
 clean:
 	rm -rf $(BUILD)
