@@ -116,7 +116,7 @@ static void compute_and_encode(pool *workers, const api_request *req,
     } else {
         buf b = {0};
         buf_reserve(&b, reply_bytes + 4096); /* one allocation, no doubling */
-        encode_response(req, &result, &b);
+        encode_response(req, &result, workers, &b);
         attn_result_free(&result);
         if (buf_failed(&b)) {
             buf_free(&b);

@@ -46,16 +46,17 @@ void encode_numbers(buf *out, const void *data, size_t count,
     }
 }
 
-/* Writes a tensor of the given shape as nested arrays, innermost rows via
- * encode_numbers(). */
-static void encode_tensor(buf *out, const void *data, const size_t *dims,
-                          int rank, tensor_dtype dtype, bool null_for_neg_inf)
+/* Rows [r_begin, r_end) of a tensor of the given shape, as nested-array
+ * text: each row's numbers with the brackets and commas around it that
+ * depend only on the row's index, so that ranges can be written apart and
+ * joined in order. */
+static void encode_rows(buf *out, const void *data, const size_t *dims,
+                        int rank, size_t r_begin, size_t r_end,
+                        tensor_dtype dtype, bool null_for_neg_inf)
 {
-    size_t row = dims[rank - 1], rows = 1;
-    for (int i = 0; i < rank - 1; i++)
-        rows *= dims[i];
+    size_t row = dims[rank - 1];
     size_t elem = tensor_dtype_size(dtype);
-    for (size_t r = 0; r < rows; r++) {
+    for (size_t r = r_begin; r < r_end; r++) {
         /* one bracket per dimension that starts (ends) at this row */
         size_t rem = r;
         int opens = 1;
@@ -77,6 +78,61 @@ static void encode_tensor(buf *out, const void *data, const size_t *dims,
         }
         for (int i = 0; i < closes; i++)
             buf_append(out, "]", 1);
+    }
+}
+
+/* Tensors of at least this many numbers are written by several threads:
+ * below it the hand-off costs more than the ~50 ns per number it shares. */
+#define ENCODE_PARALLEL_MIN 65536
+/* Pieces a large tensor is cut into (each thread takes pieces in turn). */
+#define ENCODE_PIECES 32
+
+typedef struct {
+    const void *data;
+    const size_t *dims;
+    int rank;
+    size_t rows;
+    tensor_dtype dtype;
+    bool null_for_neg_inf;
+    buf piece[ENCODE_PIECES];
+} encode_job;
+
+static void encode_piece(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    encode_job *job = ctx;
+    size_t r0 = job->rows * i / ENCODE_PIECES;
+    size_t r1 = job->rows * (i + 1) / ENCODE_PIECES;
+    encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
+                job->dtype, job->null_for_neg_inf);
+}
+
+/* Writes a tensor of the given shape as nested arrays. */
+static void encode_tensor(buf *out, pool *workers, const void *data,
+                          const size_t *dims, int rank, tensor_dtype dtype,
+                          bool null_for_neg_inf)
+{
+    size_t rows = 1;
+    for (int i = 0; i < rank - 1; i++)
+        rows *= dims[i];
+    if (!workers || rows < ENCODE_PIECES ||
+        rows * dims[rank - 1] < ENCODE_PARALLEL_MIN) {
+        encode_rows(out, data, dims, rank, 0, rows, dtype, null_for_neg_inf);
+        return;
+    }
+    encode_job job = {.data = data,
+                      .dims = dims,
+                      .rank = rank,
+                      .rows = rows,
+                      .dtype = dtype,
+                      .null_for_neg_inf = null_for_neg_inf};
+    pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
+    for (size_t i = 0; i < ENCODE_PIECES; i++) {
+        if (buf_failed(&job.piece[i]))
+            out->failed = true;
+        else
+            buf_append(out, job.piece[i].data, job.piece[i].len);
+        buf_free(&job.piece[i]);
     }
 }
 
@@ -130,7 +186,7 @@ static void encode_labels(buf *out, const char *key, json_t *labels)
 }
 
 void encode_response(const api_request *req, const attn_result *result,
-                     buf *out)
+                     pool *workers, buf *out)
 {
     const attn_problem *p = &req->problem;
     char scale[NUMFMT_MAX];
@@ -170,7 +226,7 @@ void encode_response(const api_request *req, const attn_result *result,
         if (req->binary)
             encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
         else
-            encode_tensor(out, result->stage[s], dims, rank, p->dtype,
+            encode_tensor(out, workers, result->stage[s], dims, rank, p->dtype,
                           s == ATTN_MASKED_SCORES);
     }
     buf_puts(out, "}\n");

@@ -5,12 +5,14 @@
 #define SERVER_ENCODE_H
 
 #include "../core/attention.h"
+#include "../core/pool.h"
 #include "buf.h"
 #include "decode.h"
 
-/* Appends the whole 200 response document to out. */
+/* Appends the whole 200 response document to out; large tensors are
+ * formatted in pieces on `workers` (may be NULL). */
 void encode_response(const api_request *req, const attn_result *result,
-                     buf *out);
+                     pool *workers, buf *out);
 
 /* Appends count numbers of dtype as a flat comma-separated list (no
  * brackets); −∞ becomes null when null_for_neg_inf, any other non-finite

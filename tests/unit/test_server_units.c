@@ -279,7 +279,7 @@ static void encoded_tensors_nest_by_shape(void **state)
     assert_int_equal(attn_forward(NULL, &req.problem, req.want, &result),
                      ATTN_OK);
     buf out = {0};
-    encode_response(&req, &result, &out);
+    encode_response(&req, &result, NULL, &out);
     /* q per head: head 0 is column 0 of x, head 1 column 1 */
     assert_non_null(strstr(out.data, "\"q\":[[[1],[3]],[[2],[4]]]"));
     /* masked entries are null; scale 1/√1 leaves the scores as they are */
@@ -290,6 +290,38 @@ static void encoded_tensors_nest_by_shape(void **state)
     buf_free(&out);
     attn_result_free(&result);
     api_request_free(&req);
+}
+
+static void large_tensors_encode_the_same_on_several_threads(void **state)
+{
+    (void)state;
+    /* (1, 512, 512) weights: past the size where encoding is shared out */
+    api_request req = {.want = ATTN_WANT(ATTN_WEIGHTS)};
+    req.problem = (attn_problem){.dtype = TENSOR_FLOAT64,
+                                 .n = 512,
+                                 .m = 512,
+                                 .d = 1,
+                                 .d_c = 1,
+                                 .heads = 1,
+                                 .d_k = 1,
+                                 .d_v = 1};
+    double *weights = malloc(512 * 512 * sizeof *weights);
+    for (size_t i = 0; i < 512 * 512; i++)
+        weights[i] = sin((double)i) / 3.0;
+    attn_result result = {0};
+    result.stage[ATTN_WEIGHTS] = weights;
+    buf serial = {0}, parallel = {0};
+    encode_response(&req, &result, NULL, &serial);
+    pool *workers = pool_create(3, 4);
+    encode_response(&req, &result, workers, &parallel);
+    pool_destroy(workers);
+    assert_int_equal(serial.len, parallel.len);
+    assert_memory_equal(serial.data, parallel.data, serial.len);
+    assert_non_null(strstr(serial.data, "\"weights\":[[[0,0.28"));
+    assert_memory_equal(serial.data + serial.len - 5, "]]]}\n", 5);
+    buf_free(&serial);
+    buf_free(&parallel);
+    free(weights);
 }
 
 /* ---- the fast parser agrees with jansson ------------------------------- */
@@ -405,6 +437,7 @@ int main(void)
         cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
         cmocka_unit_test(encoded_tensors_nest_by_shape),
+        cmocka_unit_test(large_tensors_encode_the_same_on_several_threads),
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
         cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
     };
