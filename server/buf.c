@@ -74,11 +74,42 @@ void buf_uint(buf *b, size_t v)
     buf_append(b, digits + sizeof digits - len, len);
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 if it is not one. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if ((s[0] & 0xe0) == 0xc0)
+        len = 2, min = 0x80, cp = s[0] & 0x1f;
+    else if ((s[0] & 0xf0) == 0xe0)
+        len = 3, min = 0x800, cp = s[0] & 0x0f;
+    else if ((s[0] & 0xf8) == 0xf0)
+        len = 4, min = 0x10000, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* Strings that reach a reply can quote the client's bytes (jansson's syntax
+ * errors do): anything that is not well-formed UTF-8 becomes U+FFFD, so the
+ * reply stays valid JSON. */
 void buf_json_string(buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     buf_append(b, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    const unsigned char *c = (const unsigned char *)s;
+    while (*c) {
         switch (*c) {
         case '"':
             buf_append(b, "\\\"", 2);
@@ -100,9 +131,18 @@ void buf_json_string(buf *b, const char *s)
                 char esc[7] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 15]};
                 buf_append(b, esc, 6);
             } else {
-                buf_append(b, (const char *)c, 1);
+                size_t len = utf8_sequence(c);
+                if (len == 0) {
+                    buf_append(b, "\\ufffd", 6);
+                    c++;
+                    continue;
+                }
+                buf_append(b, (const char *)c, len);
+                c += len;
+                continue;
             }
         }
+        c++;
     }
     buf_append(b, "\"", 1);
 }

@@ -76,6 +76,22 @@ static void every_double_and_float_round_trips_exactly(void **state)
     assert_true(strtod(out, NULL) == 4.9e-324);
 }
 
+/* ---- JSON strings -------------------------------------------------------- */
+
+static void strings_in_replies_are_always_valid_utf8(void **state)
+{
+    (void)state;
+    buf b = {0};
+    /* a cut sequence (what jansson quotes from a bad escape), a stray
+     * continuation byte, an overlong slash, a surrogate; then good text */
+    buf_json_string(&b, "near '\\u00e\xc7' \x8b \xc0\xaf \xed\xa0\x80 "
+                        "caf\xc3\xa9 \xf0\x9f\x98\x80");
+    assert_string_equal(b.data,
+                        "\"near '\\\\u00e\\ufffd' \\ufffd \\ufffd\\ufffd "
+                        "\\ufffd\\ufffd\\ufffd caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+    buf_free(&b);
+}
+
 /* ---- decode ------------------------------------------------------------ */
 
 static const request_limits limits = {.max_tokens = 64,
@@ -431,6 +447,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(short_decimals_print_as_written),
         cmocka_unit_test(every_double_and_float_round_trips_exactly),
+        cmocka_unit_test(strings_in_replies_are_always_valid_utf8),
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
