@@ -69,137 +69,22 @@ static inline float exp_f32(float x)
 double softmax_exp_f64(double x) { return exp_f64(x); }
 float softmax_exp_f32(float x) { return exp_f32(x); }
 
-/* Sums and maxima are kept in independent lanes so that the loops
- * vectorise without -ffast-math (which would let the compiler reorder any
- * floating-point sum); the lanes are combined in a fixed order, so results do
- * not depend on which clone runs. */
-#define LANES_F64 8
-#define LANES_F32 16
+/* Sums and maxima are kept in independent lanes (a 64-byte vector of each
+ * type) so that the loops vectorise without -ffast-math, which would let the
+ * compiler reorder any floating-point sum; the lanes are combined in a fixed
+ * order, so results do not depend on which clone runs. */
+#define REAL double
+#define SFX(name) name##_f64
+#define LANES 8
+#include "softmax_rows_impl.inc"
+#undef REAL
+#undef SFX
+#undef LANES
 
-SOFTMAX_CLONES
-double softmax_exp_row_f64(double *row, size_t m, double max)
-{
-    for (size_t j = 0; j < m; j++)
-        row[j] = exp_f64(row[j] - max);
-    double lane[LANES_F64] = {0};
-    size_t j = 0;
-    for (; j + LANES_F64 <= m; j += LANES_F64)
-        for (size_t l = 0; l < LANES_F64; l++)
-            lane[l] += row[j + l];
-    for (; j < m; j++)
-        lane[0] += row[j];
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
-           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-}
-
-SOFTMAX_CLONES
-float softmax_exp_row_f32(float *row, size_t m, float max)
-{
-    for (size_t j = 0; j < m; j++)
-        row[j] = exp_f32(row[j] - max);
-    float lane[LANES_F32] = {0};
-    size_t j = 0;
-    for (; j + LANES_F32 <= m; j += LANES_F32)
-        for (size_t l = 0; l < LANES_F32; l++)
-            lane[l] += row[j + l];
-    for (; j < m; j++)
-        lane[0] += row[j];
-    for (size_t width = LANES_F32 / 2; width > 0; width /= 2)
-        for (size_t l = 0; l < width; l++)
-            lane[l] += lane[l + width];
-    return lane[0];
-}
-
-SOFTMAX_CLONES
-double softmax_row_max_f64(const double *row, size_t m)
-{
-    double lane[LANES_F64];
-    for (size_t l = 0; l < LANES_F64; l++)
-        lane[l] = -INFINITY;
-    size_t j = 0;
-    for (; j + LANES_F64 <= m; j += LANES_F64)
-        for (size_t l = 0; l < LANES_F64; l++)
-            lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
-    for (; j < m; j++)
-        lane[0] = row[j] > lane[0] ? row[j] : lane[0];
-    double max = lane[0];
-    for (size_t l = 1; l < LANES_F64; l++)
-        max = lane[l] > max ? lane[l] : max;
-    return max;
-}
-
-SOFTMAX_CLONES
-float softmax_row_max_f32(const float *row, size_t m)
-{
-    float lane[LANES_F32];
-    for (size_t l = 0; l < LANES_F32; l++)
-        lane[l] = -INFINITY;
-    size_t j = 0;
-    for (; j + LANES_F32 <= m; j += LANES_F32)
-        for (size_t l = 0; l < LANES_F32; l++)
-            lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
-    for (; j < m; j++)
-        lane[0] = row[j] > lane[0] ? row[j] : lane[0];
-    float max = lane[0];
-    for (size_t l = 1; l < LANES_F32; l++)
-        max = lane[l] > max ? lane[l] : max;
-    return max;
-}
-
-SOFTMAX_CLONES
-void softmax_scale_row_f64(const double *src, double *dst, size_t m, double by,
-                           bool divide)
-{
-    if (divide)
-        for (size_t j = 0; j < m; j++)
-            dst[j] = src[j] / by;
-    else
-        for (size_t j = 0; j < m; j++)
-            dst[j] = src[j] * by;
-}
-
-SOFTMAX_CLONES
-void softmax_scale_row_f32(const float *src, float *dst, size_t m, float by,
-                           bool divide)
-{
-    if (divide)
-        for (size_t j = 0; j < m; j++)
-            dst[j] = src[j] / by;
-    else
-        for (size_t j = 0; j < m; j++)
-            dst[j] = src[j] * by;
-}
-
-SOFTMAX_CLONES
-void softmax_normalize_row_f64(double *row, size_t m, double sum)
-{
-    for (size_t j = 0; j < m; j++)
-        row[j] /= sum;
-}
-
-SOFTMAX_CLONES
-void softmax_normalize_row_f32(float *row, size_t m, float sum)
-{
-    for (size_t j = 0; j < m; j++)
-        row[j] /= sum;
-}
-
-/* x − x is 0 for every finite x and NaN for ±∞ and NaN; OR-ing the
- * comparisons keeps the loop free of early exits, so it vectorises. */
-SOFTMAX_CLONES
-bool softmax_all_finite_f64(const double *row, size_t m)
-{
-    int bad = 0;
-    for (size_t j = 0; j < m; j++)
-        bad |= !(row[j] - row[j] == 0);
-    return !bad;
-}
-
-SOFTMAX_CLONES
-bool softmax_all_finite_f32(const float *row, size_t m)
-{
-    int bad = 0;
-    for (size_t j = 0; j < m; j++)
-        bad |= !(row[j] - row[j] == 0);
-    return !bad;
-}
+#define REAL float
+#define SFX(name) name##_f32
+#define LANES 16
+#include "softmax_rows_impl.inc"
+#undef REAL
+#undef SFX
+#undef LANES
