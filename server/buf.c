@@ -19,11 +19,14 @@ bool buf_reserve(buf *b, size_t extra)
         }
         cap *= 2;
     }
-    char *data = realloc(b->data, cap);
+    char *data = b->borrowed ? malloc(cap) : realloc(b->data, cap);
     if (!data) {
         b->failed = true;
         return false;
     }
+    if (b->borrowed)
+        memcpy(data, b->data, b->len);
+    b->borrowed = false;
     b->data = data;
     b->cap = cap;
     return true;
@@ -149,6 +152,15 @@ void buf_json_string(buf *b, const char *s)
 
 char *buf_take(buf *b, size_t *len)
 {
+    if (b->borrowed) { /* hand out heap memory, never the caller's storage */
+        char *copy = malloc(b->len + 1);
+        if (copy) {
+            memcpy(copy, b->data, b->len);
+            copy[b->len] = '\0';
+        }
+        b->data = copy;
+        b->borrowed = false;
+    }
     char *data = b->data;
     *len = b->len;
     b->data = NULL;
@@ -158,7 +170,8 @@ char *buf_take(buf *b, size_t *len)
 
 void buf_free(buf *b)
 {
-    free(b->data);
+    if (!b->borrowed)
+        free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }

@@ -15,6 +15,7 @@ typedef struct {
     char *data;
     size_t len, cap;
     bool failed;
+    bool borrowed; /* data is the caller's storage until it must grow */
 } buf;
 
 bool buf_reserve(buf *b, size_t extra);

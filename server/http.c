@@ -48,7 +48,7 @@
 #define HTTP_MAX_HEADER_BYTES ((size_t)32 << 10)
 /* libmicrohttpd's per-connection memory: headers plus the read buffer body
  * chunks arrive through; mmap'd, so untouched pages cost nothing. */
-#define HTTP_CONNECTION_MEMORY ((size_t)256 << 10)
+#define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
 /* /readyz reports saturated (503) once this share of the queue is used, so
  * a balancer sends new work elsewhere before requests are refused. */
 #define HTTP_READY_QUEUE_SHARE 0.9
