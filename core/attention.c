@@ -21,6 +21,10 @@
 /* Keys per tile of the fused pass: a 128 × 512 tile of float scores (256 KiB)
  * stays in L2 beside the K and V rows it is made from. */
 #define ATTN_KEY_BLOCK 512
+/* Below this many multiply-adds (about 50 µs of work) a forward pass runs on
+ * the calling thread alone: waking a helper costs more than it saves, and a
+ * lesson-sized request needs a few thousand. */
+#define ATTN_PARALLEL_MIN_WORK (1u << 20)
 /* The stages shaped (h, n, m): wanting any of them means materialising the
  * scores row block by row block instead of the fused online softmax. */
 #define ATTN_SCORE_STAGES                                                      \
@@ -104,6 +108,17 @@ static unsigned stages_always(const attn_problem *p)
 static size_t scratch_rows(const attn_problem *p)
 {
     return p->n < ATTN_ROW_BLOCK ? p->n : ATTN_ROW_BLOCK;
+}
+
+/* Multiply-adds of the forward pass (projections, Q Kᵀ, weights · V, W_o),
+ * saturating: only compared with ATTN_PARALLEL_MIN_WORK. */
+static double multiply_adds(const attn_problem *p)
+{
+    double n = (double)p->n, m = (double)p->m, h = (double)p->heads;
+    double d_k = (double)p->d_k, d_v = (double)p->d_v;
+    return n * (double)p->d * h * d_k + m * (double)p->d_c * h * (d_k + d_v) +
+           h * n * m * (d_k + d_v) +
+           (p->w_o ? n * h * d_v * (double)p->d_out : 0);
 }
 
 /* Keys in one tile of the fused pass. */

@@ -207,7 +207,9 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
         if (p->loops)
             p->loops->prev = &loop;
         p->loops = &loop;
-        pthread_cond_broadcast(&p->work_ready);
+        /* wake only as many sleepers as the loop wants */
+        for (size_t i = 0; i < helpers; i++)
+            pthread_cond_signal(&p->work_ready);
         pthread_mutex_unlock(&p->lock);
     }
     loop_run(&loop, 0);

@@ -194,6 +194,52 @@ static attn_problem lesson_001(void)
                           .w_v = lesson_wv};
 }
 
+static void large_problems_split_over_the_pool_match_the_reference(void **state)
+{
+    (void)state;
+    /* big enough (≈ 10⁷ multiply-adds) that every pass runs in parallel,
+     * with several row blocks and key blocks */
+    pool *workers = pool_create(3, 4);
+    for (unsigned seed = 0; seed < 4; seed++) {
+        random_problem rp = {0};
+        attn_problem *p = &rp.p;
+        p->dtype = seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64;
+        p->n = 300, p->m = 700, p->d = 24, p->d_c = 20, p->heads = 3;
+        p->d_k = 8, p->d_v = 5, p->d_out = seed < 2 ? 7 : 0;
+        p->x = rp.buffers[0] = random_tensor(p->dtype, p->n * p->d);
+        p->context = rp.buffers[1] = random_tensor(p->dtype, p->m * p->d_c);
+        p->w_q = rp.buffers[2] = random_tensor(p->dtype, p->d * 24);
+        p->w_k = rp.buffers[3] = random_tensor(p->dtype, p->d_c * 24);
+        p->w_v = rp.buffers[4] = random_tensor(p->dtype, p->d_c * 15);
+        p->w_o =
+            p->d_out ? (rp.buffers[5] = random_tensor(p->dtype, 15 * 7)) : NULL;
+        p->causal = seed == 1;
+        attn_result ref, all, fused;
+        unsigned fused_want = ATTN_WANT(ATTN_OUTPUT) |
+                              ATTN_WANT(ATTN_HEAD_OUTPUTS) | ATTN_WANT(ATTN_Q);
+        assert_int_equal(attn_forward_reference(p, want_all, &ref), ATTN_OK);
+        assert_int_equal(attn_forward(workers, p, want_all, &all), ATTN_OK);
+        assert_int_equal(attn_forward(workers, p, fused_want, &fused), ATTN_OK);
+        double tolerance = p->dtype == TENSOR_FLOAT32 ? 1e-5 : 1e-12;
+        for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+            double err = relative_error(p, s, all.stage[s], ref.stage[s]);
+            if (err > tolerance)
+                fail_msg("seed %u stage %s: %g", seed, attn_stage_name(s), err);
+            if (fused.stage[s]) {
+                err = relative_error(p, s, fused.stage[s], ref.stage[s]);
+                if (err > tolerance)
+                    fail_msg("seed %u fused %s: %g", seed, attn_stage_name(s),
+                             err);
+            }
+        }
+        attn_result_free(&ref);
+        attn_result_free(&all);
+        attn_result_free(&fused);
+        free_random_problem(&rp);
+    }
+    pool_destroy(workers);
+}
+
 static void lesson_001_weights_and_output_match_numpy(void **state)
 {
     (void)state;
@@ -368,6 +414,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blas_path_matches_reference_on_random_problems),
+        cmocka_unit_test(
+            large_problems_split_over_the_pool_match_the_reference),
         cmocka_unit_test(lesson_001_weights_and_output_match_numpy),
         cmocka_unit_test(causal_mask_zeroes_the_upper_triangle),
         cmocka_unit_test(
