@@ -72,6 +72,7 @@ void access_log_write(const access_log_entry *e)
     put_size(&line, ",\"bytes_in\":", e->bytes_in);
     put_size(&line, ",\"bytes_out\":", e->bytes_out);
     put_ms(&line, ",\"queue_ms\":", e->queue_seconds);
+    put_ms(&line, ",\"work_ms\":", e->work_seconds);
     put_ms(&line, ",\"compute_ms\":", e->compute_seconds);
     put_ms(&line, ",\"total_ms\":", e->total_seconds);
     if (e->heads) {

@@ -17,7 +17,10 @@ typedef struct {
     unsigned status;
     bool completed; /* false: the client went away before the reply */
     size_t bytes_in, bytes_out;
-    double queue_seconds, compute_seconds, total_seconds;
+    double queue_seconds;   /* waiting for a worker                      */
+    double work_seconds;    /* on the worker: decode, compute, encode    */
+    double compute_seconds; /* the forward pass alone                    */
+    double total_seconds;   /* first header byte to the reply queued     */
     size_t n, d, heads;
 } access_log_entry;
 

@@ -84,6 +84,9 @@ static void encode_rows(buf *out, const void *data, const size_t *dims,
 /* Tensors of at least this many numbers are written by several threads:
  * below it the hand-off costs more than the ~50 ns per number it shares. */
 #define ENCODE_PARALLEL_MIN 65536
+/* Bytes a number usually takes: 17 significant digits, sign, point,
+ * exponent and comma (a guess for reserving, not a limit). */
+#define ENCODE_TYPICAL 24
 /* Pieces a large tensor is cut into (each thread takes pieces in turn). */
 #define ENCODE_PIECES 32
 
@@ -103,6 +106,9 @@ static void encode_piece(void *ctx, size_t i, size_t worker)
     encode_job *job = ctx;
     size_t r0 = job->rows * i / ENCODE_PIECES;
     size_t r1 = job->rows * (i + 1) / ENCODE_PIECES;
+    /* room for typical numbers up front: no doubling chain */
+    buf_reserve(&job->piece[i],
+                (r1 - r0) * (job->dims[job->rank - 1] * ENCODE_TYPICAL + 8));
     encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
                 job->dtype, job->null_for_neg_inf);
 }

@@ -676,7 +676,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
     };
     if (req->t_work_start > 0) {
         entry.queue_seconds = req->t_work_start - req->t_queued;
-        entry.compute_seconds = req->t_work_end - req->t_work_start;
+        entry.work_seconds = req->t_work_end - req->t_work_start;
+        entry.compute_seconds = req->stats.compute_seconds;
     }
     entry.bytes_out = req->bytes_out;
     access_log_write(&entry);

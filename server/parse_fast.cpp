@@ -42,15 +42,26 @@ struct tensor_walk {
     int rank = -1; /* depth of the first leaf */
     int leaf_bool = -1;
     size_t dims[RAW_MAX_RANK] = {0};
+    size_t first_sizes[RAW_MAX_RANK] = {0}; /* the first array at each depth */
     std::vector<double> numbers;
     std::vector<uint8_t> bools;
 
     bool leaf(dom::element e, int depth)
     {
-        if (rank < 0)
+        if (rank < 0) {
             rank = depth;
-        else if (depth != rank)
+            /* a rectangular tensor holds the product of the first arrays'
+             * sizes: one allocation instead of a doubling chain */
+            size_t expected = 1;
+            for (int i = 0; i < rank; i++)
+                expected *= first_sizes[i];
+            if (expected <= budget) {
+                numbers.reserve(expected);
+                bools.reserve(expected);
+            }
+        } else if (depth != rank) {
             return false;
+        }
         dom::element_type type = e.type();
         bool is_bool = type == dom::element_type::BOOL;
         bool is_number = type == dom::element_type::DOUBLE ||
@@ -87,6 +98,8 @@ struct tensor_walk {
         if (depth == spec->max_rank || (rank >= 0 && depth >= rank))
             return false;
         dom::array array = e.get_array().value_unsafe();
+        if (first_sizes[depth] == 0)
+            first_sizes[depth] = array.size();
         size_t count = 0;
         for (dom::element child : array) {
             if (!walk(child, depth + 1))
