@@ -163,6 +163,21 @@ static void blas_path_matches_reference_on_random_problems(void **state)
                          attn_stage_name(s), err);
         }
         attn_result_free(&fast);
+        /* weights without raw or scaled scores: the scale is folded into
+         * the product */
+        unsigned weights_want =
+            ATTN_WANT(ATTN_WEIGHTS) | ATTN_WANT(ATTN_OUTPUT);
+        assert_int_equal(attn_forward(workers, &rp.p, weights_want, &fast),
+                         ATTN_OK);
+        attn_stage checked[] = {ATTN_WEIGHTS, ATTN_OUTPUT};
+        for (size_t c = 0; c < 2; c++) {
+            attn_stage s = checked[c];
+            double err = relative_error(&rp.p, s, fast.stage[s], ref.stage[s]);
+            if (err > tolerance)
+                fail_msg("seed %u weights-only stage %s: relative error %g",
+                         seed, attn_stage_name(s), err);
+        }
+        attn_result_free(&fast);
         attn_result_free(&ref);
         free_random_problem(&rp);
     }
