@@ -163,8 +163,7 @@ static void blas_path_matches_reference_on_random_problems(void **state)
                          attn_stage_name(s), err);
         }
         attn_result_free(&fast);
-        /* weights without raw or scaled scores: the scale is folded into
-         * the product */
+        /* weights without raw or scaled scores: the same numbers */
         unsigned weights_want =
             ATTN_WANT(ATTN_WEIGHTS) | ATTN_WANT(ATTN_OUTPUT);
         assert_int_equal(attn_forward(workers, &rp.p, weights_want, &fast),
@@ -250,6 +249,32 @@ static void large_problems_split_over_the_pool_match_the_reference(void **state)
         attn_result_free(&ref);
         attn_result_free(&all);
         attn_result_free(&fused);
+        free_random_problem(&rp);
+    }
+    pool_destroy(workers);
+}
+
+/* A visualizer compares the weights of a request that asks for every stage
+ * with those of one that asks for the weights alone: they must be the same
+ * bits (d_k = 3 makes 1/√d_k inexact, where a folded scale would differ). */
+static void weights_do_not_depend_on_the_other_stages_asked_for(void **state)
+{
+    (void)state;
+    pool *workers = pool_create(2, 4);
+    for (unsigned seed = 0; seed < 24; seed++) {
+        random_problem rp;
+        make_random_problem(&rp, seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64,
+                            seed);
+        attn_result all, alone;
+        assert_int_equal(attn_forward(workers, &rp.p, want_all, &all), ATTN_OK);
+        assert_int_equal(
+            attn_forward(workers, &rp.p, ATTN_WANT(ATTN_WEIGHTS), &alone),
+            ATTN_OK);
+        assert_memory_equal(all.stage[ATTN_WEIGHTS], alone.stage[ATTN_WEIGHTS],
+                            stage_count(&rp.p, ATTN_WEIGHTS) *
+                                tensor_dtype_size(rp.p.dtype));
+        attn_result_free(&all);
+        attn_result_free(&alone);
         free_random_problem(&rp);
     }
     pool_destroy(workers);
@@ -431,6 +456,7 @@ int main(void)
         cmocka_unit_test(blas_path_matches_reference_on_random_problems),
         cmocka_unit_test(
             large_problems_split_over_the_pool_match_the_reference),
+        cmocka_unit_test(weights_do_not_depend_on_the_other_stages_asked_for),
         cmocka_unit_test(lesson_001_weights_and_output_match_numpy),
         cmocka_unit_test(causal_mask_zeroes_the_upper_triangle),
         cmocka_unit_test(
