@@ -402,13 +402,17 @@ static void attention_job(void *arg)
     MHD_resume_connection(req->conn);
 }
 
-/* Memory a request will hold while it is worked on, estimated from its
- * body: jansson keeps about 40 bytes per number of (at least) 2 bytes of
- * text, and the tensors plus the reply take about as much again. */
+/* Memory a request holds while it is parsed, per byte of body, before its
+ * shapes are known (the worker then reserves what computing and answering
+ * need): the worst case is a body of 2-byte numbers ("0,") that goes to
+ * jansson, which keeps about 40 bytes per number; simdjson needs about 8
+ * (its tape) plus 4 (the doubles) per such number. */
+#define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
+
 static size_t estimate_memory(size_t body_len)
 {
     size_t estimate;
-    if (!tensor_mul_size(body_len, 32, &estimate))
+    if (!tensor_mul_size(body_len, HTTP_PARSE_BYTES_PER_BODY_BYTE, &estimate))
         return SIZE_MAX;
     return estimate;
 }
