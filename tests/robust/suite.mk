@@ -41,7 +41,7 @@ DEB_TEST    += valgrind slowhttptest wrk
 TEST_SUITES += test-asan test-tsan test-valgrind test-robust
 
 .PHONY: test-asan test-tsan test-valgrind test-robust robust-slow \
-        robust-faults robust-soak
+        robust-faults robust-alloc robust-soak
 
 # Fails when a sanitizer wrote any report into the log directory $(1).
 define san_logs_clean
@@ -75,7 +75,15 @@ test-valgrind: $(SERVER_BIN)
 	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
 	  --threads 4 --requests 40 --timeout 120
 
-test-robust: robust-slow robust-faults robust-soak
+test-robust: robust-slow robust-faults robust-alloc robust-soak
+
+# a malloc() that fails from a size on, preloaded into the real server
+$(BUILD)/robust/failmalloc.so: tests/robust/failmalloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -shared -fPIC -Wall -Wextra -Werror $< -o $@
+
+robust-alloc: $(SERVER_BIN) $(BUILD)/robust/failmalloc.so
+	$(ROBUST_PY)/test_alloc_failure.py $(SERVER_BIN) $(BUILD)/robust/failmalloc.so
 
 robust-slow: $(SERVER_BIN)
 	$(ROBUST_PY)/test_slow.py $(SERVER_BIN)
