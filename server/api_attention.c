@@ -1,18 +1,13 @@
 #include "api_attention.h"
 
+#include "clock.h"
+
 #include "../core/attention.h"
 #include "decode.h"
 #include "encode.h"
 #include "problem.h"
 
 #include <time.h>
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Bytes of JSON one returned number takes at most on average: 17 significant
  * digits, sign, point, exponent and a comma. */
@@ -98,9 +93,9 @@ static void compute_and_encode(pool *workers, const api_request *req,
     attn_result result;
     if (cancelled && cancelled(cancelled_ctx))
         return;
-    double start = now_seconds();
+    double start = clock_seconds();
     attn_status status = attn_forward(workers, p, req->want, &result);
-    stats->compute_seconds = now_seconds() - start;
+    stats->compute_seconds = clock_seconds() - start;
     if (status == ATTN_ERR_NONFINITE) {
         problem_reply(out, 422, "non_finite_result", NULL,
                       "the %s stage is not finite (overflow in %s); scale the "

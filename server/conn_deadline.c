@@ -1,5 +1,7 @@
 #include "conn_deadline.h"
 
+#include "clock.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -27,19 +29,12 @@ struct conn_deadlines {
     atomic_ullong expired;
 };
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *watcher_main(void *arg)
 {
     conn_deadlines *cd = arg;
     pthread_mutex_lock(&cd->lock);
     while (!cd->stopping) {
-        double now = now_seconds();
+        double now = clock_seconds();
         for (conn_watch *w = cd->head; w; w = w->next)
             if (w->armed && !w->expired && now - w->since > cd->timeout) {
                 /* the fd is still open: close() happens only after
@@ -103,7 +98,7 @@ conn_watch *conn_deadlines_open(conn_deadlines *cd, int fd)
         return NULL;
     w->fd = fd;
     w->armed = true;
-    w->since = now_seconds();
+    w->since = clock_seconds();
     pthread_mutex_lock(&cd->lock);
     w->next = cd->head;
     if (cd->head)
@@ -128,7 +123,7 @@ void conn_deadlines_rearm(conn_deadlines *cd, conn_watch *w)
         return;
     pthread_mutex_lock(&cd->lock);
     w->armed = true;
-    w->since = now_seconds();
+    w->since = clock_seconds();
     pthread_mutex_unlock(&cd->lock);
 }
 

@@ -33,6 +33,15 @@ bool decode_fail(decode_error *err, unsigned status, const char *code,
     return false;
 }
 
+void decode_pointer(char out[DECODE_POINTER_MAX], const char *name,
+                    const size_t *index, int depth)
+{
+    int len = snprintf(out, DECODE_POINTER_MAX, "/%s", name);
+    for (int i = 0; i < depth && len > 0 && len < DECODE_POINTER_MAX; i++)
+        len += snprintf(out + len, DECODE_POINTER_MAX - (size_t)len, "/%zu",
+                        index[i]);
+}
+
 /* "/name/i/j/k" for flat element `flat` of t. */
 static void pointer_of_element(char *out, const char *name, const raw_tensor *t,
                                size_t flat)
@@ -42,10 +51,7 @@ static void pointer_of_element(char *out, const char *name, const raw_tensor *t,
         index[i] = flat % t->dims[i];
         flat /= t->dims[i];
     }
-    int len = snprintf(out, DECODE_POINTER_MAX, "/%s", name);
-    for (int i = 0; i < t->rank && len > 0 && len < DECODE_POINTER_MAX; i++)
-        len += snprintf(out + len, DECODE_POINTER_MAX - (size_t)len, "/%zu",
-                        index[i]);
+    decode_pointer(out, name, index, t->rank);
 }
 
 static size_t element_count(const raw_tensor *t)

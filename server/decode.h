@@ -53,6 +53,10 @@ bool decode_request_jansson(const char *body, size_t len,
 
 void api_request_free(api_request *req);
 
+/* out = "/name/i/j/..." for the element at index[0 .. depth). */
+void decode_pointer(char out[DECODE_POINTER_MAX], const char *name,
+                    const size_t *index, int depth);
+
 /* Fills err and returns false (for the parsers and validators). */
 bool decode_fail(decode_error *err, unsigned status, const char *code,
                  const char *pointer, const char *fmt, ...)

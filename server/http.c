@@ -19,6 +19,8 @@
  */
 #include "http.h"
 
+#include "clock.h"
+
 #include "../core/tensor.h"
 #include "access_log.h"
 #include "api_attention.h"
@@ -116,13 +118,6 @@ struct request {
     api_attention_stats stats;
     double t_start, t_queued, t_work_start, t_work_end;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- inline handlers (cheap, run on the event thread) ------------------ */
 
@@ -379,7 +374,7 @@ static void attention_job(void *arg)
 {
     request *req = arg;
     http_server *srv = req->srv;
-    req->t_work_start = now_seconds();
+    req->t_work_start = clock_seconds();
     if (client_gone(req)) {
         /* nobody to answer: 499 (as nginx logs it) is only logged */
         reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
@@ -394,7 +389,7 @@ static void attention_job(void *arg)
         if (req->rep.status == 0) /* cancelled: the client left */
             reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
-    req->t_work_end = now_seconds();
+    req->t_work_end = clock_seconds();
     free(req->body);
     req->body = NULL;
     req->state = REQ_REPLIED;
@@ -430,7 +425,7 @@ static enum MHD_Result start_job(request *req)
     }
     req->memory_reserved = need;
     req->state = REQ_WORKING;
-    req->t_queued = now_seconds();
+    req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
     if (pool_submit(srv->workers, attention_job, req) != 0) {
         MHD_resume_connection(req->conn);
@@ -502,7 +497,7 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
         return NULL;
     req->srv = srv;
     req->conn = conn;
-    req->t_start = now_seconds();
+    req->t_start = clock_seconds();
     req->method = method;
     snprintf(req->path, sizeof req->path, "%s", url);
     atomic_fetch_add(&srv->active_requests, 1);
@@ -625,7 +620,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
     if (*upload_data_size > 0) {
         size_t size = *upload_data_size;
         *upload_data_size = 0;
-        if (now_seconds() - req->t_start > srv->cfg->request_timeout)
+        if (clock_seconds() - req->t_start > srv->cfg->request_timeout)
             return MHD_NO; /* too slow: drop the connection */
         if (req->discard_body) {
             /* an answer is waiting for the end of a body we do not keep; a
@@ -676,7 +671,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
         .status = req->rep.status,
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
         .bytes_in = req->body_len,
-        .total_seconds = now_seconds() - req->t_start,
+        .total_seconds = clock_seconds() - req->t_start,
         .n = req->stats.n,
         .d = req->stats.d,
         .heads = req->stats.heads,
@@ -824,9 +819,9 @@ void http_begin_drain(http_server *srv)
 
 bool http_wait_idle(http_server *srv, unsigned seconds)
 {
-    double deadline = now_seconds() + seconds;
+    double deadline = clock_seconds() + seconds;
     while (atomic_load(&srv->active_requests) > 0) {
-        if (now_seconds() >= deadline) {
+        if (clock_seconds() >= deadline) {
             atomic_store(&srv->abandon, true);
             return false;
         }

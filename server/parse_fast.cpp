@@ -56,8 +56,10 @@ struct tensor_walk {
             for (int i = 0; i < rank; i++)
                 expected *= first_sizes[i];
             if (expected <= budget) {
-                numbers.reserve(expected);
-                bools.reserve(expected);
+                if (e.type() == dom::element_type::BOOL)
+                    bools.reserve(expected);
+                else
+                    numbers.reserve(expected);
             }
         } else if (depth != rank) {
             return false;

@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void pointer_index(char *out, const char *name, const size_t *index,
-                          int depth)
-{
-    int len = snprintf(out, DECODE_POINTER_MAX, "/%s", name);
-    for (int i = 0; i < depth && len > 0 && len < DECODE_POINTER_MAX; i++)
-        len += snprintf(out + len, DECODE_POINTER_MAX - (size_t)len, "/%zu",
-                        index[i]);
-}
-
 static const char *leaf_words(const raw_field_spec *spec)
 {
     return spec->leaf == RAW_LEAF_BOOL     ? "booleans"
@@ -38,7 +29,7 @@ static bool tensor_shape(json_t *v, const raw_field_spec *spec, raw_tensor *t,
     char ptr[DECODE_POINTER_MAX];
     t->rank = 0;
     while (json_is_array(v)) {
-        pointer_index(ptr, spec->name, zero, t->rank);
+        decode_pointer(ptr, spec->name, zero, t->rank);
         if (t->rank == spec->max_rank)
             return decode_fail(err, 400, "wrong_rank", ptr,
                                "%s nests deeper than %d levels of arrays",
@@ -50,7 +41,7 @@ static bool tensor_shape(json_t *v, const raw_field_spec *spec, raw_tensor *t,
         t->dims[t->rank++] = json_array_size(v);
         v = json_array_get(v, 0);
     }
-    pointer_index(ptr, spec->name, zero, 0);
+    decode_pointer(ptr, spec->name, zero, 0);
     if (t->rank == 0)
         return decode_fail(err, 400, "wrong_type", ptr,
                            "%s must be an array of %s", spec->name,
@@ -101,11 +92,11 @@ static bool tensor_fill(json_t *v, const raw_field_spec *spec, raw_tensor *t,
 {
     char ptr[DECODE_POINTER_MAX];
     if (depth == t->rank) {
-        pointer_index(ptr, spec->name, index, depth);
+        decode_pointer(ptr, spec->name, index, depth);
         return tensor_leaf(v, t, (*flat)++, ptr, err);
     }
     if (!json_is_array(v) || json_array_size(v) != t->dims[depth]) {
-        pointer_index(ptr, spec->name, index, depth);
+        decode_pointer(ptr, spec->name, index, depth);
         if (!json_is_array(v))
             return decode_fail(err, 400, "wrong_rank", ptr,
                                "expected an array of %zu, found %s",
@@ -233,7 +224,7 @@ static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
         if (!tensor_mul_size(count, t->dims[i], &count))
             count = SIZE_MAX;
     char ptr[DECODE_POINTER_MAX];
-    pointer_index(ptr, spec->name, NULL, 0);
+    decode_pointer(ptr, spec->name, NULL, 0);
     if (count > *budget)
         return decode_fail(err, 413, "limit_exceeded", ptr,
                            "the request holds more numbers than allowed "

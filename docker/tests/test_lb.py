@@ -65,6 +65,18 @@ def wait_for(predicate, timeout, what):
     raise RuntimeError(f"timed out after {timeout}s waiting for {what}")
 
 
+
+def json_lines(path):
+    """The lines of a log file that are JSON objects, in order."""
+    entries = []
+    with open(path) as f:
+        for line in f:
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                pass
+    return entries
+
 class Server:
     """One build/attention-server on a loopback port chosen by the kernel."""
 
@@ -86,14 +98,7 @@ class Server:
 
     def log(self):
         """The access-log lines (JSON objects with a request_id) and the events, in order."""
-        entries = []
-        with open(self.err_path) as f:
-            for line in f:
-                try:
-                    entries.append(json.loads(line))
-                except ValueError:
-                    pass
-        return entries
+        return json_lines(self.err_path)
 
     def served(self, prefix):
         """Request ids starting with prefix that this instance answered with 200."""
@@ -156,14 +161,7 @@ class Nginx:
             return False
 
     def access_log(self):
-        entries = []
-        with open(self.access_path) as f:
-            for line in f:
-                try:
-                    entries.append(json.loads(line))
-                except ValueError:
-                    pass
-        return entries
+        return json_lines(self.access_path)
 
     def stop(self):
         if self.proc.poll() is None:

@@ -1,0 +1,16 @@
+/*
+ * clock.h - the one monotonic clock of the server, in seconds.
+ */
+#ifndef SERVER_CLOCK_H
+#define SERVER_CLOCK_H
+
+#include <time.h>
+
+static inline double clock_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#endif
