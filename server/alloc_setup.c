@@ -10,4 +10,5 @@ void alloc_setup_reuse_large_buffers(void)
 {
     mallopt(M_MMAP_THRESHOLD, ALLOC_SETUP_MMAP_THRESHOLD);
     mallopt(M_TRIM_THRESHOLD, ALLOC_SETUP_MMAP_THRESHOLD);
+    mallopt(M_ARENA_MAX, 1);
 }

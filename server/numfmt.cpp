@@ -20,13 +20,16 @@ template <typename T>
 static size_t format_shortest(T value, char *out, T integer_limit)
 {
     std::to_chars_result r = std::to_chars(out, out + NUMFMT_MAX - 1, value);
-    bool plain_integer = true;
-    for (char *c = out; c < r.ptr; c++)
-        if (*c == '.' || *c == 'e')
-            plain_integer = false;
-    if (plain_integer && (value >= integer_limit || value <= -integer_limit))
-        r = std::to_chars(out, out + NUMFMT_MAX - 1, value,
-                          std::chars_format::scientific);
+    if (value >= integer_limit || value <= -integer_limit) {
+        /* rare: only such values need the look at what was written */
+        bool plain_integer = true;
+        for (char *c = out; c < r.ptr; c++)
+            if (*c == '.' || *c == 'e')
+                plain_integer = false;
+        if (plain_integer)
+            r = std::to_chars(out, out + NUMFMT_MAX - 1, value,
+                              std::chars_format::scientific);
+    }
     *r.ptr = '\0';
     return size_t(r.ptr - out);
 }
