@@ -47,6 +47,12 @@ GEMM_SIZE, QUICK_GEMM_SIZE = 2048, 512
 # must agree to near its precision.
 CHECK_RTOL = {"float32": 2e-4, "float64": 1e-9}
 WRK_CONNECTIONS, WRK_THREADS = 8, 1
+# Pause before every timed command or request.  An OpenBLAS thread that has
+# just worked spins (sched_yield) for about 2^28 cycles, some 0.1 s here,
+# before it sleeps: without the pause the contestant that ran before takes a
+# core from the one being timed (a 2-thread row once took 100 ms instead of
+# 60 ms that way).  Each contestant starts on a quiet machine.
+QUIET_SECONDS = 0.2
 
 
 class BenchError(Exception):
@@ -157,12 +163,14 @@ def run_core(args):
             log(f"core round {r + 1}/{args.rounds}")
             order = names[r % len(names):] + names[:r % len(names)]
             for g in gemms:
+                time.sleep(QUIET_SECONDS)
                 a = procs["core"].ask(
                     f"gemm {g[0]} {gemm_size} {g[1]} {gemm_calls[g]}")
                 gemm_times[g].append(a["seconds"] / a["calls"])
             for case in cases:
                 for name in order:
                     cmd = "attn %s %d %d %d %d %d" % case
+                    time.sleep(QUIET_SECONDS)
                     a = procs[name].ask(f"{cmd} {calls[case, name]}")
                     times[case, name].append(a["seconds"] / a["calls"])
     finally:
@@ -490,6 +498,7 @@ def run_big(args):
             names = list(servers)
             for r in range(reps):
                 for s in names[r % 2:] + names[:r % 2]:
+                    time.sleep(QUIET_SECONDS)
                     start = time.perf_counter()
                     status, data = post(None, payload, conns[s])
                     lat[s].append(time.perf_counter() - start)
