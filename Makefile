@@ -10,8 +10,8 @@ SAN     ?=
 CXX     ?= c++
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
            -pthread -MMD -MP
-# C++ only behind C interfaces: parse_fast.cpp (simdjson) and numfmt.cpp
-# (std::to_chars).
+# C++ only behind C interfaces: parse_fast.cpp (simdjson) with parse_rows.cpp
+# (std::from_chars), and numfmt.cpp (std::to_chars).
 CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP
 LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
@@ -38,7 +38,7 @@ endef
 CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c
 SERVER_LIB := server/buf.c server/numfmt.cpp server/reply.c server/problem.c \
               server/raw_request.c server/parse_json.c server/parse_fast.cpp \
-              server/base64.c \
+              server/parse_rows.cpp server/base64.c \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \
               server/alloc_setup.c \
@@ -96,7 +96,7 @@ $(SERVER_BIN): $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
 
 # ---- tests ----------------------------------------------------------------
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
-              $(BUILD)/tests/test_server_units
+              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows
 HTTP_TEST  := $(BUILD)/tests/test_http
 
 $(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
@@ -106,6 +106,9 @@ $(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
 $(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
                                   $(CORE_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_parse_rows: $(BUILD)/tests/unit/test_parse_rows.o \
+                                $(CORE_OBJ) $(LIB_OBJ)
+	$(CXX) $(CXXFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(HTTP_TEST): $(BUILD)/tests/http/test_http.o
 	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lm -pthread -o $@
 
@@ -130,7 +133,8 @@ test-oracle: $(SERVER_BIN)
 test-lessons: $(SERVER_BIN)
 	$(PYTHON) tests/lessons/run_lessons.py --server $(SERVER_BIN)
 
-FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.c)
+FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.c \
+                          tests/*/*.cpp)
 
 # the tree is clang-formatted (.clang-format); `make format` fixes it.
 # core/attention_impl.inc is not: clang-format misreads its SFX(name)(...)

@@ -13,6 +13,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct pool pool;
 
 typedef void (*pool_job_fn)(void *arg);
@@ -40,5 +44,9 @@ int pool_submit(pool *p, pool_job_fn fn, void *arg);
 /* Calls fn(ctx, i, worker) for every i in [0, count) and returns when all
  * calls have returned.  p may be NULL (then the caller runs everything). */
 void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -506,15 +506,16 @@ static bool assemble(raw_request *raw, const request_limits *limits,
     return true;
 }
 
-static bool decode_with(bool try_fast, const char *body, size_t len,
+static bool decode_with(bool try_fast, pool *workers, size_t split_min_bytes,
+                        const char *body, size_t len,
                         const request_limits *limits, api_request *req,
                         decode_error *err)
 {
     memset(req, 0, sizeof *req);
     memset(err, 0, sizeof *err);
     raw_request raw;
-    bool ok =
-        try_fast && parse_json_fast(body, len, limits->max_elements, &raw);
+    bool ok = try_fast && parse_json_fast(body, len, limits->max_elements,
+                                          workers, split_min_bytes, &raw);
     if (!ok)
         ok = parse_json_jansson(body, len, limits->max_elements, &raw, err);
     ok = ok && assemble(&raw, limits, req, err);
@@ -527,14 +528,23 @@ static bool decode_with(bool try_fast, const char *body, size_t len,
 bool decode_request(const char *body, size_t len, const request_limits *limits,
                     api_request *req, decode_error *err)
 {
-    return decode_with(true, body, len, limits, req, err);
+    return decode_with(true, NULL, SIZE_MAX, body, len, limits, req, err);
+}
+
+bool decode_request_split(const char *body, size_t len,
+                          const request_limits *limits, pool *workers,
+                          size_t split_min_bytes, api_request *req,
+                          decode_error *err)
+{
+    return decode_with(true, workers, split_min_bytes, body, len, limits, req,
+                       err);
 }
 
 bool decode_request_jansson(const char *body, size_t len,
                             const request_limits *limits, api_request *req,
                             decode_error *err)
 {
-    return decode_with(false, body, len, limits, req, err);
+    return decode_with(false, NULL, SIZE_MAX, body, len, limits, req, err);
 }
 
 void api_request_free(api_request *req)

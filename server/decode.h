@@ -9,6 +9,7 @@
 #define SERVER_DECODE_H
 
 #include "../core/attention.h"
+#include "../core/pool.h"
 #include "limits.h"
 
 #include <jansson.h>
@@ -44,6 +45,13 @@ typedef struct {
  * buffers (api_request_free()); on failure fills err and leaves req empty. */
 bool decode_request(const char *body, size_t len, const request_limits *limits,
                     api_request *req, decode_error *err);
+
+/* The same, with the tensors of at least split_min_bytes of text parsed row
+ * by row on workers (NULL: on this thread); the result is the same. */
+bool decode_request_split(const char *body, size_t len,
+                          const request_limits *limits, pool *workers,
+                          size_t split_min_bytes, api_request *req,
+                          decode_error *err);
 
 /* The same, parsing with jansson only (no fast path): the reference the
  * fast parser is tested against. */

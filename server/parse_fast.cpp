@@ -21,6 +21,7 @@
  * checks that both paths agree bit for bit.
  */
 #include "parse_json.h"
+#include "parse_rows.h"
 
 #include <simdjson.h>
 
@@ -191,6 +192,8 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
             return false; /* unknown or duplicated: jansson says which */
         seen[known] = true;
         int tensor = raw_field_of(name.c_str());
+        if (tensor >= 0 && raw->tensor[tensor].present)
+            continue; /* parsed by rows already (parse_rows.cpp) */
         if (tensor >= 0) {
             tensor_walk walk;
             walk.spec = &raw_field_specs[tensor];
@@ -229,28 +232,42 @@ bool may_hold_negative_zero_integer(const char *body, size_t len)
 }
 
 /* simdjson reads up to SIMDJSON_PADDING bytes past the end: each thread
- * keeps one padded copy buffer and one parser, reused across requests. */
+ * keeps one padded copy buffer (the body, or its envelope when big tensors
+ * were split off) and one parser, reused across requests. */
 thread_local std::string padded;
 thread_local dom::parser parser;
 
 } // namespace
 
 extern "C" bool parse_json_fast(const char *body, size_t len,
-                                size_t max_elements, raw_request *raw)
+                                size_t max_elements, pool *workers,
+                                size_t split_min_bytes, raw_request *raw)
 {
     std::memset(raw, 0, sizeof *raw);
-    if (len == 0 || may_hold_negative_zero_integer(body, len))
+    if (len == 0)
         return false; /* an empty body (body may be NULL): jansson's error */
     try {
-        padded.assign(body, len);
-        padded.append(SIMDJSON_PADDING, ' ');
+        size_t budget = max_elements;
+        /* the envelope of a split body, or a padded copy of the body */
+        bool split = len >= split_min_bytes &&
+                     parse_rows_split(body, len, split_min_bytes, workers,
+                                      &budget, raw, &padded, SIMDJSON_PADDING);
+        if (!split) {
+            padded.assign(body, len);
+            padded.append(SIMDJSON_PADDING, ' ');
+        }
+        size_t text_len = padded.size() - SIMDJSON_PADDING;
+        if (may_hold_negative_zero_integer(padded.data(), text_len)) {
+            raw_request_free(raw);
+            return false;
+        }
         raw->envelope = json_object();
         dom::element root;
         dom::object object;
         bool ok = raw->envelope &&
-                  !parser.parse(padded.data(), len, false).get(root) &&
+                  !parser.parse(padded.data(), text_len, false).get(root) &&
                   !root.get_object().get(object) &&
-                  parse_object(object, max_elements, raw);
+                  parse_object(object, budget, raw);
         if (!ok)
             raw_request_free(raw);
         return ok;

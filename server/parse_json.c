@@ -137,18 +137,22 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
                                "\"base64\"");
         }
     }
+    snprintf(ptr, sizeof ptr, "/%s", spec->name);
+    if (spec->leaf == RAW_LEAF_BOOL)
+        return decode_fail(err, 400, "wrong_type", ptr,
+                           "%s takes booleans, which have no binary form",
+                           spec->name);
     snprintf(ptr, sizeof ptr, "/%s/shape", spec->name);
-    if (spec->leaf == RAW_LEAF_BOOL || !json_is_array(shape) ||
+    if (!shape)
+        return decode_fail(err, 400, "missing_field", ptr,
+                           "a binary tensor needs \"shape\"");
+    if (!json_is_array(shape) ||
         json_array_size(shape) < (size_t)spec->min_rank ||
         json_array_size(shape) > (size_t)spec->max_rank)
-        return decode_fail(
-            err, 400, spec->leaf == RAW_LEAF_BOOL ? "wrong_type" : "wrong_rank",
-            ptr,
-            spec->leaf == RAW_LEAF_BOOL
-                ? "%s takes booleans, which have no binary form"
-                : "%s needs a shape of %d%s dimensions",
-            spec->name, spec->min_rank,
-            spec->max_rank > spec->min_rank ? " or 3" : "");
+        return decode_fail(err, 400, "wrong_rank", ptr,
+                           "%s needs a shape of %d%s dimensions", spec->name,
+                           spec->min_rank,
+                           spec->max_rank > spec->min_rank ? " or 3" : "");
     t->rank = (int)json_array_size(shape);
     size_t count = 1;
     for (int i = 0; i < t->rank; i++) {
@@ -162,6 +166,9 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
             count = SIZE_MAX;
     }
     snprintf(ptr, sizeof ptr, "/%s/base64", spec->name);
+    if (!data)
+        return decode_fail(err, 400, "missing_field", ptr,
+                           "a binary tensor needs \"base64\"");
     if (!json_is_string(data))
         return decode_fail(err, 400, "wrong_type", ptr,
                            "base64 must be a string of little-endian numbers");

@@ -4,6 +4,7 @@
 #ifndef SERVER_PARSE_JSON_H
 #define SERVER_PARSE_JSON_H
 
+#include "../core/pool.h"
 #include "decode.h"
 #include "raw_request.h"
 
@@ -19,9 +20,11 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
 
 /* simdjson: the fast path.  Returns true only for a body that jansson
  * accepts with the very same values (bit for bit); false means "not sure",
- * and the caller runs parse_json_jansson() instead.  Never reports errors. */
+ * and the caller runs parse_json_jansson() instead.  Never reports errors.
+ * Tensors of at least split_min_bytes of text are parsed row by row on
+ * workers (parse_rows.h; workers may be NULL, SIZE_MAX splits nothing). */
 bool parse_json_fast(const char *body, size_t len, size_t max_elements,
-                     raw_request *raw);
+                     pool *workers, size_t split_min_bytes, raw_request *raw);
 
 #ifdef __cplusplus
 }

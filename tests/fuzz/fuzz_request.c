@@ -22,7 +22,10 @@
  *      tolerance derived from the input magnitudes;
  *   6. the fast parser path (decode_request, simdjson) and the jansson-only
  *      decoder give the same verdict: same status, code and pointer on a
- *      rejection, the same shapes and bit-identical tensors on acceptance.
+ *      rejection, the same shapes and bit-identical tensors on acceptance;
+ *   7. so does the fast path with every number tensor split into rows and
+ *      parsed on the pool (decode_request_split with no size threshold,
+ *      server/parse_rows.cpp), which the server does only for big tensors.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */
@@ -265,20 +268,22 @@ static bool same_bytes(const void *a, const void *b, size_t bytes)
     return memcmp(a, b, bytes) == 0;
 }
 
-/* Property 6: decode_request() == decode_request_jansson(). */
-static void compare_parsers(const char *body, size_t size, bool ok,
-                            const api_request *req, const decode_error *err)
+/* Properties 6 and 7: a fast decoder (named `which`) ==
+ * decode_request_jansson(). */
+static void compare_parsers(const char *which, const char *body, size_t size,
+                            bool ok, const api_request *req,
+                            const decode_error *err)
 {
     api_request slow;
     decode_error serr;
     bool sok = decode_request_jansson(body, size, &limits, &slow, &serr);
-    CHECK(sok == ok, "fast decoder says %s, jansson decoder %s (%s)",
+    CHECK(sok == ok, "%s says %s, jansson decoder %s (%s)", which,
           ok ? "ok" : err->code, sok ? "ok" : serr.code,
           sok ? "" : serr.detail);
     if (!ok) {
         CHECK(serr.status == err->status && strcmp(serr.code, err->code) == 0 &&
                   strcmp(serr.pointer, err->pointer) == 0,
-              "fast decoder: %u %s %s; jansson decoder: %u %s %s", err->status,
+              "%s: %u %s %s; jansson decoder: %u %s %s", which, err->status,
               err->code, err->pointer, serr.status, serr.code, serr.pointer);
         return;
     }
@@ -289,7 +294,7 @@ static void compare_parsers(const char *body, size_t size, bool ok,
               a->causal == b->causal && req->want == slow.want &&
               memcmp(&req->scale, &slow.scale, sizeof req->scale) == 0 &&
               memcmp(&a->scale, &b->scale, sizeof a->scale) == 0,
-          "the decoders disagree on shapes or options");
+          "%s and jansson disagree on shapes or options", which);
     size_t e = tensor_dtype_size(a->dtype), hk = a->heads * a->d_k,
            hv = a->heads * a->d_v;
     CHECK(same_bytes(a->x, b->x, a->n * a->d * e), "x differs");
@@ -327,8 +332,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     api_request req;
     decode_error err;
+    api_request split;
+    decode_error split_err;
+    bool split_ok = decode_request_split(body, size, &limits, workers, 0,
+                                         &split, &split_err);
+    compare_parsers("row-split decoder", body, size, split_ok, &split,
+                    &split_err);
+    if (split_ok)
+        api_request_free(&split);
+
     bool ok = decode_request(body, size, &limits, &req, &err);
-    compare_parsers(body, size, ok, &req, &err);
+    compare_parsers("fast decoder", body, size, ok, &req, &err);
     if (!ok) {
         CHECK(err.status == out.status, "decode says %u (%s), reply %u",
               err.status, err.code, out.status);

@@ -117,6 +117,12 @@ bad["w_o_rows"] = variant(w_o=mat(3, 2))
 bad["w_o_rank3"] = variant(w_o=[[[1]]])
 bad["deep_nesting"] = variant(x=[[[[[[[[1]]]]]]]])
 bad["huge_dims_claim"] = variant(x=[[0] * 60])
+# found by the fuzzer: the pointer named /x/shape, which was not there
+bad["binary_without_shape"] = variant(x={})
+bad["binary_without_base64"] = variant(x={"shape": [3, 4]})
+# rows the row splitter (server/parse_rows.cpp) must hand back or read
+bad["row_with_string"] = variant(x=[[1, "]", 2, 3]] * 3)
+bad["row_with_array"] = variant(x=[[1, [2], 3, 4]] * 3)
 
 raw = {
     "empty": b"",
@@ -136,6 +142,8 @@ raw = {
     "bom": b"\xef\xbb\xbf" + json.dumps(good).encode(),
     "negative_zero": b'{"x":[[-0.0]],"w_q":[[-0]],"w_k":[[1]],"w_v":[[1]]}',
     "big_integer": b'{"x":[[123456789012345678901234567890]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]]}',
+    "rows_with_whitespace": b'{"x":[ [ 1 ,2\n]\t,[3, 4 ]],"w_q":[[1],[2]],"w_k":[[1],[2]],"w_v":[[1],[2]]}',
+    "rows_bad_numbers": b'{"x":[[1.,2],[01,-]],"w_q":[[1],[2]],"w_k":[[1],[2]],"w_v":[[1],[2]]}',
     "num_heads_big_int": b'{"x":[[1,2]],"w_q":[[1,2],[3,4]],"w_k":[[1,2],[3,4]],"w_v":[[1,2],[3,4]],"num_heads":18446744073709551617}',
 }
 

@@ -200,6 +200,13 @@ static const rejection rejections[] = {
      "unknown_field", "/x/data"},
     {"{\"x\":{\"shape\":[2],\"base64\":\"\"}," VALID_TAIL "}", 400,
      "wrong_rank", "/x/shape"},
+    /* a missing member is named where it belongs (found by the fuzzer: the
+     * pointer of "x": {} once named a shape that was not there as wrong) */
+    {"{\"x\":{}," VALID_TAIL "}", 400, "missing_field", "/x/shape"},
+    {"{\"x\":{\"shape\":[1,2]}," VALID_TAIL "}", 400, "missing_field",
+     "/x/base64"},
+    {"{\"x\":[[1,2]],\"key_padding\":{\"shape\":[1]}," VALID_TAIL "}", 400,
+     "wrong_type", "/key_padding"},
     {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"}"
      "," VALID_TAIL "}",
      400, "number_out_of_range", "/x/base64"},
@@ -342,16 +349,20 @@ static void large_tensors_encode_the_same_on_several_threads(void **state)
 
 /* ---- the fast parser agrees with jansson ------------------------------- */
 
-static void expect_same_decision(const char *body)
+/* decode_request (whole-body simdjson) or decode_request_split (every
+ * number tensor parsed by rows, on a pool) against the jansson decoder. */
+static void expect_same_decision_of(const char *body, bool split, pool *workers)
 {
     api_request fast, slow;
     decode_error fast_err, slow_err;
-    bool fast_ok =
-        decode_request(body, strlen(body), &limits, &fast, &fast_err);
-    bool slow_ok =
-        decode_request_jansson(body, strlen(body), &limits, &slow, &slow_err);
+    size_t len = strlen(body);
+    bool fast_ok = split ? decode_request_split(body, len, &limits, workers, 0,
+                                                &fast, &fast_err)
+                         : decode_request(body, len, &limits, &fast, &fast_err);
+    bool slow_ok = decode_request_jansson(body, len, &limits, &slow, &slow_err);
     if (fast_ok != slow_ok)
-        fail_msg("%s: fast %d, jansson %d", body, fast_ok, slow_ok);
+        fail_msg("%s: %s %d, jansson %d", body, split ? "split" : "fast",
+                 fast_ok, slow_ok);
     if (!fast_ok) {
         assert_string_equal(fast_err.code, slow_err.code);
         assert_string_equal(fast_err.pointer, slow_err.pointer);
@@ -359,9 +370,17 @@ static void expect_same_decision(const char *body)
     }
     const attn_problem *a = &fast.problem, *b = &slow.problem;
     size_t elem = tensor_dtype_size(a->dtype);
+    assert_true(a->n == b->n && a->d == b->d && a->m == b->m &&
+                a->d_k == b->d_k && a->d_v == b->d_v && a->d_out == b->d_out);
     assert_memory_equal(a->x, b->x, a->n * a->d * elem);
     assert_memory_equal(a->w_q, b->w_q, a->d * a->heads * a->d_k * elem);
+    assert_memory_equal(a->w_k, b->w_k, a->d_c * a->heads * a->d_k * elem);
     assert_memory_equal(a->w_v, b->w_v, a->d_c * a->heads * a->d_v * elem);
+    if (a->w_o)
+        assert_memory_equal(a->w_o, b->w_o,
+                            a->heads * a->d_v * a->d_out * elem);
+    if (a->context)
+        assert_memory_equal(a->context, b->context, a->m * a->d_c * elem);
     assert_true(a->heads == b->heads && a->scale == b->scale &&
                 a->causal == b->causal && fast.want == slow.want);
     if (a->bias)
@@ -374,12 +393,21 @@ static void expect_same_decision(const char *body)
     api_request_free(&slow);
 }
 
+static void expect_same_decision(const char *body)
+{
+    expect_same_decision_of(body, false, NULL);
+    expect_same_decision_of(body, true, NULL);
+    pool *workers = pool_create(2, 4);
+    expect_same_decision_of(body, true, workers);
+    pool_destroy(workers);
+}
+
 static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
 {
     (void)state;
     raw_request raw;
     const char *good = "{\"x\":[[1,2]],\"tokens\":[\"a\"]," VALID_TAIL "}";
-    assert_true(parse_json_fast(good, strlen(good), 100, &raw));
+    assert_true(parse_json_fast(good, strlen(good), 100, NULL, SIZE_MAX, &raw));
     assert_int_equal(raw.tensor[RAW_W_Q].rank, 2);
     assert_true(json_is_array(json_object_get(raw.envelope, "tokens")));
     raw_request_free(&raw);
@@ -392,7 +420,7 @@ static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         assert_false(parse_json_fast(refused[i], strlen(refused[i]),
-                                     i == 4 ? 1 : 100, &raw));
+                                     i == 4 ? 1 : 100, NULL, SIZE_MAX, &raw));
 }
 
 static void fast_parser_matches_jansson_bit_for_bit(void **state)
@@ -435,6 +463,42 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         "{\"x\":[[1,2]],\"tokens\":[\"\xff\"]," VALID_TAIL "}",
         "[]",
         "",
+        /* what the row splitter (parse_rows.cpp) must take or hand back */
+        "{\"x\":[[1,\"2\"]]," VALID_TAIL "}",
+        "{\"x\":[[1,\"]\"]]," VALID_TAIL "}",
+        "{\"x\":[[1,2,]]," VALID_TAIL "}",
+        "{\"x\":[[1,2],]," VALID_TAIL "}",
+        "{\"x\":[[1,2] [3,4]]," VALID_TAIL "}",
+        "{\"x\":[[]]," VALID_TAIL "}",
+        "{\"x\":[[1 2]]," VALID_TAIL "}",
+        "{\"x\":[[+1,2]]," VALID_TAIL "}",
+        "{\"x\":[[.5,2]]," VALID_TAIL "}",
+        "{\"x\":[[1e,2]]," VALID_TAIL "}",
+        "{\"x\":[[1e+,2]]," VALID_TAIL "}",
+        "{\"x\":[[-,2]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]," VALID_TAIL "}",
+        "{\"x\":[[1,2]]," VALID_TAIL,
+        "{\"x\":[[1,2\n\t]\r,[ 3 ,4 ]]," VALID_TAIL "}",
+        "{\"x\":[[1,2],[3,4]],\"w_q\":[[[1],[0]],[[0],[1]]],"
+        "\"w_k\":[[[1],[0]],[[0],[1]]],\"w_v\":[[[1],[0]],[[0],[1]]]}",
+        "{\"x\":[[1,2],[3,4]],\"w_q\":[[[1],[0]],[[0]]],"
+        "\"w_k\":[[[1],[0]],[[0],[1]]],\"w_v\":[[[1],[0]],[[0],[1]]]}",
+        "{\"x\":[[[[1]]]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"\\u0078\":[[1,2]]," VALID_TAIL "}",
+        "{\"\\u0078\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"mask\":[[1,-1e300]],\"tokens\":[\"[x]\"]," VALID_TAIL
+        "}",
+        "{\"x\":[[1,2]],\"mask\":[[1,true]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":[\"\\\"\"],\"mask\":[[0]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"context\":[[1,2],[3,4]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"w_o\":[[1,2],[3,4]]," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"tokens\":\"unterminated," VALID_TAIL "}",
+        "{\"x\":[[1,2]]\"y\":1}",
+        "{\"x\":[[1,2]]}",
+        "{\"x\"[[1,2]]}",
+        "{}",
+        "{\"x\":[[1,2]],\"dtype\":\"float32\",\"w_q\":[[3.4028236e38],[0]],"
+        "\"w_k\":[[1],[0]],\"w_v\":[[1],[0]]}",
     };
     for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++)
         expect_same_decision(bodies[i]);
