@@ -17,7 +17,8 @@ extern "C" {
 /* Room for the longest output ("-2.2250738585072014e-308") plus NUL. */
 #define NUMFMT_MAX 32
 
-/* Formats a finite value; returns the length written to out. */
+/* Formats a finite value; returns the length written to out (not counting
+ * the NUL after it).  Bytes of out past the NUL may be overwritten too. */
 size_t numfmt_double(double value, char out[NUMFMT_MAX]);
 size_t numfmt_float(float value, char out[NUMFMT_MAX]);
 
