@@ -11,7 +11,7 @@ CXX     ?= c++
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
            -pthread -MMD -MP
 # C++ only behind C interfaces: parse_fast.cpp (simdjson) with parse_rows.cpp
-# (std::from_chars), and numfmt.cpp (std::to_chars).
+# (std::from_chars).
 CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP
 LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
@@ -36,7 +36,7 @@ define apt_install
 endef
 
 CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c
-SERVER_LIB := server/buf.c server/numfmt.cpp server/reply.c server/problem.c \
+SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
               server/raw_request.c server/parse_json.c server/parse_fast.cpp \
               server/parse_rows.cpp server/base64.c \
               server/decode.c server/encode.c server/api_attention.c \
