@@ -105,6 +105,16 @@ static unsigned stages_always(const attn_problem *p)
     return always;
 }
 
+/* Rows per task of a projection over `rows` rows (pass 1 and pass 3): one
+ * share per thread, at least ATTN_ROW_BLOCK.  OpenBLAS packs the weight
+ * matrix once per call, so 128-row calls packed a (512, 1536) W eight times
+ * at n = 1024; one call per thread packs it once each. */
+static size_t projection_rows(size_t rows, size_t threads)
+{
+    size_t share = (rows + threads - 1) / threads;
+    return share < ATTN_ROW_BLOCK ? ATTN_ROW_BLOCK : share;
+}
+
 static size_t scratch_rows(const attn_problem *p)
 {
     return p->n < ATTN_ROW_BLOCK ? p->n : ATTN_ROW_BLOCK;
