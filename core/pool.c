@@ -15,6 +15,7 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -220,4 +221,26 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
             pthread_cond_wait(&p->loop_done, &p->lock);
         pthread_mutex_unlock(&p->lock);
     }
+}
+
+size_t pool_bind_workers(pool *p, size_t first)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return 0;
+    int cpus[CPU_SETSIZE], count = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed))
+            cpus[count++] = c;
+    if (count < 2)
+        return 0; /* one CPU: nothing to choose */
+    size_t bound = 0;
+    for (size_t i = 0; i < p->thread_count; i++) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[(first + i) % (size_t)count], &one);
+        if (pthread_setaffinity_np(p->threads[i], sizeof one, &one) == 0)
+            bound++;
+    }
+    return bound;
 }

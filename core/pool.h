@@ -29,6 +29,14 @@ typedef void (*pool_index_fn)(void *ctx, size_t i, size_t worker);
  * Returns NULL on failure.  The caller owns the pool; pool_destroy() frees. */
 pool *pool_create(size_t threads, size_t max_queued);
 
+/* Binds worker i to the (first + i)-th of the CPUs this thread may run on,
+ * round robin, and returns how many workers were bound.  Left to itself, the
+ * scheduler often woke a worker that had slept through an idle spell on the
+ * CPU of the thread that woke it, so a parallel loop ran at the speed of one
+ * thread until the load balancer moved it: a mid-size request took 42 ms
+ * after a 0.2 s pause against 30 ms bound (28 vs 27 ms back to back). */
+size_t pool_bind_workers(pool *p, size_t first);
+
 /* Runs every job already queued, then joins the workers and frees the pool. */
 void pool_destroy(pool *p);
 

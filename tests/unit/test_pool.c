@@ -11,6 +11,8 @@
 
 #include "../../core/pool.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -139,6 +141,41 @@ static void a_full_queue_refuses_instead_of_growing(void **state)
     pool_destroy(p);
 }
 
+/* A parallel loop's index records the CPUs its thread may run on. */
+static void record_cpu_count(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    cpu_set_t mine;
+    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+    ((int *)ctx)[i] = CPU_COUNT(&mine);
+    struct timespec pause = {0, 1000000}; /* let the other threads join */
+    nanosleep(&pause, NULL);
+}
+
+static void bound_workers_run_on_one_cpu_each(void **state)
+{
+    (void)state;
+    cpu_set_t allowed;
+    assert_int_equal(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    int cpus = CPU_COUNT(&allowed);
+    pool *p = pool_create(3, 4);
+    size_t bound = pool_bind_workers(p, 0);
+    assert_int_equal(bound, cpus >= 2 ? 3 : 0);
+    /* the caller is not a worker and stays free; every index run by a
+     * worker sees a single CPU when they are bound */
+    int seen[64];
+    pool_parallel_for(p, 64, record_cpu_count, seen);
+    for (int i = 0; i < 64; i++)
+        assert_true(seen[i] == 1 || seen[i] == cpus);
+    if (cpus >= 2) {
+        int on_one = 0;
+        for (int i = 0; i < 64; i++)
+            on_one += seen[i] == 1;
+        assert_true(on_one > 0); /* the workers took part, bound */
+    }
+    pool_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +186,7 @@ int main(void)
         cmocka_unit_test(
             jobs_using_parallel_for_on_every_worker_do_not_deadlock),
         cmocka_unit_test(a_full_queue_refuses_instead_of_growing),
+        cmocka_unit_test(bound_workers_run_on_one_cpu_each),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }
