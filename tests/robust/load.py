@@ -20,7 +20,7 @@ import time
 from robustlib import Failures, Server, attention_body, http
 
 MIX = ("small", "heads", "invalid", "unknown_field", "not_found", "healthz",
-       "keepalive", "causal")
+       "keepalive", "causal", "big")
 
 
 def one(port, kind, rng, timeout):
@@ -40,6 +40,13 @@ def one(port, kind, rng, timeout):
                                                      "dtype": "float32"}),
                        timeout=timeout)
         return s == 200, s
+    if kind == "big":
+        # tensors past 64 KiB of text: parsed row by row on the pool
+        # (server/parse_rows.cpp), with the other threads' requests in flight
+        s, _, b = http(port, "POST", "/v1/attention",
+                       attention_body(rng, 72, 128, 4, {"return": ["output"]}),
+                       timeout=timeout)
+        return s == 200 and len(json.loads(b)["output"]) == 72, s
     if kind == "invalid":
         s, _, b = http(port, "POST", "/v1/attention", b'{"x":[[1,2],[3]]',
                        timeout=timeout)
