@@ -146,47 +146,31 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 /* Parses the numbers of one row, b[r.begin .. r.end), into out (room for
  * `room`).  Returns how many, or NPOS when the text is not numbers separated
- * by commas or there are more than room.  A number is JSON's grammar:
- * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, then from_chars reads it
- * correctly rounded; one it cannot represent (overflow, underflow) is left
- * to the usual path. */
+ * by commas or there are more than room.  std::from_chars reads a number
+ * correctly rounded; JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?
+ * [0-9]+)?, is stricter than what from_chars takes ("01", "1.", ".5",
+ * "inf"), so those differences are checked around it: a digit first (after
+ * an optional '-'), no leading zero, a digit after the '.'.  A number
+ * from_chars cannot represent (overflow, underflow) is left to the usual
+ * path. */
 size_t parse_row(const char *b, row_text r, double *out, size_t room)
 {
     const char *p = b + r.begin, *end = b + r.end;
     size_t count = 0;
     for (;;) {
-        const char *start = p;
-        if (p < end && *p == '-')
-            p++;
-        if (p < end && *p == '0') {
-            p++;
-        } else if (p < end && *p >= '1' && *p <= '9') {
-            while (p < end && is_digit(*p))
-                p++;
-        } else {
+        const char *digits = p + (p < end && *p == '-');
+        if (digits == end || !is_digit(*digits) || count == room)
             return NPOS;
-        }
-        if (p < end && *p == '.') {
-            p++;
-            if (p == end || !is_digit(*p))
-                return NPOS;
-            while (p < end && is_digit(*p))
-                p++;
-        }
-        if (p < end && (*p == 'e' || *p == 'E')) {
-            p++;
-            if (p < end && (*p == '+' || *p == '-'))
-                p++;
-            if (p == end || !is_digit(*p))
-                return NPOS;
-            while (p < end && is_digit(*p))
-                p++;
-        }
-        if (count == room)
+        if (*digits == '0' && digits + 1 < end && is_digit(digits[1]))
             return NPOS;
-        std::from_chars_result res = std::from_chars(start, p, out[count]);
-        if (res.ec != std::errc() || res.ptr != p)
+        std::from_chars_result res = std::from_chars(p, end, out[count]);
+        if (res.ec != std::errc())
             return NPOS;
+        const char *dot = static_cast<const char *>(
+            std::memchr(digits, '.', size_t(res.ptr - digits)));
+        if (dot && (dot + 1 == res.ptr || !is_digit(dot[1])))
+            return NPOS;
+        p = res.ptr;
         count++;
         while (p < end && is_ws(*p))
             p++;
