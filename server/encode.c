@@ -182,7 +182,9 @@ static void encode_labels(buf *out, const char *key, json_t *labels)
 {
     if (!labels)
         return;
-    buf_printf(out, ",\"%s\":[", key);
+    buf_puts(out, ",\"");
+    buf_puts(out, key);
+    buf_puts(out, "\":[");
     for (size_t i = 0; i < json_array_size(labels); i++) {
         if (i)
             buf_append(out, ",", 1);
@@ -197,12 +199,21 @@ void encode_response(const api_request *req, const attn_result *result,
     const attn_problem *p = &req->problem;
     char scale[NUMFMT_MAX];
     numfmt_double(req->scale, scale);
-    buf_printf(out,
-               "{\"dtype\":\"%s\",\"num_heads\":%zu,\"head_dim\":%zu,"
-               "\"value_dim\":%zu,\"scale\":%s,\"causal\":%s,"
-               "\"encoding\":\"%s\"",
-               tensor_dtype_name(p->dtype), p->heads, p->d_k, p->d_v, scale,
-               p->causal ? "true" : "false", req->binary ? "base64" : "json");
+    /* no printf: this envelope is written for every reply, and vsnprintf
+     * was a tenth of a lesson-sized request's encoding time */
+    buf_puts(out, "{\"dtype\":\"");
+    buf_puts(out, tensor_dtype_name(p->dtype));
+    buf_puts(out, "\",\"num_heads\":");
+    buf_uint(out, p->heads);
+    buf_puts(out, ",\"head_dim\":");
+    buf_uint(out, p->d_k);
+    buf_puts(out, ",\"value_dim\":");
+    buf_uint(out, p->d_v);
+    buf_puts(out, ",\"scale\":");
+    buf_puts(out, scale);
+    buf_puts(out, p->causal ? ",\"causal\":true" : ",\"causal\":false");
+    buf_puts(out, req->binary ? ",\"encoding\":\"base64\""
+                              : ",\"encoding\":\"json\"");
     encode_labels(out, "tokens", req->tokens);
     encode_labels(out, "context_tokens", req->context_tokens);
 
@@ -228,7 +239,9 @@ void encode_response(const api_request *req, const attn_result *result,
         if (!(req->want & ATTN_WANT(s)) || !result->stage[s])
             continue;
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
-        buf_printf(out, ",\"%s\":", attn_stage_name((attn_stage)s));
+        buf_puts(out, ",\"");
+        buf_puts(out, attn_stage_name((attn_stage)s));
+        buf_puts(out, "\":");
         if (req->binary)
             encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
         else
