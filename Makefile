@@ -37,7 +37,8 @@ endef
 
 CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c
 SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
-              server/raw_request.c server/parse_json.c server/parse_fast.cpp \
+              server/buf_chain.c server/raw_request.c server/parse_json.c \
+              server/parse_fast.cpp \
               server/parse_rows.cpp server/base64.c \
               server/decode.c server/encode.c server/api_attention.c \
               server/access_log.c server/config.c server/blas_setup.c \

@@ -7,11 +7,17 @@
 #include "encode.h"
 #include "problem.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 /* Bytes of JSON one returned number takes at most on average: 17 significant
  * digits, sign, point, exponent and a comma. */
 #define API_REPLY_BYTES_PER_NUMBER 26
+/* Most bytes reserved up front for the reply's first part: what this thread
+ * writes itself (the envelope, tensors under encode.c's parallel threshold
+ * of 65,536 numbers, about 1.7 MB); bigger tensors arrive as pieces of
+ * their own. */
+#define API_REPLY_FIRST_PART_MAX (2u << 20)
 
 /* Tensors with at least this much text are parsed row by row on all the
  * workers: about 3,000 numbers, some 80 µs of parsing, where the hand-off
@@ -115,19 +121,32 @@ static void compute_and_encode(pool *workers, const api_request *req,
     } else if (cancelled && cancelled(cancelled_ctx)) {
         attn_result_free(&result);
     } else {
-        buf b = {0};
-        buf_reserve(&b, reply_bytes + 4096); /* one allocation, no doubling */
-        encode_response(req, &result, workers, &b);
+        buf_chain chain = {0};
+        /* one allocation for what is written on this thread, no doubling */
+        size_t first = reply_bytes < API_REPLY_FIRST_PART_MAX
+                           ? reply_bytes
+                           : API_REPLY_FIRST_PART_MAX;
+        buf_reserve(buf_chain_tail(&chain), first + 4096);
+        encode_response(req, &result, workers, &chain);
         attn_result_free(&result);
-        if (buf_failed(&b)) {
-            buf_free(&b);
+        reply_part *parts = NULL;
+        if (!buf_chain_failed(&chain))
+            parts = malloc(chain.count * sizeof *parts);
+        if (!parts) {
+            buf_chain_free(&chain);
             problem_reply(out, 503, "out_of_memory", NULL,
                           "the server could not allocate the response");
             out->retry_after = 1;
-        } else {
-            size_t body_len;
-            char *json = buf_take(&b, &body_len);
-            reply_set_owned(out, 200, "application/json", json, body_len);
+            return;
         }
+        size_t count = 0;
+        for (size_t i = 0; i < chain.count; i++)
+            if (chain.parts[i].len) {
+                parts[count].data =
+                    buf_take(&chain.parts[i], &parts[count].len);
+                count++;
+            }
+        buf_chain_free(&chain);
+        reply_set_parts(out, 200, "application/json", parts, count);
     }
 }

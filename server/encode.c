@@ -113,8 +113,9 @@ static void encode_piece(void *ctx, size_t i, size_t worker)
                 job->dtype, job->null_for_neg_inf);
 }
 
-/* Writes a tensor of the given shape as nested arrays. */
-static void encode_tensor(buf *out, pool *workers, const void *data,
+/* Writes a tensor of the given shape as nested arrays: a large one as
+ * pieces formatted on the workers, which join the chain as they are. */
+static void encode_tensor(buf_chain *out, pool *workers, const void *data,
                           const size_t *dims, int rank, tensor_dtype dtype,
                           bool null_for_neg_inf)
 {
@@ -123,7 +124,8 @@ static void encode_tensor(buf *out, pool *workers, const void *data,
         rows *= dims[i];
     if (!workers || rows < ENCODE_PIECES ||
         rows * dims[rank - 1] < ENCODE_PARALLEL_MIN) {
-        encode_rows(out, data, dims, rank, 0, rows, dtype, null_for_neg_inf);
+        encode_rows(buf_chain_tail(out), data, dims, rank, 0, rows, dtype,
+                    null_for_neg_inf);
         return;
     }
     encode_job job = {.data = data,
@@ -133,13 +135,8 @@ static void encode_tensor(buf *out, pool *workers, const void *data,
                       .dtype = dtype,
                       .null_for_neg_inf = null_for_neg_inf};
     pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
-    for (size_t i = 0; i < ENCODE_PIECES; i++) {
-        if (buf_failed(&job.piece[i]))
-            out->failed = true;
-        else
-            buf_append(out, job.piece[i].data, job.piece[i].len);
-        buf_free(&job.piece[i]);
-    }
+    for (size_t i = 0; i < ENCODE_PIECES; i++)
+        buf_chain_adopt(out, &job.piece[i]);
 }
 
 static void encode_shape(buf *out, const size_t *dims, int rank);
@@ -194,9 +191,10 @@ static void encode_labels(buf *out, const char *key, json_t *labels)
 }
 
 void encode_response(const api_request *req, const attn_result *result,
-                     pool *workers, buf *out)
+                     pool *workers, buf_chain *chain)
 {
     const attn_problem *p = &req->problem;
+    buf *out = buf_chain_tail(chain);
     char scale[NUMFMT_MAX];
     numfmt_double(req->scale, scale);
     /* no printf: this envelope is written for every reply, and vsnprintf
@@ -239,14 +237,16 @@ void encode_response(const api_request *req, const attn_result *result,
         if (!(req->want & ATTN_WANT(s)) || !result->stage[s])
             continue;
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        out = buf_chain_tail(chain); /* a tensor before may have added parts */
         buf_puts(out, ",\"");
         buf_puts(out, attn_stage_name((attn_stage)s));
         buf_puts(out, "\":");
         if (req->binary)
             encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
         else
-            encode_tensor(out, workers, result->stage[s], dims, rank, p->dtype,
-                          s == ATTN_MASKED_SCORES);
+            encode_tensor(chain, workers, result->stage[s], dims, rank,
+                          p->dtype, s == ATTN_MASKED_SCORES);
     }
+    out = buf_chain_tail(chain);
     buf_puts(out, "}\n");
 }

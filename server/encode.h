@@ -7,12 +7,14 @@
 #include "../core/attention.h"
 #include "../core/pool.h"
 #include "buf.h"
+#include "buf_chain.h"
 #include "decode.h"
 
 /* Appends the whole 200 response document to out; large tensors are
- * formatted in pieces on `workers` (may be NULL). */
+ * formatted in pieces on `workers` (may be NULL), each piece a part of the
+ * chain. */
 void encode_response(const api_request *req, const attn_result *result,
-                     pool *workers, buf *out);
+                     pool *workers, buf_chain *out);
 
 /* Appends count numbers of dtype as a flat comma-separated list (no
  * brackets); −∞ becomes null when null_for_neg_inf, any other non-finite

@@ -36,6 +36,7 @@
 #include <microhttpd.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -300,12 +301,55 @@ static bool valid_request_id(const char *id)
 
 /* ---- replies ---------------------------------------------------------- */
 
+/* The parts of a body in pieces, handed to the response that sends them. */
+typedef struct {
+    reply_part *parts;
+    size_t count;
+} sent_parts;
+
+static void free_sent_parts(void *cls)
+{
+    sent_parts *sent = cls;
+    for (size_t i = 0; i < sent->count; i++)
+        free(sent->parts[i].data);
+    free(sent->parts);
+    free(sent);
+}
+
+/* A response that sends r's parts as one I/O vector; on success it owns
+ * them (r->parts is emptied). */
+static struct MHD_Response *response_from_parts(reply *r)
+{
+    sent_parts *sent = malloc(sizeof *sent);
+    struct MHD_IoVec *iov = malloc(r->part_count * sizeof *iov);
+    struct MHD_Response *resp = NULL;
+    if (sent && iov && r->part_count <= UINT_MAX) {
+        for (size_t i = 0; i < r->part_count; i++)
+            iov[i] = (struct MHD_IoVec){r->parts[i].data, r->parts[i].len};
+        *sent = (sent_parts){r->parts, r->part_count};
+        resp = MHD_create_response_from_iovec(iov, (unsigned)r->part_count,
+                                              free_sent_parts, sent);
+    }
+    free(iov); /* libmicrohttpd keeps a copy */
+    if (!resp) {
+        free(sent);
+        return NULL;
+    }
+    r->parts = NULL;
+    r->part_count = 0;
+    return resp;
+}
+
 static enum MHD_Result queue_reply(request *req)
 {
     reply *r = &req->rep;
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        r->body_len, r->body,
-        r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *resp;
+    if (r->parts)
+        resp = response_from_parts(r);
+    else
+        resp = MHD_create_response_from_buffer(
+            r->body_len, r->body,
+            r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!resp)
         return MHD_NO;
     req->bytes_out = r->body_len;

@@ -11,12 +11,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* One piece of a body sent in pieces (malloc'd). */
+typedef struct {
+    char *data;
+    size_t len;
+} reply_part;
+
 typedef struct {
     unsigned status;
     const char *content_type; /* static string                         */
     char *body;               /* malloc'd, or static when body_static  */
     size_t body_len;
     bool body_static;
+    reply_part *parts; /* or the body in pieces (all owned)    */
+    size_t part_count;
     const char *allow;         /* Allow header (405), static, or NULL   */
     unsigned retry_after;      /* Retry-After seconds (503), 0 = none   */
     bool www_authenticate;     /* add WWW-Authenticate: Bearer (401)    */
@@ -28,6 +36,13 @@ void reply_set_static(reply *r, unsigned status, const char *content_type,
 /* Takes ownership of body (malloc'd). */
 void reply_set_owned(reply *r, unsigned status, const char *content_type,
                      char *body, size_t len);
+/* Takes ownership of parts (malloc'd array) and of every parts[i].data:
+ * the body is their concatenation, sent without joining them. */
+void reply_set_parts(reply *r, unsigned status, const char *content_type,
+                     reply_part *parts, size_t count);
+/* Joins a body in pieces into one (for readers that want one string, such
+ * as the tests); false without memory, the reply unchanged. */
+bool reply_join(reply *r);
 void reply_clear(reply *r);
 
 #endif

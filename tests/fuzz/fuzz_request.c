@@ -328,6 +328,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     api_attention_stats stats = {0};
     api_attention(workers, &limits, &fuzz_memory, body, size, &out, &stats,
                   NULL, NULL);
+    CHECK(reply_join(&out), "could not join the reply's parts");
     check_reply(&out, data, size);
 
     api_request req;

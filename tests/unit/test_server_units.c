@@ -14,6 +14,7 @@
 #include "../../server/encode.h"
 #include "../../server/numfmt.h"
 #include "../../server/parse_json.h"
+#include "../../server/reply.h"
 
 #include <float.h>
 #include <math.h>
@@ -301,8 +302,10 @@ static void encoded_tensors_nest_by_shape(void **state)
     attn_result result;
     assert_int_equal(attn_forward(NULL, &req.problem, req.want, &result),
                      ATTN_OK);
-    buf out = {0};
-    encode_response(&req, &result, NULL, &out);
+    buf_chain chain = {0};
+    encode_response(&req, &result, NULL, &chain);
+    assert_int_equal(chain.count, 1); /* small: written in one part */
+    buf out = chain.parts[0];
     /* q per head: head 0 is column 0 of x, head 1 column 1 */
     assert_non_null(strstr(out.data, "\"q\":[[[1],[3]],[[2],[4]]]"));
     /* masked entries are null; scale 1/√1 leaves the scores as they are */
@@ -310,7 +313,7 @@ static void encoded_tensors_nest_by_shape(void **state)
         out.data, "\"masked_scores\":[[[1,null],[3,9]],[[4,null],[8,16]]]"));
     assert_non_null(strstr(out.data, "\"weights\":[2,2,2]"));
     assert_null(strstr(out.data, "\"weights\":[["));
-    buf_free(&out);
+    buf_chain_free(&chain);
     attn_result_free(&result);
     api_request_free(&req);
 }
@@ -333,18 +336,69 @@ static void large_tensors_encode_the_same_on_several_threads(void **state)
         weights[i] = sin((double)i) / 3.0;
     attn_result result = {0};
     result.stage[ATTN_WEIGHTS] = weights;
-    buf serial = {0}, parallel = {0};
-    encode_response(&req, &result, NULL, &serial);
+    buf_chain serial_parts = {0}, parallel_parts = {0};
+    encode_response(&req, &result, NULL, &serial_parts);
     pool *workers = pool_create(3, 4);
-    encode_response(&req, &result, workers, &parallel);
+    encode_response(&req, &result, workers, &parallel_parts);
     pool_destroy(workers);
-    assert_int_equal(serial.len, parallel.len);
-    assert_memory_equal(serial.data, parallel.data, serial.len);
-    assert_non_null(strstr(serial.data, "\"weights\":[[[0,0.28"));
-    assert_memory_equal(serial.data + serial.len - 5, "]]]}\n", 5);
-    buf_free(&serial);
-    buf_free(&parallel);
+    /* the pieces are parts of their own, not copied into one buffer */
+    assert_int_equal(serial_parts.count, 1);
+    assert_true(parallel_parts.count > 32);
+    size_t serial_len, parallel_len;
+    char *serial = buf_chain_join(&serial_parts, &serial_len);
+    char *parallel = buf_chain_join(&parallel_parts, &parallel_len);
+    assert_int_equal(buf_chain_len(&parallel_parts), parallel_len);
+    assert_int_equal(serial_len, parallel_len);
+    assert_memory_equal(serial, parallel, serial_len);
+    assert_non_null(strstr(serial, "\"weights\":[[[0,0.28"));
+    assert_memory_equal(serial + serial_len - 5, "]]]}\n", 5);
+    free(serial);
+    free(parallel);
+    buf_chain_free(&serial_parts);
+    buf_chain_free(&parallel_parts);
     free(weights);
+}
+
+static void a_chain_keeps_adopted_pieces_as_parts_of_their_own(void **state)
+{
+    (void)state;
+    buf_chain chain = {0};
+    buf_puts(buf_chain_tail(&chain), "{\"a\":");
+    buf piece = {0};
+    buf_puts(&piece, "[1,2,3]");
+    char *piece_data = piece.data;
+    buf_chain_adopt(&chain, &piece);
+    assert_null(piece.data); /* taken, not copied */
+    assert_ptr_equal(chain.parts[1].data, piece_data);
+    buf_puts(buf_chain_tail(&chain), "}");
+    assert_int_equal(chain.count, 3);
+    assert_int_equal(buf_chain_len(&chain), 13);
+    size_t len;
+    char *all = buf_chain_join(&chain, &len);
+    assert_string_equal(all, "{\"a\":[1,2,3]}");
+    free(all);
+    /* a piece that failed to grow fails the chain; writes then go nowhere */
+    buf failed = {.failed = true};
+    buf_chain_adopt(&chain, &failed);
+    assert_true(buf_chain_failed(&chain));
+    buf_puts(buf_chain_tail(&chain), "ignored");
+    assert_null(buf_chain_join(&chain, &len));
+    buf_chain_free(&chain);
+}
+
+static void a_reply_in_parts_joins_into_one_body(void **state)
+{
+    (void)state;
+    reply r = {0};
+    reply_part *parts = malloc(2 * sizeof *parts);
+    parts[0] = (reply_part){strdup("{\"x\":"), 5};
+    parts[1] = (reply_part){strdup("1}"), 2};
+    reply_set_parts(&r, 200, "application/json", parts, 2);
+    assert_int_equal(r.body_len, 7);
+    assert_true(reply_join(&r));
+    assert_null(r.parts);
+    assert_string_equal(r.body, "{\"x\":1}");
+    reply_clear(&r);
 }
 
 /* ---- the fast parser agrees with jansson ------------------------------- */
@@ -527,6 +581,8 @@ int main(void)
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
         cmocka_unit_test(encoded_tensors_nest_by_shape),
         cmocka_unit_test(large_tensors_encode_the_same_on_several_threads),
+        cmocka_unit_test(a_chain_keeps_adopted_pieces_as_parts_of_their_own),
+        cmocka_unit_test(a_reply_in_parts_joins_into_one_body),
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
         cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
     };
