@@ -838,7 +838,11 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_CONNECTION, connection_notify, srv,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        /* no MHD_OPTION_LISTENING_ADDRESS_REUSE: it sets SO_REUSEPORT, and
+         * a second server started on the same port then silently took half
+         * of the connections instead of failing; libmicrohttpd's default
+         * SO_REUSEADDR still allows a restart over TIME_WAIT sockets */
+        MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, err_size, "cannot listen on %s:%u", cfg->host, cfg->port);
         conn_deadlines_stop(srv->deadlines);

@@ -1394,6 +1394,41 @@ static void json_content_type_with_charset_is_accepted(void **state)
     response_free(&r);
 }
 
+/* SO_REUSEPORT once let a second server bind a port already served and take
+ * a share of its connections, silently (found when two builds answered one
+ * benchmark): it must fail to start instead. */
+static void a_second_server_on_the_same_port_refuses_to_start(void **state)
+{
+    (void)state;
+    char listen[32];
+    snprintf(listen, sizeof listen, "127.0.0.1:%u", g_srv.port);
+    const char *bin = getenv("ATTENTION_SERVER");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execl(bin, bin, "--listen", listen, "--threads", "1", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    double deadline = now_ms() + START_WAIT_MS;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (now_ms() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            fail_msg("a second server on port %u kept running", g_srv.port);
+        }
+        sleep_ms(10);
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    http_response r = http(&(http_request){.path = "/healthz"});
+    expect_status(&r, 200);
+    response_free(&r);
+}
+
 static void healthz_is_ok(void **state)
 {
     (void)state;
@@ -2407,6 +2442,7 @@ int main(void)
         cmocka_unit_test(huge_headers_are_431),
         cmocka_unit_test(duplicate_content_length_is_400),
         cmocka_unit_test(conflicting_content_length_is_400),
+        cmocka_unit_test(a_second_server_on_the_same_port_refuses_to_start),
     };
     const struct CMUnitTest limits[] = {
         cmocka_unit_test(body_within_max_body_is_served),
