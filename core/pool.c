@@ -34,6 +34,7 @@ typedef struct pool_loop {
     size_t helpers_wanted;  /* slots still open to helpers (under lock) */
     size_t helpers_running; /* helpers inside the loop (under lock)      */
     size_t next_worker_id;  /* 0 is the caller; helpers take 1, 2, ...  */
+    int caller_cpu;         /* where the caller runs, or -1 (not spread) */
     struct pool_loop *next;
     struct pool_loop *prev;
 } pool_loop;
@@ -48,6 +49,8 @@ struct pool {
     size_t queued, max_queued;
     pool_loop *loops; /* loops that still accept helpers */
     bool stopping;
+    bool spread;       /* pool_spread_loops(): helpers leave the caller's CPU */
+    cpu_set_t allowed; /* the CPUs they may move to                         */
 };
 
 static void loop_run(pool_loop *loop, size_t worker)
@@ -73,6 +76,18 @@ static void loop_unlink(pool *p, pool_loop *loop)
     loop->next = loop->prev = NULL;
 }
 
+/* A helper that finds itself on the CPU of the loop's caller moves to the
+ * other allowed CPUs for the loop.  True when it narrowed its affinity. */
+static bool leave_cpu(int caller_cpu, const cpu_set_t *allowed)
+{
+    if (caller_cpu < 0 || sched_getcpu() != caller_cpu)
+        return false;
+    cpu_set_t others = *allowed;
+    CPU_CLR(caller_cpu, &others);
+    return CPU_COUNT(&others) > 0 &&
+           sched_setaffinity(0, sizeof others, &others) == 0;
+}
+
 static void *worker_main(void *arg)
 {
     pool *p = arg;
@@ -84,8 +99,13 @@ static void *worker_main(void *arg)
             loop->helpers_running++;
             if (--loop->helpers_wanted == 0)
                 loop_unlink(p, loop);
+            bool spread = p->spread;
+            cpu_set_t allowed = p->allowed;
             pthread_mutex_unlock(&p->lock);
+            bool moved = spread && leave_cpu(loop->caller_cpu, &allowed);
             loop_run(loop, worker);
+            if (moved) /* free again: the next job may run anywhere */
+                sched_setaffinity(0, sizeof allowed, &allowed);
             pthread_mutex_lock(&p->lock);
             if (--loop->helpers_running == 0)
                 pthread_cond_broadcast(&p->loop_done);
@@ -195,8 +215,11 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
 {
     if (count == 0)
         return;
-    pool_loop loop = {
-        .fn = fn, .ctx = ctx, .count = count, .next_worker_id = 1};
+    pool_loop loop = {.fn = fn,
+                      .ctx = ctx,
+                      .count = count,
+                      .next_worker_id = 1,
+                      .caller_cpu = -1};
     atomic_init(&loop.next_index, 0);
     size_t helpers = p ? p->thread_count : 0;
     if (helpers > count - 1)
@@ -204,6 +227,8 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
     if (helpers > 0) {
         loop.helpers_wanted = helpers;
         pthread_mutex_lock(&p->lock);
+        if (p->spread)
+            loop.caller_cpu = sched_getcpu();
         loop.next = p->loops;
         if (p->loops)
             p->loops->prev = &loop;
@@ -223,24 +248,15 @@ void pool_parallel_for(pool *p, size_t count, pool_index_fn fn, void *ctx)
     }
 }
 
-size_t pool_bind_workers(pool *p, size_t first)
+bool pool_spread_loops(pool *p)
 {
     cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return 0;
-    int cpus[CPU_SETSIZE], count = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &allowed))
-            cpus[count++] = c;
-    if (count < 2)
-        return 0; /* one CPU: nothing to choose */
-    size_t bound = 0;
-    for (size_t i = 0; i < p->thread_count; i++) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpus[(first + i) % (size_t)count], &one);
-        if (pthread_setaffinity_np(p->threads[i], sizeof one, &one) == 0)
-            bound++;
-    }
-    return bound;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+        CPU_COUNT(&allowed) < 2)
+        return false;
+    pthread_mutex_lock(&p->lock);
+    p->allowed = allowed;
+    p->spread = true;
+    pthread_mutex_unlock(&p->lock);
+    return true;
 }

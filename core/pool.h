@@ -11,6 +11,7 @@
 #ifndef CORE_POOL_H
 #define CORE_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -29,13 +30,17 @@ typedef void (*pool_index_fn)(void *ctx, size_t i, size_t worker);
  * Returns NULL on failure.  The caller owns the pool; pool_destroy() frees. */
 pool *pool_create(size_t threads, size_t max_queued);
 
-/* Binds worker i to the (first + i)-th of the CPUs this thread may run on,
- * round robin, and returns how many workers were bound.  Left to itself, the
- * scheduler often woke a worker that had slept through an idle spell on the
- * CPU of the thread that woke it, so a parallel loop ran at the speed of one
- * thread until the load balancer moved it: a mid-size request took 42 ms
- * after a 0.2 s pause against 30 ms bound (28 vs 27 ms back to back). */
-size_t pool_bind_workers(pool *p, size_t first);
+/* From now on, a worker that joins a parallel loop while it runs on the CPU
+ * of the thread that opened the loop moves to another of the CPUs this
+ * thread may run on (its affinity is narrowed for the loop, then restored).
+ * Left to itself, the scheduler often woke a worker that had slept through
+ * an idle spell on the waker's CPU (on these virtual machines an idle vCPU
+ * looks preempted), so a loop ran at the speed of one thread: a mid-size
+ * request took 42.6 ms after a 0.2 s pause against 27.9 ms with workers
+ * bound to CPUs.  Binding them for good cost lesson-sized throughput 12 %
+ * when a client shares the CPUs; moving only on a collision costs nothing
+ * there.  Returns false when this thread may use fewer than two CPUs. */
+bool pool_spread_loops(pool *p);
 
 /* Runs every job already queued, then joins the workers and frees the pool. */
 void pool_destroy(pool *p);

@@ -61,8 +61,9 @@ static const option_spec options[] = {
      "comma-separated origins allowed by CORS, or * (default *)"},
     {"access-log", OPT_BOOL, FIELD(access_log), 0,
      "one JSON line per request on stderr: on or off (default on)"},
-    {"bind-workers", OPT_BOOL, FIELD(bind_workers), 0,
-     "each worker thread on its own CPU: on or off (default on)"},
+    {"spread-loops", OPT_BOOL, FIELD(spread_loops), 0,
+     "a parallel loop's helpers leave its caller's CPU: on or off (default "
+     "on)"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
@@ -180,7 +181,7 @@ static void set_defaults(config *cfg)
     cfg->grace = LIMIT_DEFAULT_GRACE;
     strcpy(cfg->cors_origins, "*");
     cfg->access_log = true;
-    cfg->bind_workers = true;
+    cfg->spread_loops = true;
 }
 
 config_action config_parse(config *cfg, int argc, char **argv)

@@ -29,7 +29,7 @@ typedef struct {
     char api_key_file[4096];
     char cors_origins[4096];
     bool access_log;
-    bool bind_workers; /* each worker on its own CPU (pool_bind_workers) */
+    bool spread_loops; /* helpers leave the loop caller's CPU (pool.h) */
 } config;
 
 typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;

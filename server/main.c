@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot start %zu worker threads\n", cfg.threads);
         return 1;
     }
-    size_t bound = cfg.bind_workers ? pool_bind_workers(workers, 0) : 0;
+    bool spread = cfg.spread_loops && pool_spread_loops(workers);
     char err[256];
     http_server *srv = http_start(&cfg, workers, err, sizeof err);
     if (!srv) {
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     printf("attention-server %s listening on http://%s:%u (%zu threads%s, "
            "BLAS core %s)\n",
            CONFIG_VERSION, cfg.host, http_port(srv), cfg.threads,
-           bound ? " bound to CPUs" : "", blas_setup_corename());
+           spread ? ", loops spread over CPUs" : "", blas_setup_corename());
     fflush(stdout);
 
     int sig = wait_for_stop_signal();

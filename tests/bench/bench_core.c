@@ -35,7 +35,6 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,10 +104,9 @@ static pool *pool_for(size_t threads)
         return NULL;
     if (!pools[threads - 1]) {
         pools[threads - 1] = pool_create(threads - 1, 1);
-        /* as the server binds its workers (--bind-workers): CPU 0 is the
-         * caller's while it runs a pass (cmd_attn), the workers take 1 .. */
+        /* as the server does (--spread-loops) */
         if (pools[threads - 1])
-            pool_bind_workers(pools[threads - 1], 1);
+            pool_spread_loops(pools[threads - 1]);
     }
     return pools[threads - 1];
 }
@@ -154,18 +152,6 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
     /* each call frees the previous result inside the timed loop, as the
      * Python contestants do when they drop their last output */
     attn_result r = {0};
-    cpu_set_t unbound, first_cpu;
-    bool bind =
-        threads > 1 && sched_getaffinity(0, sizeof unbound, &unbound) == 0;
-    if (bind) {
-        CPU_ZERO(&first_cpu);
-        for (int c = 0; c < CPU_SETSIZE; c++)
-            if (CPU_ISSET(c, &unbound)) {
-                CPU_SET(c, &first_cpu);
-                break;
-            }
-        sched_setaffinity(0, sizeof first_cpu, &first_cpu);
-    }
     double start = now_seconds();
     attn_status st = ATTN_OK;
     for (long c = 0; c < calls && st == ATTN_OK; c++) {
@@ -173,8 +159,6 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
         st = attn_forward(workers, &p, want, &r);
     }
     double seconds = now_seconds() - start;
-    if (bind) /* OpenBLAS's own threads (the gemm command) may use any CPU */
-        sched_setaffinity(0, sizeof unbound, &unbound);
     if (st != ATTN_OK) {
         printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
         goto done;

@@ -141,38 +141,53 @@ static void a_full_queue_refuses_instead_of_growing(void **state)
     pool_destroy(p);
 }
 
-/* A parallel loop's index records the CPUs its thread may run on. */
-static void record_cpu_count(void *ctx, size_t i, size_t worker)
+/* Each index of a parallel loop records the CPU it ran on. */
+static void record_cpu(void *ctx, size_t i, size_t worker)
 {
     (void)worker;
-    cpu_set_t mine;
-    assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
-    ((int *)ctx)[i] = CPU_COUNT(&mine);
-    struct timespec pause = {0, 1000000}; /* let the other threads join */
+    ((int *)ctx)[i] = sched_getcpu();
+    struct timespec pause = {0, 1000000}; /* let the helper join */
     nanosleep(&pause, NULL);
 }
 
-static void bound_workers_run_on_one_cpu_each(void **state)
+static void pin_to(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+}
+
+static void a_helper_on_the_callers_cpu_moves_to_another(void **state)
 {
     (void)state;
     cpu_set_t allowed;
     assert_int_equal(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-    int cpus = CPU_COUNT(&allowed);
-    pool *p = pool_create(3, 4);
-    size_t bound = pool_bind_workers(p, 0);
-    assert_int_equal(bound, cpus >= 2 ? 3 : 0);
-    /* the caller is not a worker and stays free; every index run by a
-     * worker sees a single CPU when they are bound */
-    int seen[64];
-    pool_parallel_for(p, 64, record_cpu_count, seen);
-    for (int i = 0; i < 64; i++)
-        assert_true(seen[i] == 1 || seen[i] == cpus);
-    if (cpus >= 2) {
-        int on_one = 0;
-        for (int i = 0; i < 64; i++)
-            on_one += seen[i] == 1;
-        assert_true(on_one > 0); /* the workers took part, bound */
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, &allowed))
+            first = c;
+    if (CPU_COUNT(&allowed) < 2) {
+        pool *p = pool_create(1, 4);
+        assert_false(pool_spread_loops(p)); /* one CPU: nowhere to go */
+        pool_destroy(p);
+        skip();
     }
+    /* a worker that can only run where the caller runs (it inherits the
+     * creating thread's affinity): the worst placement the scheduler can
+     * make, forced */
+    pin_to(first);
+    pool *p = pool_create(1, 4);
+    assert_int_equal(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+    assert_true(pool_spread_loops(p));
+    pin_to(first);
+    int cpu[32];
+    pool_parallel_for(p, 32, record_cpu, cpu);
+    int elsewhere = 0;
+    for (int i = 0; i < 32; i++)
+        elsewhere += cpu[i] != first;
+    assert_true(elsewhere > 0); /* the helper left the caller's CPU */
+    assert_int_equal(sched_setaffinity(0, sizeof allowed, &allowed), 0);
     pool_destroy(p);
 }
 
@@ -186,7 +201,7 @@ int main(void)
         cmocka_unit_test(
             jobs_using_parallel_for_on_every_worker_do_not_deadlock),
         cmocka_unit_test(a_full_queue_refuses_instead_of_growing),
-        cmocka_unit_test(bound_workers_run_on_one_cpu_each),
+        cmocka_unit_test(a_helper_on_the_callers_cpu_moves_to_another),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }
