@@ -34,12 +34,13 @@ pool *pool_create(size_t threads, size_t max_queued);
  * of the thread that opened the loop moves to another of the CPUs this
  * thread may run on (its affinity is narrowed for the loop, then restored).
  * Left to itself, the scheduler often woke a worker that had slept through
- * an idle spell on the waker's CPU (on these virtual machines an idle vCPU
- * looks preempted), so a loop ran at the speed of one thread: a mid-size
- * request took 42.6 ms after a 0.2 s pause against 27.9 ms with workers
- * bound to CPUs.  Binding them for good cost lesson-sized throughput 12 %
- * when a client shares the CPUs; moving only on a collision costs nothing
- * there.  Returns false when this thread may use fewer than two CPUs. */
+ * an idle spell on the waker's CPU (likely because on these virtual machines
+ * an idle vCPU looks preempted), so a loop ran at one thread's speed: a
+ * mid-size request took 42.6 ms after a 0.2 s pause against 27.9 ms with
+ * workers bound to CPUs.  Binding them for good cost 12 % of lesson-sized
+ * throughput when a client shares the CPUs; moving only on a collision costs
+ * nothing there.  Returns false when this thread may use fewer than two
+ * CPUs. */
 bool pool_spread_loops(pool *p);
 
 /* Runs every job already queued, then joins the workers and frees the pool. */
