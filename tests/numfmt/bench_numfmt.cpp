@@ -7,6 +7,7 @@
  *   bench_numfmt [count] [runs]
  */
 #include "../../server/numfmt.h"
+#include "random_values.h"
 
 #include <algorithm>
 #include <charconv>
@@ -23,23 +24,6 @@ namespace
 
 constexpr size_t DEFAULT_COUNT = 1000000; /* ~2 MiB of doubles per mix */
 constexpr int DEFAULT_RUNS = 7;
-
-struct rng {
-    uint64_t state;
-    uint64_t next() /* splitmix64 */
-    {
-        uint64_t z = (state += 0x9e3779b97f4a7c15u);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        return z ^ (z >> 31);
-    }
-    double uniform() { return (double(next() >> 11) + 0.5) * 0x1p-53; }
-    double gaussian()
-    {
-        return std::sqrt(-2.0 * std::log(uniform())) *
-               std::cos(6.283185307179586 * uniform());
-    }
-};
 
 double now_ns()
 {

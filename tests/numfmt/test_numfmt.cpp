@@ -12,6 +12,7 @@
  *   test_numfmt --seed N           another random stream
  */
 #include "../../server/numfmt.h"
+#include "random_values.h"
 
 #include <cfloat>
 #include <charconv>
@@ -145,28 +146,6 @@ void report(const tally &t)
 {
     std::printf("  %-44s %11ld compared, all identical\n", t.name, t.compared);
 }
-
-/* ---- random streams ------------------------------------------------------ */
-
-struct rng {
-    uint64_t state;
-    uint64_t next() /* splitmix64 */
-    {
-        uint64_t z = (state += 0x9e3779b97f4a7c15u);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        return z ^ (z >> 31);
-    }
-    double uniform() /* in (0, 1) */
-    {
-        return (double(next() >> 11) + 0.5) * 0x1p-53;
-    }
-    double gaussian() /* Box-Muller */
-    {
-        return std::sqrt(-2.0 * std::log(uniform())) *
-               std::cos(6.283185307179586 * uniform());
-    }
-};
 
 /* ---- the classes --------------------------------------------------------- */
 
