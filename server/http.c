@@ -310,9 +310,7 @@ typedef struct {
 static void free_sent_parts(void *cls)
 {
     sent_parts *sent = cls;
-    for (size_t i = 0; i < sent->count; i++)
-        free(sent->parts[i].data);
-    free(sent->parts);
+    reply_parts_free(sent->parts, sent->count);
     free(sent);
 }
 

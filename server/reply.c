@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void free_parts(reply_part *parts, size_t count)
+void reply_parts_free(reply_part *parts, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         free(parts[i].data);
@@ -14,7 +14,7 @@ void reply_clear(reply *r)
 {
     if (!r->body_static)
         free(r->body);
-    free_parts(r->parts, r->part_count);
+    reply_parts_free(r->parts, r->part_count);
     memset(r, 0, sizeof *r);
 }
 
@@ -64,7 +64,7 @@ bool reply_join(reply *r)
         at += r->parts[i].len;
     }
     body[at] = '\0';
-    free_parts(r->parts, r->part_count);
+    reply_parts_free(r->parts, r->part_count);
     r->parts = NULL;
     r->part_count = 0;
     r->body = body;
