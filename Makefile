@@ -35,7 +35,8 @@ define apt_install
 	fi
 endef
 
-CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c
+CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c \
+              core/attend_kernels.c
 SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
               server/buf_chain.c server/raw_request.c server/parse_json.c \
               server/parse_fast.cpp \
@@ -75,6 +76,8 @@ run: deps
 # float64, 25 % in float32, and still within 2 ulp of libm (unit test).
 $(BUILD)/core/softmax_rows.o: CFLAGS += -O3 -fvect-cost-model=dynamic \
                                         -ffp-contract=fast
+# The attention kernels' a · b + c are meant as fused multiply-adds.
+$(BUILD)/core/attend_kernels.o: CFLAGS += -O3 -ffp-contract=fast
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -101,12 +104,16 @@ $(SERVER_BIN): $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
 
 # ---- tests ----------------------------------------------------------------
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
+              $(BUILD)/tests/test_attend_kernels \
               $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows
 HTTP_TEST  := $(BUILD)/tests/test_http
 
 $(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
+                                    $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
                                   $(CORE_OBJ) $(LIB_OBJ)

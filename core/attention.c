@@ -5,8 +5,10 @@
  */
 #include "attention.h"
 
+#include "attend_kernels.h"
 #include "softmax_rows.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -160,6 +162,13 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
         if (!tensor_mul_add_size(&elements, count, (size_t)copies))
             return SIZE_MAX;
     }
+    /* each head's Kᵀ, its rows padded for the scores kernel */
+    size_t keys_padded = p->dtype == TENSOR_FLOAT32
+                             ? attend_keys_padded_f32(p->m)
+                             : attend_keys_padded_f64(p->m);
+    if (keys_padded < p->m ||
+        !tensor_mul_add_size(&elements, keys_padded, p->heads * p->d_k))
+        return SIZE_MAX;
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */
     size_t tile =
@@ -205,24 +214,28 @@ static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
 #define GEMM cblas_dgemm
 #define EXP exp
 #define ROWS(name) softmax_##name##_f64
+#define KERN(name) attend_##name##_f64
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
 #undef ROWS
+#undef KERN
 
 #define REAL float
 #define SFX(name) name##_f32
 #define GEMM cblas_sgemm
 #define EXP expf
 #define ROWS(name) softmax_##name##_f32
+#define KERN(name) attend_##name##_f32
 #include "attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
 #undef EXP
 #undef ROWS
+#undef KERN
 
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out)

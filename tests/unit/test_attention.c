@@ -85,7 +85,8 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
     p->n = 1 + (size_t)((uniform() + 1) * 70); /* up to 140: 3 row blocks */
     p->d = 1 + (size_t)((uniform() + 1) * 12);
     p->d_k = 1 + seed % 7;
-    p->d_v = 1 + (seed / 7) % 5;
+    /* 16 is whole vectors for both types: weights · V by attend_values() */
+    p->d_v = seed % 5 == 4 ? 16 : 1 + (seed / 7) % 5;
     bool cross = seed % 3 == 0;
     p->m = cross ? 1 + (size_t)((uniform() + 1) * (seed % 2 ? 300 : 40)) : p->n;
     p->d_c = cross ? 1 + seed % 9 : p->d;
@@ -219,14 +220,17 @@ static void large_problems_split_over_the_pool_match_the_reference(void **state)
         attn_problem *p = &rp.p;
         p->dtype = seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64;
         p->n = 300, p->m = 700, p->d = 24, p->d_c = 20, p->heads = 3;
-        p->d_k = 8, p->d_v = 5, p->d_out = seed < 2 ? 7 : 0;
+        /* d_v = 5 multiplies by V with the GEMM, 16 with attend_values() */
+        p->d_k = 8, p->d_v = seed % 2 ? 5 : 16, p->d_out = seed < 2 ? 7 : 0;
+        size_t width_v = p->heads * p->d_v;
         p->x = rp.buffers[0] = random_tensor(p->dtype, p->n * p->d);
         p->context = rp.buffers[1] = random_tensor(p->dtype, p->m * p->d_c);
         p->w_q = rp.buffers[2] = random_tensor(p->dtype, p->d * 24);
         p->w_k = rp.buffers[3] = random_tensor(p->dtype, p->d_c * 24);
-        p->w_v = rp.buffers[4] = random_tensor(p->dtype, p->d_c * 15);
-        p->w_o =
-            p->d_out ? (rp.buffers[5] = random_tensor(p->dtype, 15 * 7)) : NULL;
+        p->w_v = rp.buffers[4] = random_tensor(p->dtype, p->d_c * width_v);
+        p->w_o = p->d_out ? (rp.buffers[5] =
+                                 random_tensor(p->dtype, width_v * p->d_out))
+                          : NULL;
         p->causal = seed == 1;
         attn_result ref, all, fused;
         unsigned fused_want = ATTN_WANT(ATTN_OUTPUT) |

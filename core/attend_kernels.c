@@ -1,0 +1,48 @@
+/*
+ * attend_kernels.c - register-blocked Q Kᵀ and weights · V for one head
+ * (attend_kernels.h), compiled once per element type from
+ * attend_kernels_impl.inc.
+ */
+#include "attend_kernels.h"
+
+#include "softmax_rows.h" /* SOFTMAX_CLONES: which builds target_clones makes */
+
+#include <string.h>
+
+/* One AVX-512 register.  On AVX2 and older machines GCC splits each vector
+ * operation into 2 or 4 of the machine's own. */
+#define ATTEND_VEC_BYTES 64
+#define KERNEL_CLONES SOFTMAX_CLONES
+
+/* Scores tile: 8 query rows × 2 vectors of keys = 16 accumulators (of 32
+ * AVX-512 registers); with 2 loads of Kᵀ and 8 broadcasts per 16 fused
+ * multiply-adds.  12 × 2, 6 × 3, 8 × 3 and 4 × 4 were measured too: 8 × 2
+ * was fastest (80 GFLOP/s against 75–78). */
+#define SCORE_ROWS 8
+#define SCORE_VECS 2
+#define SCORE_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+/* Values tile: 6 rows × 4 vectors of output columns = 24 accumulators; per
+ * key 4 loads of V and 6 broadcasts of weights per 24 fused multiply-adds.
+ * 4 vectors are 64 float columns, the usual d_v, in one sweep over the keys.
+ */
+#define VALUE_ROWS 6
+#define VALUE_VECS 4
+#define VALUE_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
+
+#define REAL double
+#define SFX(name) name##_f64
+typedef double vec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
+#define VEC vec_f64
+#include "attend_kernels_impl.inc"
+#undef REAL
+#undef SFX
+#undef VEC
+
+#define REAL float
+#define SFX(name) name##_f32
+typedef float vec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
+#define VEC vec_f32
+#include "attend_kernels_impl.inc"
+#undef REAL
+#undef SFX
+#undef VEC

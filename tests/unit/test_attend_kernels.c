@@ -1,0 +1,101 @@
+/*
+ * test_attend_kernels.c - the register-blocked kernels of core/attend_kernels.h
+ * against plain dot products: every count of rows, keys and columns around
+ * the kernels' panel and tile sizes, both element types, nothing written
+ * outside the output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../../core/attend_kernels.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* Fills what a kernel must not touch. */
+#define CANARY 12345.0
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static double uniform(void) /* [-1, 1) */
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+#define REAL double
+#define SFX(name) name##_f64
+#define attend_key_tile_SFX attend_key_tile_f64
+#define attend_keys_padded_SFX attend_keys_padded_f64
+#define attend_pack_keys_SFX attend_pack_keys_f64
+#define attend_scores_SFX attend_scores_f64
+#define attend_values_SFX attend_values_f64
+#define attend_values_fits_SFX attend_values_fits_f64
+#define EPSILON DBL_EPSILON
+#include "test_attend_kernels_impl.inc"
+#undef REAL
+#undef SFX
+#undef attend_key_tile_SFX
+#undef attend_keys_padded_SFX
+#undef attend_pack_keys_SFX
+#undef attend_scores_SFX
+#undef attend_values_SFX
+#undef attend_values_fits_SFX
+#undef EPSILON
+
+#define REAL float
+#define SFX(name) name##_f32
+#define attend_key_tile_SFX attend_key_tile_f32
+#define attend_keys_padded_SFX attend_keys_padded_f32
+#define attend_pack_keys_SFX attend_pack_keys_f32
+#define attend_scores_SFX attend_scores_f32
+#define attend_values_SFX attend_values_f32
+#define attend_values_fits_SFX attend_values_fits_f32
+#define EPSILON FLT_EPSILON
+#include "test_attend_kernels_impl.inc"
+
+static void packed_keys_hold_every_element_at_its_place(void **state)
+{
+    (void)state;
+    packed_keys_hold_every_element_at_its_place_f64();
+    packed_keys_hold_every_element_at_its_place_f32();
+}
+
+static void scores_match_dot_products_for_every_tail(void **state)
+{
+    (void)state;
+    scores_match_dot_products_for_every_tail_f64();
+    scores_match_dot_products_for_every_tail_f32();
+}
+
+static void values_match_products_for_every_width(void **state)
+{
+    (void)state;
+    values_match_products_for_every_width_f64();
+    values_match_products_for_every_width_f32();
+}
+
+static void values_fit_whole_vectors_only(void **state)
+{
+    (void)state;
+    values_fit_whole_vectors_only_f64();
+    values_fit_whole_vectors_only_f32();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(packed_keys_hold_every_element_at_its_place),
+        cmocka_unit_test(scores_match_dot_products_for_every_tail),
+        cmocka_unit_test(values_match_products_for_every_width),
+        cmocka_unit_test(values_fit_whole_vectors_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
