@@ -79,15 +79,27 @@ float softmax_exp_f32(float x) { return exp_f32(x); }
 #define REAL double
 #define SFX(name) name##_f64
 #define LANES 8
+typedef double vec_f64 __attribute__((vector_size(64)));
+typedef int64_t ivec_f64 __attribute__((vector_size(64)));
+#define VEC vec_f64
+#define IVEC ivec_f64
 #include "softmax_rows_impl.inc"
 #undef REAL
 #undef SFX
 #undef LANES
+#undef VEC
+#undef IVEC
 
 #define REAL float
 #define SFX(name) name##_f32
 #define LANES 16
+typedef float vec_f32 __attribute__((vector_size(64)));
+typedef int32_t ivec_f32 __attribute__((vector_size(64)));
+#define VEC vec_f32
+#define IVEC ivec_f32
 #include "softmax_rows_impl.inc"
 #undef REAL
 #undef SFX
 #undef LANES
+#undef VEC
+#undef IVEC

@@ -472,6 +472,33 @@ static void vector_exp_is_within_two_ulp_of_libm(void **state)
     assert_true(softmax_exp_f32(0.0f) == 1.0f);
 }
 
+/* The row maximum is the largest element wherever it sits (in the vector
+ * part of the row or the tail), NaN elements are skipped, and a row of
+ * −∞ (every key masked) has maximum −∞. */
+static void row_max_is_the_largest_element_and_skips_nan(void **state)
+{
+    (void)state;
+    double row64[150];
+    float row32[150];
+    for (size_t m = 1; m <= 150; m += 7)
+        for (size_t at = 0; at < m; at += 3) {
+            for (size_t j = 0; j < m; j++) {
+                row64[j] = -1000 + uniform();
+                row32[j] = (float)row64[j];
+            }
+            row64[(at + 1) % m] = NAN, row32[(at + 1) % m] = NAN;
+            row64[at] = 7.5, row32[at] = 7.5f;
+            if ((at + 1) % m == at) /* m = 1: the NaN was overwritten */
+                row64[at] = row32[at] = 7.5f;
+            assert_true(softmax_row_max_f64(row64, m) == 7.5);
+            assert_true(softmax_row_max_f32(row32, m) == 7.5f);
+            for (size_t j = 0; j < m; j++)
+                row64[j] = -INFINITY, row32[j] = -INFINITY;
+            assert_true(softmax_row_max_f64(row64, m) == -INFINITY);
+            assert_true(softmax_row_max_f32(row32, m) == -INFINITY);
+        }
+}
+
 static void exp_row_sums_and_zeroes_masked_keys(void **state)
 {
     (void)state;
@@ -498,6 +525,7 @@ int main(void)
         cmocka_unit_test(shapes_follow_the_lesson_002_example),
         cmocka_unit_test(absurd_shapes_overflow_to_size_max),
         cmocka_unit_test(vector_exp_is_within_two_ulp_of_libm),
+        cmocka_unit_test(row_max_is_the_largest_element_and_skips_nan),
         cmocka_unit_test(exp_row_sums_and_zeroes_masked_keys),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
