@@ -21,13 +21,13 @@
 #define SCORE_ROWS 8
 #define SCORE_VECS 2
 #define SCORE_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
-/* Values tile: 6 rows × 4 vectors of output columns = 24 accumulators; per
- * key 4 loads of V and 6 broadcasts of weights per 24 fused multiply-adds.
- * 4 vectors are 64 float columns, the usual d_v, in one sweep over the keys.
- */
-#define VALUE_ROWS 6
-#define VALUE_VECS 4
-#define VALUE_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
+/* Product tile: 6 rows × 4 vectors of output columns = 24 accumulators; per
+ * step of the inner dimension 4 loads of b and 6 broadcasts of a per 24
+ * fused multiply-adds.  4 vectors are 64 float columns, the usual d_v: one
+ * sweep over the keys for weights · V. */
+#define PRODUCT_ROWS 6
+#define PRODUCT_VECS 4
+#define PRODUCT_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6)
 
 #define REAL double
 #define SFX(name) name##_f64

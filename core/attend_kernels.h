@@ -1,31 +1,32 @@
 /*
- * attend_kernels.h - the two products of one head's attention, without
- * packing: scores = Q Kᵀ and head output = weights · V.
+ * attend_kernels.h - the products of the forward pass without packing:
+ * scores = Q Kᵀ, and c = a @ b for weights · V and the projections.
  *
  * OpenBLAS copies ("packs") both operands of every product into its own
- * layout before its kernel runs.  That pays off when an element is reused
- * thousands of times, as in the projections, but weights · V reuses each of
- * the (rows, m) weights only d_v = 64 times: `perf` put 9 % of a one-thread
- * (n, d, h) = (1024, 512, 8) forward pass in packing and another 3 % in
- * zeroing C before each product (beta = 0).  These kernels read the operands
- * where they are: the weights row by row as the softmax left them, V row by
- * row in its wide layout, Q in its wide layout; only Kᵀ is needed in another
- * layout, and attention_impl.inc writes it once per forward pass (it is
- * small, (h, d_k, m)).
+ * layout before its kernel runs, and zeroes C first when beta = 0: `perf`
+ * put 9 % and 3 % of a one-thread (n, d, h) = (1024, 512, 8) forward pass
+ * there.  Packing pays for itself when an element is reused thousands of
+ * times; weights · V reuses each weight only d_v = 64 times.  These kernels
+ * read the operands where they are: the weights row by row as the softmax
+ * left them, V, Q, X and W row by row in their own layouts; only Kᵀ is
+ * needed in another layout, and attention_impl.inc writes it once per
+ * forward pass (it is small, (h, d_k, m)), in tiles (below).
  *
  * Register blocking.  The scores kernel keeps a tile of SCORE_ROWS query
  * rows × SCORE_VECS vectors of keys in registers and walks d_k: per step,
  * SCORE_VECS loads of Kᵀ, SCORE_ROWS broadcasts of Q, SCORE_ROWS ·
- * SCORE_VECS fused multiply-adds.  The values kernel keeps VALUE_ROWS rows ×
- * VALUE_VECS vectors of output columns and walks the keys.  The code is
- * written once with GCC vector types of ATTEND_VEC_BYTES (an AVX-512
- * register) and built, like softmax_rows.c, for AVX-512, AVX2 (each vector
- * in two halves) and baseline x86-64; the best runs.
+ * SCORE_VECS fused multiply-adds.  The product kernel keeps PRODUCT_ROWS
+ * rows × PRODUCT_VECS vectors of output columns and walks the inner
+ * dimension.  The code is written once with GCC vector types of
+ * ATTEND_VEC_BYTES (an AVX-512 register) and built, like softmax_rows.c, for
+ * AVX-512, AVX2 (each vector in two halves) and baseline x86-64; the best
+ * runs.
  *
- * Measured side by side with cblas_sgemm at (n, d_k, h) = (1024, 64, 8),
- * one thread, 128-row blocks: weights · V 14.5 → 10.8 ms (75 → 100 GFLOP/s),
- * Q Kᵀ 15.0 → 13.0 ms; a whole one-thread forward pass at (1024, 512, 8)
- * in float32 with weights 54.4 → 48.2 ms (commit message).
+ * Measured side by side with cblas_sgemm, one thread: at (n, d_k, h) =
+ * (1024, 64, 8) in 128-row blocks weights · V 14.5 → 10.8 ms (75 → 100
+ * GFLOP/s) and Q Kᵀ 15.0 → 13.0 ms; three (1024, 512) @ (512, 512)
+ * projections 16.0 → 15.0 ms.  The commit messages hold the whole-pass
+ * figures.
  *
  * Summation order differs from OpenBLAS's (each output is a chain of fused
  * multiply-adds over the inner dimension, in order), so results agree with
@@ -66,17 +67,18 @@ void attend_scores_f32(size_t rows, size_t keys, size_t d_k, float alpha,
                        const float *q, size_t ldq, const float *kt, float *s,
                        size_t lds);
 
-/* Can attend_values handle d_v columns?  (A whole number of vectors.) */
-bool attend_values_fits_f64(size_t d_v);
-bool attend_values_fits_f32(size_t d_v);
+/* Can attend_product handle `cols` columns?  (A whole number of vectors.) */
+bool attend_product_fits_f64(size_t cols);
+bool attend_product_fits_f32(size_t cols);
 
-/* o (rows, d_v) = p (rows, keys) @ v (keys, d_v), or o += that when
- * accumulate; row strides ldp, ldv, ldo.  d_v must fit (above). */
-void attend_values_f64(size_t rows, size_t d_v, size_t keys, const double *p,
-                       size_t ldp, const double *v, size_t ldv, double *o,
-                       size_t ldo, bool accumulate);
-void attend_values_f32(size_t rows, size_t d_v, size_t keys, const float *p,
-                       size_t ldp, const float *v, size_t ldv, float *o,
-                       size_t ldo, bool accumulate);
+/* c (rows, cols) = a (rows, inner) @ b (inner, cols), or c += that when
+ * accumulate; row strides lda, ldb, ldc; cols must fit (above).  Weights · V
+ * (inner = the keys, cols = d_v) and the projections X · W (inner = d). */
+void attend_product_f64(size_t rows, size_t cols, size_t inner, const double *a,
+                        size_t lda, const double *b, size_t ldb, double *c,
+                        size_t ldc, bool accumulate);
+void attend_product_f32(size_t rows, size_t cols, size_t inner, const float *a,
+                        size_t lda, const float *b, size_t ldb, float *c,
+                        size_t ldc, bool accumulate);
 
 #endif

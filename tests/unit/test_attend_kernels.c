@@ -36,8 +36,8 @@ static double uniform(void) /* [-1, 1) */
 #define attend_keys_padded_SFX attend_keys_padded_f64
 #define attend_pack_keys_SFX attend_pack_keys_f64
 #define attend_scores_SFX attend_scores_f64
-#define attend_values_SFX attend_values_f64
-#define attend_values_fits_SFX attend_values_fits_f64
+#define attend_product_SFX attend_product_f64
+#define attend_product_fits_SFX attend_product_fits_f64
 #define EPSILON DBL_EPSILON
 #include "test_attend_kernels_impl.inc"
 #undef REAL
@@ -46,8 +46,8 @@ static double uniform(void) /* [-1, 1) */
 #undef attend_keys_padded_SFX
 #undef attend_pack_keys_SFX
 #undef attend_scores_SFX
-#undef attend_values_SFX
-#undef attend_values_fits_SFX
+#undef attend_product_SFX
+#undef attend_product_fits_SFX
 #undef EPSILON
 
 #define REAL float
@@ -56,8 +56,8 @@ static double uniform(void) /* [-1, 1) */
 #define attend_keys_padded_SFX attend_keys_padded_f32
 #define attend_pack_keys_SFX attend_pack_keys_f32
 #define attend_scores_SFX attend_scores_f32
-#define attend_values_SFX attend_values_f32
-#define attend_values_fits_SFX attend_values_fits_f32
+#define attend_product_SFX attend_product_f32
+#define attend_product_fits_SFX attend_product_fits_f32
 #define EPSILON FLT_EPSILON
 #include "test_attend_kernels_impl.inc"
 
@@ -75,18 +75,18 @@ static void scores_match_dot_products_for_every_tail(void **state)
     scores_match_dot_products_for_every_tail_f32();
 }
 
-static void values_match_products_for_every_width(void **state)
+static void product_matches_sums_for_every_width(void **state)
 {
     (void)state;
-    values_match_products_for_every_width_f64();
-    values_match_products_for_every_width_f32();
+    product_matches_sums_for_every_width_f64();
+    product_matches_sums_for_every_width_f32();
 }
 
-static void values_fit_whole_vectors_only(void **state)
+static void product_fits_whole_vectors_only(void **state)
 {
     (void)state;
-    values_fit_whole_vectors_only_f64();
-    values_fit_whole_vectors_only_f32();
+    product_fits_whole_vectors_only_f64();
+    product_fits_whole_vectors_only_f32();
 }
 
 int main(void)
@@ -94,8 +94,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(packed_keys_hold_every_element_at_its_place),
         cmocka_unit_test(scores_match_dot_products_for_every_tail),
-        cmocka_unit_test(values_match_products_for_every_width),
-        cmocka_unit_test(values_fit_whole_vectors_only),
+        cmocka_unit_test(product_matches_sums_for_every_width),
+        cmocka_unit_test(product_fits_whole_vectors_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
