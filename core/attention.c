@@ -15,10 +15,11 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* Rows handled by one task (query rows of the attention pass, rows of the
- * projections): 128 rows make GEMMs big enough for OpenBLAS's kernels to run
- * near their peak, and still give a 2-core machine several tasks per head at
- * n = 256. */
+/* Rows handled by one task of the attention pass, and by one call of the
+ * product kernel in the projections: 128 rows make products big enough for
+ * the kernels to run near their peak (a 128-row block of X or of the
+ * weights stays in L2), and still give a 2-core machine several tasks per
+ * head at n = 256. */
 #define ATTN_ROW_BLOCK 128
 /* Keys per tile of the fused pass: a 128 × 512 tile of float scores (256 KiB)
  * stays in L2 beside the K and V rows it is made from. */
@@ -108,9 +109,10 @@ static unsigned stages_always(const attn_problem *p)
 }
 
 /* Rows per task of a projection over `rows` rows (pass 1 and pass 3): one
- * share per thread, at least ATTN_ROW_BLOCK.  OpenBLAS packs the weight
- * matrix once per call, so 128-row calls packed a (512, 1536) W eight times
- * at n = 1024; one call per thread packs it once each. */
+ * share per thread, at least ATTN_ROW_BLOCK.  When OpenBLAS does the product
+ * (a width that is not whole vectors), it packs the weight matrix once per
+ * call: 128-row calls packed a (512, 1536) W eight times at n = 1024, one
+ * call per thread packs it once each. */
 static size_t projection_rows(size_t rows, size_t threads)
 {
     size_t share = (rows + threads - 1) / threads;
