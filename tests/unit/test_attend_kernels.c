@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_random.h"
+
 #include "../../core/attend_kernels.h"
 
 #include <float.h>
@@ -19,16 +21,6 @@
 
 /* Fills what a kernel must not touch. */
 #define CANARY 12345.0
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / (double)(1ull << 52) - 1.0;
-}
 
 #define REAL double
 #define SFX(name) name##_f64

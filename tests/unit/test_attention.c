@@ -10,22 +10,14 @@
 
 #include <cmocka.h>
 
+#include "test_random.h"
+
 #include "../../core/attention.h"
 #include "../../core/softmax_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static double uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / (double)(1ull << 52) - 1.0;
-}
 
 static void *random_tensor(tensor_dtype dtype, size_t count)
 {
