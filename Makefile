@@ -145,11 +145,11 @@ test-oracle: $(SERVER_BIN)
 test-lessons: $(SERVER_BIN)
 	$(PYTHON) tests/lessons/run_lessons.py --server $(SERVER_BIN)
 
-FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.c \
+FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.[ch] \
                           tests/*/*.cpp)
 
 # the tree is clang-formatted (.clang-format); `make format` fixes it.
-# core/attention_impl.inc is not: clang-format misreads its SFX(name)(...)
+# The *_impl.inc templates are not: clang-format misreads their SFX(name)(...)
 # calls and does not reach a fixed point on them.
 test-format:
 	clang-format --dry-run --Werror $(FORMATTED)
