@@ -5,14 +5,35 @@
  */
 #include "attend_kernels.h"
 
-#include "softmax_rows.h" /* SOFTMAX_CLONES: which builds target_clones makes */
-
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
-/* One AVX-512 register.  On AVX2 and older machines GCC splits each vector
- * operation into 2 or 4 of the machine's own. */
+/* One AVX-512 register.  The kernels are built for AVX-512 only: the same
+ * source built for AVX2 (-march=x86-64-v3, each vector split in two) ran
+ * about 20× slower than OpenBLAS's Haswell kernels at every benchmarked
+ * size, likely because twice as many registers were then needed as AVX2
+ * has; on such CPUs attention_impl.inc calls OpenBLAS instead
+ * (attend_kernels_usable). */
 #define ATTEND_VEC_BYTES 64
-#define KERNEL_CLONES SOFTMAX_CLONES
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_TARGET                                                          \
+    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#else
+#define KERNEL_TARGET
+#endif
+
+bool attend_kernels_usable(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
 
 /* Scores tile: 8 query rows × 2 vectors of keys = 16 accumulators (of 32
  * AVX-512 registers); with 2 loads of Kᵀ and 8 broadcasts per 16 fused

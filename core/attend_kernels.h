@@ -17,10 +17,9 @@
  * SCORE_VECS loads of Kᵀ, SCORE_ROWS broadcasts of Q, SCORE_ROWS ·
  * SCORE_VECS fused multiply-adds.  The product kernel keeps PRODUCT_ROWS
  * rows × PRODUCT_VECS vectors of output columns and walks the inner
- * dimension.  The code is written once with GCC vector types of
- * ATTEND_VEC_BYTES (an AVX-512 register) and built, like softmax_rows.c, for
- * AVX-512, AVX2 (each vector in two halves) and baseline x86-64; the best
- * runs.
+ * dimension.  The code is written with GCC vector types of ATTEND_VEC_BYTES
+ * (an AVX-512 register) and built for AVX-512 only: callers ask
+ * attend_kernels_usable() first and use OpenBLAS where it says no.
  *
  * Measured side by side with cblas_sgemm, one thread: at (n, d_k, h) =
  * (1024, 64, 8) in 128-row blocks weights · V 14.5 → 10.8 ms (75 → 100
@@ -45,6 +44,11 @@
  * multiple of W, starts at element j0 · d_k.  Elements of the packed Kᵀ for
  * m keys: d_k times m rounded up to W.  The padding is read (into scores that
  * are then dropped), so the caller zeroes it. */
+/* Does this CPU run the scores and product kernels (AVX-512 with FMA)?
+ * Without it they must not be called; the packing helpers and the sizes
+ * below work anywhere. */
+bool attend_kernels_usable(void);
+
 size_t attend_key_tile_f64(void); /* W */
 size_t attend_key_tile_f32(void);
 size_t attend_keys_padded_f64(size_t m);

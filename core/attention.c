@@ -211,6 +211,24 @@ static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
     return false;
 }
 
+/* attn_use_own_kernels(): 1 until a test or benchmark says otherwise */
+static atomic_int own_kernels_wanted = 1;
+
+void attn_use_own_kernels(bool on) { atomic_store(&own_kernels_wanted, on); }
+
+/* Do the products go through attend_kernels.h (else OpenBLAS)?  The CPU's
+ * answer is asked once. */
+static bool attn_own_kernels(void)
+{
+    static atomic_int usable = -1;
+    int known = atomic_load_explicit(&usable, memory_order_relaxed);
+    if (known < 0) {
+        known = attend_kernels_usable();
+        atomic_store_explicit(&usable, known, memory_order_relaxed);
+    }
+    return known && atomic_load(&own_kernels_wanted);
+}
+
 #define REAL double
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm

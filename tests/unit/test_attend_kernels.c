@@ -63,6 +63,8 @@ static void packed_keys_hold_every_element_at_its_place(void **state)
 static void scores_match_dot_products_for_every_tail(void **state)
 {
     (void)state;
+    if (!attend_kernels_usable())
+        skip(); /* no AVX-512: the forward pass uses OpenBLAS */
     scores_match_dot_products_for_every_tail_f64();
     scores_match_dot_products_for_every_tail_f32();
 }
@@ -70,6 +72,8 @@ static void scores_match_dot_products_for_every_tail(void **state)
 static void product_matches_sums_for_every_width(void **state)
 {
     (void)state;
+    if (!attend_kernels_usable())
+        skip(); /* no AVX-512: the forward pass uses OpenBLAS */
     product_matches_sums_for_every_width_f64();
     product_matches_sums_for_every_width_f32();
 }

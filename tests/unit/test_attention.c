@@ -122,9 +122,12 @@ static void free_random_problem(random_problem *rp)
 
 static const unsigned want_all = (1u << ATTN_STAGE_COUNT) - 1;
 
-static void blas_path_matches_reference_on_random_problems(void **state)
+/* Every stage of attn_forward() within rounding of the reference, with its
+ * own kernels (own) or with OpenBLAS alone (what a CPU without AVX-512
+ * runs). */
+static void random_problems_match_the_reference(bool own)
 {
-    (void)state;
+    attn_use_own_kernels(own);
     pool *workers = pool_create(2, 4);
     for (unsigned seed = 0; seed < 120; seed++) {
         tensor_dtype dtype = seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64;
@@ -174,6 +177,19 @@ static void blas_path_matches_reference_on_random_problems(void **state)
         free_random_problem(&rp);
     }
     pool_destroy(workers);
+    attn_use_own_kernels(true);
+}
+
+static void own_kernels_match_reference_on_random_problems(void **state)
+{
+    (void)state;
+    random_problems_match_the_reference(true);
+}
+
+static void openblas_path_matches_reference_on_random_problems(void **state)
+{
+    (void)state;
+    random_problems_match_the_reference(false);
 }
 
 /* Lesson 001 (../shared/seeds/001_*.txt): X (3×4) and fixed 4×4 weights. */
@@ -201,9 +217,9 @@ static attn_problem lesson_001(void)
                           .w_v = lesson_wv};
 }
 
-static void large_problems_split_over_the_pool_match_the_reference(void **state)
+static void large_problems_match_the_reference(bool own)
 {
-    (void)state;
+    attn_use_own_kernels(own);
     /* big enough (≈ 10⁷ multiply-adds) that every pass runs in parallel,
      * with several row blocks and key blocks */
     pool *workers = pool_create(3, 4);
@@ -248,6 +264,19 @@ static void large_problems_split_over_the_pool_match_the_reference(void **state)
         free_random_problem(&rp);
     }
     pool_destroy(workers);
+    attn_use_own_kernels(true);
+}
+
+static void large_problems_split_over_the_pool_match_the_reference(void **state)
+{
+    (void)state;
+    large_problems_match_the_reference(true);
+}
+
+static void large_problems_match_the_reference_through_openblas(void **state)
+{
+    (void)state;
+    large_problems_match_the_reference(false);
 }
 
 /* A visualizer compares the weights of a request that asks for every stage
@@ -504,7 +533,9 @@ static void exp_row_sums_and_zeroes_masked_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(blas_path_matches_reference_on_random_problems),
+        cmocka_unit_test(own_kernels_match_reference_on_random_problems),
+        cmocka_unit_test(openblas_path_matches_reference_on_random_problems),
+        cmocka_unit_test(large_problems_match_the_reference_through_openblas),
         cmocka_unit_test(
             large_problems_split_over_the_pool_match_the_reference),
         cmocka_unit_test(weights_do_not_depend_on_the_other_stages_asked_for),
