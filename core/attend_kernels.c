@@ -13,8 +13,11 @@
  * source built for AVX2 (-march=x86-64-v3, each vector split in two) ran
  * about 20× slower than OpenBLAS's Haswell kernels at every benchmarked
  * size, likely because twice as many registers were then needed as AVX2
- * has; on such CPUs attention_impl.inc calls OpenBLAS instead
- * (attend_kernels_usable). */
+ * has.  A build with 32-byte vectors and tiles that fit AVX2's 16 registers
+ * (scores 6 × 2, product 4 × 3 vectors) was still slower than OpenBLAS's
+ * Haswell kernels on this machine's CPU: 0.94× in float32 and 0.74× in
+ * float64 at (1024, 512, 8), one thread.  So on CPUs without AVX-512
+ * attention_impl.inc calls OpenBLAS (attend_kernels_usable). */
 #define ATTEND_VEC_BYTES 64
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KERNEL_TARGET                                                          \
