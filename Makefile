@@ -8,11 +8,12 @@ CC      ?= cc
 OPT     ?= -O2 -g
 SAN     ?=
 CXX     ?= c++
+# Every include is written from the repository root ("core/attention.h").
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
-           -pthread -MMD -MP
-# C++ only behind C interfaces: parse_fast.cpp (simdjson) with parse_rows.cpp
-# (std::from_chars).
-CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP
+           -pthread -MMD -MP -I.
+# C++ only behind C interfaces: server/json/parse_fast.cpp (simdjson) and
+# server/json/parse_rows.cpp (std::from_chars).
+CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP -I.
 LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
 LISTEN  ?= 127.0.0.1:8080
@@ -20,7 +21,7 @@ LISTEN  ?= 127.0.0.1:8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_BUILD := gcc g++ make libc6-dev libmicrohttpd-dev libjansson-dev \
              libsimdjson-dev libopenblas-dev
-DEB_TEST  := $(DEB_BUILD) libcmocka-dev libcurl4-openssl-dev python3-numpy \
+DEB_TEST  := $(DEB_BUILD) python3-numpy \
              curl clang clang-format libclang-rt-14-dev valgrind
 
 # apt-get install only the packages that are missing (one `apt-get update`),
@@ -37,15 +38,21 @@ endef
 
 CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c \
               core/attend_kernels.c
-SERVER_LIB := server/buf.c server/numfmt.c server/reply.c server/problem.c \
-              server/buf_chain.c server/raw_request.c server/parse_json.c \
-              server/parse_fast.cpp \
-              server/parse_rows.cpp server/base64.c \
-              server/decode.c server/encode.c server/api_attention.c \
-              server/access_log.c server/config.c server/blas_setup.c \
-              server/alloc_setup.c \
-              server/budget.c server/metrics.c server/conn_deadline.c \
-              server/http.c
+# server/, one folder a room; a room includes only rooms below it
+# (make test-layout): base ← json ← api ← http, with obs and setup beside.
+SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
+               server/base/problem.c server/base/budget.c
+SERVER_JSON := server/json/numfmt.c server/json/base64.c \
+               server/json/raw_request.c server/json/parse_json.c \
+               server/json/parse_fast.cpp server/json/parse_rows.cpp \
+               server/json/decode.c server/json/encode.c
+SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
+SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
+                server/setup/alloc_setup.c
+SERVER_API  := server/api/attention.c
+SERVER_HTTP := server/http/conn_deadline.c server/http/daemon.c
+SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
+              $(SERVER_API) $(SERVER_HTTP)
 SERVER_SRC := $(SERVER_LIB) server/main.c
 ASSETS     := openapi.yaml server/web/index.html
 
@@ -54,8 +61,7 @@ LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
               $(BUILD)/gen/assets.o
 SERVER_BIN := $(BUILD)/attention-server
 
-.PHONY: all run deps deps-test test test-format test-unit test-http test-oracle \
-        test-lessons clean format
+.PHONY: all run deps deps-test test test-format test-layout clean format
 
 all: $(SERVER_BIN)
 
@@ -87,7 +93,7 @@ $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/embed: server/embed.c
+$(BUILD)/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 $< -o $@
 
@@ -102,51 +108,16 @@ $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
 $(SERVER_BIN): $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# ---- tests ----------------------------------------------------------------
-UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
-              $(BUILD)/tests/test_attend_kernels \
-              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows
-HTTP_TEST  := $(BUILD)/tests/test_http
-
-$(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
-                                    $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
-                                  $(CORE_OBJ) $(LIB_OBJ)
-	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(BUILD)/tests/test_parse_rows: $(BUILD)/tests/unit/test_parse_rows.o \
-                                $(CORE_OBJ) $(LIB_OBJ)
-	$(CXX) $(CXXFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(HTTP_TEST): $(BUILD)/tests/http/test_http.o
-	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lm -pthread -o $@
-
 # Suites included below append their target names to TEST_SUITES and their
 # Debian packages to DEB_TEST.
 TEST_SUITES :=
 
 test: deps-test
-	$(MAKE) test-format test-unit test-http test-oracle test-lessons \
-	  $(TEST_SUITES)
+	$(MAKE) test-format test-layout $(TEST_SUITES)
 	@echo "all test suites passed"
 
-test-unit: $(UNIT_TESTS)
-	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
-
-test-http: $(HTTP_TEST) $(SERVER_BIN)
-	ATTENTION_SERVER=$(SERVER_BIN) $(HTTP_TEST)
-
-test-oracle: $(SERVER_BIN)
-	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) --requests 240
-
-test-lessons: $(SERVER_BIN)
-	$(PYTHON) tests/lessons/run_lessons.py --server $(SERVER_BIN)
-
-FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*.cpp tests/*/*.[ch] \
-                          tests/*/*.cpp)
+FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*/*.[ch] \
+                          server/*/*.cpp tools/*.c tests/*/*.[ch] tests/*/*.cpp)
 
 # the tree is clang-formatted (.clang-format); `make format` fixes it.
 # The *_impl.inc templates are not: clang-format misreads their SFX(name)(...)
@@ -161,9 +132,19 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-# Further suites, each in the folder it tests (they add to TEST_SUITES).
-include $(wildcard tests/*/suite.mk docker/suite.mk)
+# the rooms of server/ include only rooms below them (tools/check_layout.py)
+test-layout:
+	$(PYTHON) tools/check_layout.py
+
+# Every suite lives in the folder it tests, with a suite.mk that adds its
+# target to TEST_SUITES and its Debian packages to DEB_TEST; the order here is
+# the order `make test` runs them in.
+include tests/unit/suite.mk tests/http/suite.mk tests/oracle/suite.mk \
+        tests/lessons/suite.mk
+include $(filter-out tests/unit/suite.mk tests/http/suite.mk \
+           tests/oracle/suite.mk tests/lessons/suite.mk, \
+           $(wildcard tests/*/suite.mk)) docker/suite.mk
 
 # dependency files of this build only (other builds live under build/ too)
 -include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests \
-             -maxdepth 2 -name '*.d' 2>/dev/null)
+             -maxdepth 3 -name '*.d' 2>/dev/null)

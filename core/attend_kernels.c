@@ -3,7 +3,7 @@
  * (attend_kernels.h), compiled once per element type from
  * attend_kernels_impl.inc.
  */
-#include "attend_kernels.h"
+#include "core/attend_kernels.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -57,7 +57,7 @@ bool attend_kernels_usable(void)
 #define SFX(name) name##_f64
 typedef double vec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define VEC vec_f64
-#include "attend_kernels_impl.inc"
+#include "core/attend_kernels_impl.inc"
 #undef REAL
 #undef SFX
 #undef VEC
@@ -66,7 +66,7 @@ typedef double vec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define SFX(name) name##_f32
 typedef float vec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define VEC vec_f32
-#include "attend_kernels_impl.inc"
+#include "core/attend_kernels_impl.inc"
 #undef REAL
 #undef SFX
 #undef VEC

@@ -3,10 +3,10 @@
  * names.  The arithmetic lives in attention_impl.inc, compiled once for double
  * and once for float.
  */
-#include "attention.h"
+#include "core/attention.h"
 
-#include "attend_kernels.h"
-#include "softmax_rows.h"
+#include "core/attend_kernels.h"
+#include "core/softmax_rows.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -235,7 +235,7 @@ static bool attn_own_kernels(void)
 #define EXP exp
 #define ROWS(name) softmax_##name##_f64
 #define KERN(name) attend_##name##_f64
-#include "attention_impl.inc"
+#include "core/attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -249,7 +249,7 @@ static bool attn_own_kernels(void)
 #define EXP expf
 #define ROWS(name) softmax_##name##_f32
 #define KERN(name) attend_##name##_f32
-#include "attention_impl.inc"
+#include "core/attention_impl.inc"
 #undef REAL
 #undef SFX
 #undef GEMM

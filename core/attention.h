@@ -19,8 +19,8 @@
 #ifndef CORE_ATTENTION_H
 #define CORE_ATTENTION_H
 
-#include "pool.h"
-#include "tensor.h"
+#include "core/pool.h"
+#include "core/tensor.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
  * already joined: it never waits for a thread that is not already running its
  * loop, which is why nested use from inside a job cannot deadlock.
  */
-#include "pool.h"
+#include "core/pool.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "softmax_rows.h"
+#include "core/softmax_rows.h"
 
 #include <math.h>
 
@@ -83,7 +83,7 @@ typedef double vec_f64 __attribute__((vector_size(64)));
 typedef int64_t ivec_f64 __attribute__((vector_size(64)));
 #define VEC vec_f64
 #define IVEC ivec_f64
-#include "softmax_rows_impl.inc"
+#include "core/softmax_rows_impl.inc"
 #undef REAL
 #undef SFX
 #undef LANES
@@ -97,7 +97,7 @@ typedef float vec_f32 __attribute__((vector_size(64)));
 typedef int32_t ivec_f32 __attribute__((vector_size(64)));
 #define VEC vec_f32
 #define IVEC ivec_f32
-#include "softmax_rows_impl.inc"
+#include "core/softmax_rows_impl.inc"
 #undef REAL
 #undef SFX
 #undef LANES

@@ -1,12 +1,12 @@
 /*
  * main.c - configuration → pool → HTTP daemon → wait for a signal → drain.
  */
-#include "../core/pool.h"
-#include "access_log.h"
-#include "alloc_setup.h"
-#include "blas_setup.h"
-#include "config.h"
-#include "http.h"
+#include "core/pool.h"
+#include "server/obs/access_log.h"
+#include "server/setup/alloc_setup.h"
+#include "server/setup/blas_setup.h"
+#include "server/setup/config.h"
+#include "server/http/daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -29,9 +29,9 @@
  * Inputs are made by bench_value() below, which run_bench.py reproduces in
  * NumPy bit for bit, so all contestants see the same numbers.
  */
-#include "../../core/attention.h"
-#include "../../server/alloc_setup.h"
-#include "../../server/blas_setup.h"
+#include "core/attention.h"
+#include "server/setup/alloc_setup.h"
+#include "server/setup/blas_setup.h"
 
 #include <cblas.h>
 #include <math.h>

@@ -27,8 +27,8 @@ deps-bench:
 	$(call apt_install,$(BENCH_DEB))
 
 # linked like the server: the core, its BLAS set-up, OpenBLAS
-$(BENCH_CORE): tests/bench/bench_core.c $(CORE_OBJ) $(BUILD)/server/blas_setup.o \
-               $(BUILD)/server/alloc_setup.o
+$(BENCH_CORE): tests/bench/bench_core.c $(CORE_OBJ) $(BUILD)/server/setup/blas_setup.o \
+               $(BUILD)/server/setup/alloc_setup.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

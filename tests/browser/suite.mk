@@ -9,7 +9,7 @@ BROWSER_DIR := tests/browser
 
 .PHONY: test-browser
 test-browser: $(SERVER_BIN)
-	$(PYTHON) server/web/gen_presets.py --check server/web/index.html
+	$(PYTHON) tools/gen_presets.py --check server/web/index.html
 	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \

@@ -5,7 +5,7 @@
 // what a student sees against what the API answers for the same request:
 // every heatmap cell (and every other stage's cell) must carry exactly the
 // number text the API returned.  The lesson numbers come from
-// server/web/gen_presets.py --json (NumPy, the lessons' own seeds), so the test
+// tools/gen_presets.py --json (NumPy, the lessons' own seeds), so the test
 // also proves each preset sends the lesson's own X and weights.
 //
 //   ATTENTION_SERVER=build/attention-server node --test tests/browser/
@@ -32,7 +32,7 @@ const STAGES = ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
                 "weights", "head_outputs", "concat", "output"];
 const PER_HEAD = STAGES.slice(0, 8);
 
-const LESSONS = JSON.parse(execFileSync(PYTHON, [path.join(REPO, "server/web/gen_presets.py"), "--json"]));
+const LESSONS = JSON.parse(execFileSync(PYTHON, [path.join(REPO, "tools/gen_presets.py"), "--json"]));
 
 let server, serverExit, base, context, page, profile;
 const outside = []; // requests the page made to any other origin

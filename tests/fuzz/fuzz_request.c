@@ -29,12 +29,12 @@
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */
-#include "../../core/attention.h"
-#include "../../core/pool.h"
-#include "../../server/api_attention.h"
-#include "../../server/blas_setup.h"
-#include "../../server/decode.h"
-#include "../../server/reply.h"
+#include "core/attention.h"
+#include "core/pool.h"
+#include "server/api/attention.h"
+#include "server/setup/blas_setup.h"
+#include "server/json/decode.h"
+#include "server/base/reply.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -11,12 +11,12 @@ FUZZ_CXX     := clang++
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz_request
-FUZZ_LIBSRC  := $(CORE_SRC) $(filter-out server/http.c,$(SERVER_LIB))
+FUZZ_LIBSRC  := $(CORE_SRC) $(filter-out $(SERVER_HTTP),$(SERVER_LIB))
 FUZZ_OBJ     := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZ_SANFL   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined -pthread
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(FUZZ_SANFL)
-FUZZ_CXXFL   := -std=c++17 -Wall -Wextra -Werror $(FUZZ_SANFL)
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
+FUZZ_CXXFL   := -std=c++17 -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
 FUZZ_LIBS    := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread
 # A fixed seed makes the search repeatable: a run that was clean here stays
 # clean in CI, where the same sequence of inputs is tried (fewer of them on a
@@ -33,10 +33,10 @@ TEST_SUITES += test-fuzz
 
 .PHONY: test-fuzz fuzz
 
-$(FUZZ_DIR)/obj/%.c.o: %.c $(wildcard core/*.h core/*.inc server/*.h)
+$(FUZZ_DIR)/obj/%.c.o: %.c $(wildcard core/*.h core/*.inc server/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-$(FUZZ_DIR)/obj/%.cpp.o: %.cpp $(wildcard server/*.h)
+$(FUZZ_DIR)/obj/%.cpp.o: %.cpp $(wildcard server/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFL) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ_DIR)/libunder_test.a: $(FUZZ_OBJ)

@@ -6,8 +6,8 @@
  * a comma between them, as encode.c does; the median of RUNS runs is shown.
  *   bench_numfmt [count] [runs]
  */
-#include "../../server/numfmt.h"
-#include "random_values.h"
+#include "server/json/numfmt.h"
+#include "tests/numfmt/random_values.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-# tests/numfmt - server/numfmt.c (Schubfach) against std::to_chars, byte for
+# tests/numfmt - server/json/numfmt.c (Schubfach) against std::to_chars, byte for
 # byte, and its power-of-ten table against its generator.
 #   make test-numfmt             the CI set: ~50 million values (a few s)
 #   make test-numfmt-exhaustive  all 2^32 floats (minutes; not in `make test`)
@@ -11,12 +11,12 @@ TEST_SUITES += test-numfmt
 
 .PHONY: test-numfmt test-numfmt-exhaustive bench-numfmt
 
-$(NUMFMT_DIR)/%: tests/numfmt/%.cpp $(BUILD)/server/numfmt.o
+$(NUMFMT_DIR)/%: tests/numfmt/%.cpp $(BUILD)/server/json/numfmt.o
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $^ -o $@
 
 test-numfmt: $(NUMFMT_TEST)
-	$(PYTHON) server/gen_numfmt_table.py --check server/numfmt_table.h
+	$(PYTHON) tools/gen_numfmt_table.py --check server/json/numfmt_table.h
 	$(NUMFMT_TEST)
 
 test-numfmt-exhaustive: $(NUMFMT_TEST)

@@ -11,8 +11,8 @@
  *   test_numfmt --exhaustive-float all 2^32 float bit patterns (minutes)
  *   test_numfmt --seed N           another random stream
  */
-#include "../../server/numfmt.h"
-#include "random_values.h"
+#include "server/json/numfmt.h"
+#include "tests/numfmt/random_values.h"
 
 #include <cfloat>
 #include <charconv>

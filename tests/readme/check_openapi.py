@@ -23,7 +23,7 @@ from serverproc import Server, default_server  # noqa: E402
 
 def source_codes():
     codes = set()
-    for path in glob.glob("server/*.c"):
+    for path in glob.glob("server/**/*.c", recursive=True):
         text = open(path).read()
         # problem_reply(r, STATUS, "code", ...) and decode_fail(err, STATUS, "code"
         for m in re.finditer(r'(?:problem_reply|decode_fail)\(\s*[^,]+,\s*'
@@ -45,7 +45,7 @@ def main():
 
     fields = set(spec["components"]["schemas"]["AttentionRequest"]["properties"])
     known = re.search(r"raw_known_fields\[\] = \{(.*?)\};",
-                      open("server/raw_request.c").read(), re.S).group(1)
+                      open("server/json/raw_request.c").read(), re.S).group(1)
     decoder = set(re.findall(r'"([a-z_]+)"', known))
     if fields != decoder:
         failures.append(f"request fields: spec {sorted(fields ^ decoder)} "
@@ -60,7 +60,7 @@ def main():
         failures.append(f"codes in the spec never sent: {sorted(enum - sent)}")
 
     routes = set(re.findall(r'\{"(/[^"]*)", "[A-Z, ]+", ROUTE_',
-                            open("server/http.c").read()))
+                            open("server/http/daemon.c").read()))
     if routes != set(spec["paths"]):
         failures.append(f"routes {sorted(routes)} vs spec "
                         f"{sorted(spec['paths'])}")

@@ -18,7 +18,7 @@ SAN_LOGS      = $(abspath $(1))/sanitizer-logs
 # Unit/HTTP targets of the top-level Makefile, run under sanitizers when
 # their sources exist (they are written alongside this suite).
 SAN_SUITES   := $(if $(wildcard tests/unit/test_*.c),test-unit) \
-                $(if $(wildcard tests/http/test_http.c),test-http)
+                $(if $(wildcard tests/http/suite.mk),test-http)
 
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=undefined

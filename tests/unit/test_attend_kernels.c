@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "test_random.h"
+#include "tests/unit/test_random.h"
 
-#include "../../core/attend_kernels.h"
+#include "core/attend_kernels.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,7 +31,7 @@
 #define attend_product_SFX attend_product_f64
 #define attend_product_fits_SFX attend_product_fits_f64
 #define EPSILON DBL_EPSILON
-#include "test_attend_kernels_impl.inc"
+#include "tests/unit/test_attend_kernels_impl.inc"
 #undef REAL
 #undef SFX
 #undef attend_key_tile_SFX
@@ -51,7 +51,7 @@
 #define attend_product_SFX attend_product_f32
 #define attend_product_fits_SFX attend_product_fits_f32
 #define EPSILON FLT_EPSILON
-#include "test_attend_kernels_impl.inc"
+#include "tests/unit/test_attend_kernels_impl.inc"
 
 static void packed_keys_hold_every_element_at_its_place(void **state)
 {

@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "test_random.h"
+#include "tests/unit/test_random.h"
 
-#include "../../core/attention.h"
-#include "../../core/softmax_rows.h"
+#include "core/attention.h"
+#include "core/softmax_rows.h"
 
 #include <math.h>
 #include <stdlib.h>

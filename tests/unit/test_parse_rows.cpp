@@ -13,7 +13,7 @@ extern "C" { /* cmocka.h declares its functions without C linkage */
 #include <cmocka.h>
 }
 
-#include "../../server/parse_rows.h"
+#include "server/json/parse_rows.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/pool.h"
+#include "core/pool.h"
 
 #include <pthread.h>
 #include <sched.h>

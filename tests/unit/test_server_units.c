@@ -10,11 +10,11 @@
 
 #include <cmocka.h>
 
-#include "../../server/decode.h"
-#include "../../server/encode.h"
-#include "../../server/numfmt.h"
-#include "../../server/parse_json.h"
-#include "../../server/reply.h"
+#include "server/json/decode.h"
+#include "server/json/encode.h"
+#include "server/json/numfmt.h"
+#include "server/json/parse_json.h"
+#include "server/base/reply.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,0 +1,152 @@
+#include "server/api/attention.h"
+
+#include "server/base/clock.h"
+
+#include "core/attention.h"
+#include "server/json/decode.h"
+#include "server/json/encode.h"
+#include "server/base/problem.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Bytes of JSON one returned number takes at most on average: 17 significant
+ * digits, sign, point, exponent and a comma. */
+#define API_REPLY_BYTES_PER_NUMBER 26
+/* Most bytes reserved up front for the reply's first part: what this thread
+ * writes itself (the envelope, tensors under encode.c's parallel threshold
+ * of 65,536 numbers, about 1.7 MB); bigger tensors arrive as pieces of
+ * their own. */
+#define API_REPLY_FIRST_PART_MAX (2u << 20)
+
+/* Tensors with at least this much text are parsed row by row on all the
+ * workers: about 3,000 numbers, some 80 µs of parsing, where the hand-off
+ * stops mattering.  A lesson-sized body is never split. */
+#define API_SPLIT_MIN_BYTES (64 * 1024)
+
+/* Numbers the reply will hold, or SIZE_MAX on overflow. */
+static size_t reply_numbers(const attn_problem *p, unsigned want)
+{
+    size_t total = 0;
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        if (!(want & ATTN_WANT(s)))
+            continue;
+        size_t dims[3], count = 1;
+        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        for (int i = 0; i < rank; i++)
+            if (!tensor_mul_size(count, dims[i], &count))
+                return SIZE_MAX;
+        if (!tensor_mul_add_size(&total, count, 1))
+            return SIZE_MAX;
+    }
+    return total;
+}
+
+static void compute_and_encode(pool *workers, const api_request *req,
+                               size_t reply_bytes, reply *out,
+                               api_attention_stats *stats,
+                               api_cancelled_fn cancelled, void *cancelled_ctx);
+
+void api_attention(pool *workers, const request_limits *limits, budget *memory,
+                   const char *body, size_t len, reply *out,
+                   api_attention_stats *stats, api_cancelled_fn cancelled,
+                   void *cancelled_ctx)
+{
+    api_request req;
+    decode_error err;
+    if (!decode_request_split(body, len, limits, workers, API_SPLIT_MIN_BYTES,
+                              &req, &err)) {
+        problem_reply(out, err.status, err.code,
+                      err.pointer[0] || err.status == 400 ? err.pointer : NULL,
+                      "%s", err.detail);
+        if (err.status == 503)
+            out->retry_after = 1;
+        return;
+    }
+    const attn_problem *p = &req.problem;
+    stats->n = p->n;
+    stats->m = p->m;
+    stats->d = p->d;
+    stats->heads = p->heads;
+
+    size_t numbers = reply_numbers(p, req.want), reply_bytes = SIZE_MAX;
+    size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);
+    if (numbers != SIZE_MAX &&
+        tensor_mul_size(numbers, API_REPLY_BYTES_PER_NUMBER, &reply_bytes) &&
+        need != SIZE_MAX && reply_bytes <= SIZE_MAX - need)
+        need += reply_bytes;
+    else
+        need = SIZE_MAX;
+    if (need > limits->max_request_memory) {
+        problem_reply(out, 413, "limit_exceeded", NULL,
+                      "computing and returning this request needs %zu MiB; "
+                      "at most %zu MiB per request (--max-request-memory)",
+                      need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
+                      limits->max_request_memory >> 20);
+    } else if (!budget_reserve(memory, need)) {
+        problem_reply(out, 503, "overloaded", NULL,
+                      "the memory budget for requests in flight is used up; "
+                      "retry shortly");
+        out->retry_after = 1;
+    } else {
+        compute_and_encode(workers, &req, reply_bytes, out, stats, cancelled,
+                           cancelled_ctx);
+        budget_release(memory, need);
+    }
+    api_request_free(&req);
+}
+
+static void compute_and_encode(pool *workers, const api_request *req,
+                               size_t reply_bytes, reply *out,
+                               api_attention_stats *stats,
+                               api_cancelled_fn cancelled, void *cancelled_ctx)
+{
+    const attn_problem *p = &req->problem;
+    attn_result result;
+    if (cancelled && cancelled(cancelled_ctx))
+        return;
+    double start = clock_seconds();
+    attn_status status = attn_forward(workers, p, req->want, &result);
+    stats->compute_seconds = clock_seconds() - start;
+    if (status == ATTN_ERR_NONFINITE) {
+        problem_reply(out, 422, "non_finite_result", NULL,
+                      "the %s stage is not finite (overflow in %s); scale the "
+                      "inputs down or use float64",
+                      attn_stage_name(result.nonfinite_stage),
+                      tensor_dtype_name(p->dtype));
+    } else if (status != ATTN_OK) {
+        problem_reply(out, 503, "out_of_memory", NULL,
+                      "the server could not allocate memory for this request");
+        out->retry_after = 1;
+    } else if (cancelled && cancelled(cancelled_ctx)) {
+        attn_result_free(&result);
+    } else {
+        buf_chain chain = {0};
+        /* one allocation for what is written on this thread, no doubling */
+        size_t first = reply_bytes < API_REPLY_FIRST_PART_MAX
+                           ? reply_bytes
+                           : API_REPLY_FIRST_PART_MAX;
+        buf_reserve(buf_chain_tail(&chain), first + 4096);
+        encode_response(req, &result, workers, &chain);
+        attn_result_free(&result);
+        reply_part *parts = NULL;
+        if (!buf_chain_failed(&chain))
+            parts = malloc(chain.count * sizeof *parts);
+        if (!parts) {
+            buf_chain_free(&chain);
+            problem_reply(out, 503, "out_of_memory", NULL,
+                          "the server could not allocate the response");
+            out->retry_after = 1;
+            return;
+        }
+        size_t count = 0;
+        for (size_t i = 0; i < chain.count; i++)
+            if (chain.parts[i].len) {
+                parts[count].data =
+                    buf_take(&chain.parts[i], &parts[count].len);
+                count++;
+            }
+        buf_chain_free(&chain);
+        reply_set_parts(out, 200, "application/json", parts, count);
+    }
+}

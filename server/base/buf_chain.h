@@ -1,0 +1,43 @@
+/*
+ * buf_chain.h - a reply body written as a run of buffers.
+ *
+ * A big tensor is formatted by several threads, each into a buffer of its
+ * own; copying those pieces into one more buffer cost a mid-size request
+ * (12.6 MB of reply) about 1.5 ms on one thread and 12.6 MB of memory.  A
+ * chain keeps them as they are: the last part is the one being written, a
+ * finished piece joins whole, and the HTTP layer sends all the parts as one
+ * I/O vector.  As with buf, appends never fail loudly: after a failed
+ * allocation the chain is marked failed and writes go nowhere.
+ */
+#ifndef SERVER_BUF_CHAIN_H
+#define SERVER_BUF_CHAIN_H
+
+#include "server/base/buf.h"
+
+typedef struct {
+    buf *parts;
+    size_t count, cap;
+    buf spill; /* what tail() returns once failed: appends are ignored */
+    bool failed;
+} buf_chain;
+
+/* The part to write into next, never NULL. */
+buf *buf_chain_tail(buf_chain *c);
+
+/* Appends piece's bytes as a part of their own, taking its storage (piece
+ * is left empty); later writes go to a new part. */
+void buf_chain_adopt(buf_chain *c, buf *piece);
+
+/* Whether any part failed to grow. */
+bool buf_chain_failed(const buf_chain *c);
+
+/* Bytes in all parts. */
+size_t buf_chain_len(const buf_chain *c);
+
+/* One malloc'd copy of the whole body with a NUL after it (for small bodies
+ * and tests), or NULL on failure; the chain is left as it was. */
+char *buf_chain_join(const buf_chain *c, size_t *len);
+
+void buf_chain_free(buf_chain *c);
+
+#endif

@@ -1,0 +1,98 @@
+#include "server/base/problem.h"
+
+#include "server/base/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *problem_title(unsigned status)
+{
+    switch (status) {
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Content";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Error";
+    }
+}
+
+bool problem_pointer_append(char *pointer, size_t size, const char *token)
+{
+    size_t len = strlen(pointer);
+    if (len + 1 >= size)
+        return false;
+    pointer[len++] = '/';
+    for (const char *c = token; *c; c++) {
+        if (len + 3 > size)
+            return false; /* pointer is left cut short: the caller drops it */
+        if (*c == '~' || *c == '/') {
+            pointer[len++] = '~';
+            pointer[len++] = *c == '~' ? '0' : '1';
+        } else {
+            pointer[len++] = *c;
+        }
+        pointer[len] = '\0';
+    }
+    pointer[len] = '\0';
+    return true;
+}
+
+void problem_reply(reply *r, unsigned status, const char *code,
+                   const char *pointer, const char *fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+
+    buf b = {0};
+    buf_puts(&b, "{\"type\":");
+    buf_printf(&b, "\"urn:attention:problem:%s\"", code);
+    buf_puts(&b, ",\"title\":");
+    buf_json_string(&b, problem_title(status));
+    buf_printf(&b, ",\"status\":%u,\"code\":", status);
+    buf_json_string(&b, code);
+    buf_puts(&b, ",\"detail\":");
+    buf_json_string(&b, detail);
+    if (pointer) {
+        buf_puts(&b, ",\"pointer\":");
+        buf_json_string(&b, pointer);
+    }
+    buf_puts(&b, "}\n");
+    if (buf_failed(&b)) {
+        static const char fallback[] =
+            "{\"type\":\"urn:attention:problem:out_of_memory\",\"title\":"
+            "\"Service Unavailable\",\"status\":503,\"code\":\"out_of_memory\","
+            "\"detail\":\"the server ran out of memory building this "
+            "reply\"}\n";
+        buf_free(&b);
+        reply_set_static(r, 503, "application/problem+json", fallback,
+                         sizeof fallback - 1);
+        r->retry_after = 1;
+        return;
+    }
+    size_t len;
+    char *body = buf_take(&b, &len);
+    reply_set_owned(r, status, "application/problem+json", body, len);
+}

@@ -1,0 +1,73 @@
+#include "server/base/reply.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void reply_parts_free(reply_part *parts, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(parts[i].data);
+    free(parts);
+}
+
+void reply_clear(reply *r)
+{
+    if (!r->body_static)
+        free(r->body);
+    reply_parts_free(r->parts, r->part_count);
+    memset(r, 0, sizeof *r);
+}
+
+void reply_set_static(reply *r, unsigned status, const char *content_type,
+                      const char *body, size_t len)
+{
+    reply_clear(r);
+    r->status = status;
+    r->content_type = content_type;
+    r->body = (char *)body;
+    r->body_len = len;
+    r->body_static = true;
+}
+
+void reply_set_owned(reply *r, unsigned status, const char *content_type,
+                     char *body, size_t len)
+{
+    reply_clear(r);
+    r->status = status;
+    r->content_type = content_type;
+    r->body = body;
+    r->body_len = len;
+}
+
+void reply_set_parts(reply *r, unsigned status, const char *content_type,
+                     reply_part *parts, size_t count)
+{
+    reply_clear(r);
+    r->status = status;
+    r->content_type = content_type;
+    r->parts = parts;
+    r->part_count = count;
+    for (size_t i = 0; i < count; i++)
+        r->body_len += parts[i].len;
+}
+
+bool reply_join(reply *r)
+{
+    if (!r->parts)
+        return true;
+    char *body = malloc(r->body_len + 1);
+    if (!body)
+        return false;
+    size_t at = 0;
+    for (size_t i = 0; i < r->part_count; i++) {
+        memcpy(body + at, r->parts[i].data, r->parts[i].len);
+        at += r->parts[i].len;
+    }
+    body[at] = '\0';
+    reply_parts_free(r->parts, r->part_count);
+    r->parts = NULL;
+    r->part_count = 0;
+    r->body = body;
+    r->body_static = false;
+    return true;
+}

@@ -1,0 +1,56 @@
+/*
+ * service_limits.h - the one place that owns limits: every default, with the
+ * reason for its value.  Each is a flag and an environment variable (see
+ * config.c).
+ */
+#ifndef SERVER_SERVICE_LIMITS_H
+#define SERVER_SERVICE_LIMITS_H
+
+#include <stddef.h>
+
+/* 16 MiB of JSON is about 1 M numbers written at full precision, more than a
+ * (1024 × 512) input with four 512 × 512 projections; jansson needs about
+ * 40 bytes of memory per number it holds, so a body costs up to ~20× its size
+ * while it is decoded. */
+#define LIMIT_DEFAULT_MAX_BODY ((size_t)16 << 20)
+
+/* Tokens (n or m): 8192 keeps an (h, n, m) float64 weights tensor for h = 1 at
+ * 512 MiB, the largest one request may hold by default (below). */
+#define LIMIT_DEFAULT_MAX_TOKENS 8192
+/* Widths d, d_c, h·d_k, h·d_v, d_out: 8192 is above every published model. */
+#define LIMIT_DEFAULT_MAX_WIDTH 8192
+/* Heads: 128 is above every published model (GPT-3 uses 96). */
+#define LIMIT_DEFAULT_MAX_HEADS 128
+/* Numbers in one request body (all tensors together): 4 M numbers is about
+ * 40 MB of JSON at full precision, above the default body cap anyway. */
+#define LIMIT_DEFAULT_MAX_ELEMENTS ((size_t)4 << 20)
+/* Memory one request may need for its inputs, every stage it keeps and its
+ * reply, computed before anything is allocated. */
+#define LIMIT_DEFAULT_MAX_REQUEST_MEMORY ((size_t)1 << 30)
+/* Memory all in-flight requests may hold together: a quarter of a 24 GiB
+ * machine, leaving the rest to the OS and other replicas. */
+#define LIMIT_DEFAULT_MEMORY_BUDGET ((size_t)4 << 30)
+/* Requests waiting for a worker: beyond this the server answers 503 with
+ * Retry-After at once instead of letting latency grow without bound. */
+#define LIMIT_DEFAULT_MAX_QUEUE 256
+/* Open connections in all and per client address. */
+#define LIMIT_DEFAULT_MAX_CONNECTIONS 1024
+#define LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP 64
+/* Seconds a connection may sit idle (no bytes) before it is closed. */
+#define LIMIT_DEFAULT_IDLE_TIMEOUT 15
+/* Seconds a whole request may take to arrive: a client sending one byte a
+ * second cannot hold a connection for longer than this. */
+#define LIMIT_DEFAULT_REQUEST_TIMEOUT 30
+/* Seconds SIGTERM waits for in-flight requests before exiting. */
+#define LIMIT_DEFAULT_GRACE 20
+
+/* Per-request shape limits, used by the decoder. */
+typedef struct {
+    size_t max_tokens;
+    size_t max_width;
+    size_t max_heads;
+    size_t max_elements;
+    size_t max_request_memory;
+} request_limits;
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * encode.h - a computed attention result → the JSON response body.
+ */
+#ifndef SERVER_ENCODE_H
+#define SERVER_ENCODE_H
+
+#include "core/attention.h"
+#include "core/pool.h"
+#include "server/base/buf.h"
+#include "server/base/buf_chain.h"
+#include "server/json/decode.h"
+
+/* Appends the whole 200 response document to out; large tensors are
+ * formatted in pieces on `workers` (may be NULL), each piece a part of the
+ * chain. */
+void encode_response(const api_request *req, const attn_result *result,
+                     pool *workers, buf_chain *out);
+
+/* Appends count numbers of dtype as a flat comma-separated list (no
+ * brackets); −∞ becomes null when null_for_neg_inf, any other non-finite
+ * value is the caller's bug.  Exposed for tests. */
+void encode_numbers(buf *out, const void *data, size_t count,
+                    tensor_dtype dtype, bool null_for_neg_inf);
+
+#endif

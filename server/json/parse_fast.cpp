@@ -1,0 +1,278 @@
+/*
+ * parse_fast.cpp - body → raw_request with simdjson's DOM parser.
+ *
+ * DESIGN
+ * jansson parses about 1.5 M numbers/s; for tensors the JSON numbers cost far
+ * more than the arithmetic.  simdjson (Debian's libsimdjson-dev) validates
+ * UTF-8 and structure with SIMD and parses numbers with a correctly rounded
+ * fast float parser, an order of magnitude faster.  This file is the only C++
+ * in the project and exposes one C function.
+ *
+ * It vouches only for the happy path: a JSON object with known fields, each
+ * at most once, tensors that are rectangular arrays of numbers (or booleans
+ * where allowed).  Anything else - a syntax error, an unknown or duplicated
+ * field, a ragged row, a string where a number belongs - returns false, and
+ * the caller parses the same body with jansson, which then words the error.
+ * The DOM parser (not On-Demand) is used because its kernels are chosen at
+ * run time inside the library (AVX2, AVX-512, ...), while On-Demand's are
+ * fixed by the compiler flags of this file.  The small non-tensor fields are
+ * copied into jansson values; a string holding "\u0000", which jansson
+ * refuses, sends the body to jansson.  The differential fuzzer (tests/fuzz)
+ * checks that both paths agree bit for bit.
+ */
+#include "server/json/parse_json.h"
+#include "server/json/parse_rows.h"
+
+#include <simdjson.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace simdjson;
+
+namespace
+{
+
+/* One tensor field being walked: shape discovered from the first element at
+ * each depth, every other array checked against it. */
+struct tensor_walk {
+    const raw_field_spec *spec;
+    size_t budget; /* numbers this request may still hold */
+    int rank = -1; /* depth of the first leaf */
+    int leaf_bool = -1;
+    size_t dims[RAW_MAX_RANK] = {0};
+    size_t first_sizes[RAW_MAX_RANK] = {0}; /* the first array at each depth */
+    std::vector<double> numbers;
+    std::vector<uint8_t> bools;
+
+    bool leaf(dom::element e, int depth)
+    {
+        if (rank < 0) {
+            rank = depth;
+            /* a rectangular tensor holds the product of the first arrays'
+             * sizes: one allocation instead of a doubling chain */
+            size_t expected = 1;
+            for (int i = 0; i < rank; i++)
+                expected *= first_sizes[i];
+            if (expected <= budget) {
+                if (e.type() == dom::element_type::BOOL)
+                    bools.reserve(expected);
+                else
+                    numbers.reserve(expected);
+            }
+        } else if (depth != rank) {
+            return false;
+        }
+        dom::element_type type = e.type();
+        bool is_bool = type == dom::element_type::BOOL;
+        bool is_number = type == dom::element_type::DOUBLE ||
+                         type == dom::element_type::INT64 ||
+                         type == dom::element_type::UINT64;
+        if (!is_bool && !is_number)
+            return false;
+        if (leaf_bool < 0) {
+            if ((spec->leaf == raw_field_spec::RAW_LEAF_BOOL && !is_bool) ||
+                (spec->leaf == raw_field_spec::RAW_LEAF_NUMBER && is_bool))
+                return false;
+            leaf_bool = is_bool;
+        } else if (leaf_bool != is_bool) {
+            return false;
+        }
+        if (budget == 0)
+            return false;
+        budget--;
+        if (is_bool) {
+            bools.push_back(e.get_bool().value_unsafe());
+            return true;
+        }
+        double d;
+        if (e.get_double().get(d))
+            return false;
+        numbers.push_back(d);
+        return true;
+    }
+
+    bool walk(dom::element e, int depth)
+    {
+        if (e.type() != dom::element_type::ARRAY)
+            return leaf(e, depth);
+        if (depth == spec->max_rank || (rank >= 0 && depth >= rank))
+            return false;
+        dom::array array = e.get_array().value_unsafe();
+        if (first_sizes[depth] == 0)
+            first_sizes[depth] = array.size();
+        size_t count = 0;
+        for (dom::element child : array) {
+            if (!walk(child, depth + 1))
+                return false;
+            count++;
+        }
+        if (count == 0)
+            return false;
+        /* rows complete in order, so the first array finished at a depth
+         * sets its length and every later one must match */
+        if (dims[depth] == 0)
+            dims[depth] = count;
+        return dims[depth] == count;
+    }
+
+    bool finish(raw_tensor *t)
+    {
+        if (rank < spec->min_rank)
+            return false;
+        t->rank = rank;
+        for (int i = 0; i < rank; i++)
+            t->dims[i] = dims[i];
+        t->is_bool = leaf_bool == 1;
+        size_t bytes =
+            t->is_bool ? bools.size() : numbers.size() * sizeof(double);
+        t->data = std::malloc(bytes + 1);
+        if (!t->data)
+            return false;
+        std::memcpy(t->data,
+                    t->is_bool ? static_cast<const void *>(bools.data())
+                               : static_cast<const void *>(numbers.data()),
+                    bytes);
+        t->present = true;
+        return true;
+    }
+};
+
+/* A small non-tensor value as jansson would have decoded it (numbers as
+ * reals: JSON_DECODE_INT_AS_REAL), or NULL when unsure. */
+json_t *to_jansson(dom::element e, int depth)
+{
+    switch (e.type()) {
+    case dom::element_type::STRING: {
+        std::string_view s = e.get_string().value_unsafe();
+        if (s.find('\0') != std::string_view::npos)
+            return nullptr;
+        return json_stringn(s.data(), s.size());
+    }
+    case dom::element_type::DOUBLE:
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64: {
+        return json_real(e.get_double().value_unsafe());
+    }
+    case dom::element_type::BOOL:
+        return json_boolean(e.get_bool().value_unsafe());
+    case dom::element_type::NULL_VALUE:
+        return json_null();
+    case dom::element_type::ARRAY: {
+        if (depth > 0)
+            return nullptr;
+        json_t *array = json_array();
+        dom::array items = e.get_array().value_unsafe();
+        for (dom::element child : items) {
+            json_t *item = to_jansson(child, depth + 1);
+            if (!item || json_array_append_new(array, item)) {
+                json_decref(array);
+                return nullptr;
+            }
+        }
+        return array;
+    }
+    default:
+        return nullptr; /* objects belong nowhere in the schema */
+    }
+}
+
+bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
+{
+    size_t budget = max_elements;
+    bool seen[64] = {false};
+    for (dom::key_value_pair field : object) {
+        std::string name(field.key);
+        size_t known = 0;
+        while (known < raw_known_field_count && name != raw_known_fields[known])
+            known++;
+        if (known == raw_known_field_count || seen[known])
+            return false; /* unknown or duplicated: jansson says which */
+        seen[known] = true;
+        int tensor = raw_field_of(name.c_str());
+        if (tensor >= 0 && raw->tensor[tensor].present)
+            continue; /* parsed by rows already (parse_rows.cpp) */
+        if (tensor >= 0) {
+            tensor_walk walk;
+            walk.spec = &raw_field_specs[tensor];
+            walk.budget = budget;
+            if (!walk.walk(field.value, 0) ||
+                !walk.finish(&raw->tensor[tensor]))
+                return false;
+            budget = walk.budget;
+            continue;
+        }
+        json_t *small = to_jansson(field.value, 0);
+        if (!small || json_object_set_new(raw->envelope, name.c_str(), small))
+            return false;
+    }
+    return true;
+}
+
+/* jansson reads the integer "-0" as the real -0.0, while simdjson's tape
+ * keeps it as the integer 0 and loses the sign.  Such a token is rare: a body
+ * that may hold one goes to jansson (a "-0" inside a string only costs that
+ * detour). */
+bool may_hold_negative_zero_integer(const char *body, size_t len)
+{
+    const char *end = body + len;
+    for (const char *p = body;
+         (p = static_cast<const char *>(std::memchr(p, '-', size_t(end - p))));
+         p++) {
+        if (end - p < 2 || p[1] != '0')
+            continue;
+        char next = end - p > 2 ? p[2] : ' ';
+        if (!(next >= '0' && next <= '9') && next != '.' && next != 'e' &&
+            next != 'E')
+            return true;
+    }
+    return false;
+}
+
+/* simdjson reads up to SIMDJSON_PADDING bytes past the end: each thread
+ * keeps one padded copy buffer (the body, or its envelope when big tensors
+ * were split off) and one parser, reused across requests. */
+thread_local std::string padded;
+thread_local dom::parser parser;
+
+} // namespace
+
+extern "C" bool parse_json_fast(const char *body, size_t len,
+                                size_t max_elements, pool *workers,
+                                size_t split_min_bytes, raw_request *raw)
+{
+    std::memset(raw, 0, sizeof *raw);
+    if (len == 0)
+        return false; /* an empty body (body may be NULL): jansson's error */
+    try {
+        size_t budget = max_elements;
+        /* the envelope of a split body, or a padded copy of the body */
+        bool split = len >= split_min_bytes &&
+                     parse_rows_split(body, len, split_min_bytes, workers,
+                                      &budget, raw, &padded, SIMDJSON_PADDING);
+        if (!split) {
+            padded.assign(body, len);
+            padded.append(SIMDJSON_PADDING, ' ');
+        }
+        size_t text_len = padded.size() - SIMDJSON_PADDING;
+        if (may_hold_negative_zero_integer(padded.data(), text_len)) {
+            raw_request_free(raw);
+            return false;
+        }
+        raw->envelope = json_object();
+        dom::element root;
+        dom::object object;
+        bool ok = raw->envelope &&
+                  !parser.parse(padded.data(), text_len, false).get(root) &&
+                  !root.get_object().get(object) &&
+                  parse_object(object, budget, raw);
+        if (!ok)
+            raw_request_free(raw);
+        return ok;
+    } catch (...) { /* std::bad_alloc: jansson tries and reports memory */
+        raw_request_free(raw);
+        return false;
+    }
+}

@@ -1,0 +1,33 @@
+/*
+ * parse_json.h - the two parsers from a body to a raw_request.
+ */
+#ifndef SERVER_PARSE_JSON_H
+#define SERVER_PARSE_JSON_H
+
+#include "core/pool.h"
+#include "server/json/decode.h"
+#include "server/json/raw_request.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* jansson: the authority.  Rejects exactly what the API rejects at the
+ * syntax and structure level, with the error a person needs (line and
+ * column, JSON Pointer).  `max_elements` bounds the numbers held. */
+bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
+                        raw_request *raw, decode_error *err);
+
+/* simdjson: the fast path.  Returns true only for a body that jansson
+ * accepts with the very same values (bit for bit); false means "not sure",
+ * and the caller runs parse_json_jansson() instead.  Never reports errors.
+ * Tensors of at least split_min_bytes of text are parsed row by row on
+ * workers (parse_rows.h; workers may be NULL, SIZE_MAX splits nothing). */
+bool parse_json_fast(const char *body, size_t len, size_t max_elements,
+                     pool *workers, size_t split_min_bytes, raw_request *raw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,127 @@
+#include "server/obs/metrics.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+/* Status classes kept apart: the codes the service actually sends. */
+static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
+                                          413, 415, 422, 431, 500, 503};
+#define STATUS_COUNT (sizeof tracked_status / sizeof *tracked_status)
+#define STATUS_OTHER STATUS_COUNT
+
+/* Latency buckets in seconds: from a lesson-sized request (~100 µs) to a
+ * large one (seconds). */
+static const double latency_bounds[] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+    0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+#define BUCKET_COUNT (sizeof latency_bounds / sizeof *latency_bounds)
+
+static const char *const route_labels[METRICS_ROUTE_COUNT] = {
+    "/v1/attention", "/healthz", "/readyz", "/metrics",
+    "/openapi.yaml", "/",        "other"};
+
+static atomic_ullong requests[METRICS_ROUTE_COUNT][STATUS_COUNT + 1];
+static atomic_ullong latency_buckets[METRICS_ROUTE_COUNT][BUCKET_COUNT + 1];
+static atomic_ullong latency_sum_us[METRICS_ROUTE_COUNT];
+static atomic_ullong bytes_in_total, bytes_out_total;
+
+metrics_route metrics_route_of(const char *path)
+{
+    for (int r = 0; r < METRICS_ROUTE_OTHER; r++)
+        if (strcmp(path, route_labels[r]) == 0)
+            return (metrics_route)r;
+    return METRICS_ROUTE_OTHER;
+}
+
+void metrics_record(metrics_route route, unsigned status, double seconds,
+                    size_t bytes_in, size_t bytes_out)
+{
+    size_t s = 0;
+    while (s < STATUS_COUNT && tracked_status[s] != status)
+        s++;
+    atomic_fetch_add(&requests[route][s], 1);
+    size_t b = 0;
+    while (b < BUCKET_COUNT && seconds > latency_bounds[b])
+        b++;
+    atomic_fetch_add(&latency_buckets[route][b], 1);
+    atomic_fetch_add(&latency_sum_us[route],
+                     (unsigned long long)(seconds * 1e6));
+    atomic_fetch_add(&bytes_in_total, bytes_in);
+    atomic_fetch_add(&bytes_out_total, bytes_out);
+}
+
+void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
+                    size_t memory_reserved, size_t connections,
+                    const char *version, const char *blas_core)
+{
+    buf_puts(out, "# HELP attention_requests_total Requests answered, by "
+                  "route and status.\n# TYPE attention_requests_total "
+                  "counter\n");
+    for (int r = 0; r < METRICS_ROUTE_COUNT; r++)
+        for (size_t s = 0; s <= STATUS_COUNT; s++) {
+            unsigned long long count = atomic_load(&requests[r][s]);
+            if (!count)
+                continue;
+            if (s == STATUS_OTHER)
+                buf_printf(out,
+                           "attention_requests_total{route=\"%s\",status="
+                           "\"other\"} %llu\n",
+                           route_labels[r], count);
+            else
+                buf_printf(out,
+                           "attention_requests_total{route=\"%s\",status="
+                           "\"%u\"} %llu\n",
+                           route_labels[r], tracked_status[s], count);
+        }
+    buf_puts(out, "# HELP attention_request_duration_seconds Time from the "
+                  "first byte of headers to the reply being queued.\n"
+                  "# TYPE attention_request_duration_seconds histogram\n");
+    for (int r = 0; r < METRICS_ROUTE_COUNT; r++) {
+        unsigned long long cumulative = 0;
+        for (size_t b = 0; b <= BUCKET_COUNT; b++) {
+            cumulative += atomic_load(&latency_buckets[r][b]);
+            if (b < BUCKET_COUNT)
+                buf_printf(out,
+                           "attention_request_duration_seconds_bucket{route="
+                           "\"%s\",le=\"%g\"} %llu\n",
+                           route_labels[r], latency_bounds[b], cumulative);
+            else
+                buf_printf(out,
+                           "attention_request_duration_seconds_bucket{route="
+                           "\"%s\",le=\"+Inf\"} %llu\n",
+                           route_labels[r], cumulative);
+        }
+        buf_printf(out,
+                   "attention_request_duration_seconds_sum{route=\"%s\"} "
+                   "%.6f\n"
+                   "attention_request_duration_seconds_count{route=\"%s\"} "
+                   "%llu\n",
+                   route_labels[r],
+                   (double)atomic_load(&latency_sum_us[r]) * 1e-6,
+                   route_labels[r], cumulative);
+    }
+    buf_printf(out,
+               "# HELP attention_in_flight_requests Requests received and not "
+               "yet answered.\n# TYPE attention_in_flight_requests gauge\n"
+               "attention_in_flight_requests %zu\n"
+               "# HELP attention_queue_depth Jobs waiting for a worker.\n"
+               "# TYPE attention_queue_depth gauge\nattention_queue_depth %zu\n"
+               "# HELP attention_memory_reserved_bytes Memory reserved by "
+               "requests in flight.\n# TYPE attention_memory_reserved_bytes "
+               "gauge\nattention_memory_reserved_bytes %zu\n"
+               "# HELP attention_open_connections Open client connections.\n"
+               "# TYPE attention_open_connections gauge\n"
+               "attention_open_connections %zu\n"
+               "# HELP attention_received_bytes_total Request body bytes.\n"
+               "# TYPE attention_received_bytes_total counter\n"
+               "attention_received_bytes_total %llu\n"
+               "# HELP attention_sent_bytes_total Response body bytes.\n"
+               "# TYPE attention_sent_bytes_total counter\n"
+               "attention_sent_bytes_total %llu\n"
+               "# HELP attention_build_info Version and BLAS kernels.\n"
+               "# TYPE attention_build_info gauge\n"
+               "attention_build_info{version=\"%s\",blas_core=\"%s\"} 1\n",
+               in_flight, queue_depth, memory_reserved, connections,
+               atomic_load(&bytes_in_total), atomic_load(&bytes_out_total),
+               version, blas_core);
+}

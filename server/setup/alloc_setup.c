@@ -1,0 +1,14 @@
+#include "server/setup/alloc_setup.h"
+
+#include <malloc.h>
+
+/* Allocations up to this size come from the heap and are reused: above the
+ * 1 GiB a single request may hold by default (--max-request-memory). */
+#define ALLOC_SETUP_MMAP_THRESHOLD (1 << 30)
+
+void alloc_setup_reuse_large_buffers(void)
+{
+    mallopt(M_MMAP_THRESHOLD, ALLOC_SETUP_MMAP_THRESHOLD);
+    mallopt(M_TRIM_THRESHOLD, ALLOC_SETUP_MMAP_THRESHOLD);
+    mallopt(M_ARENA_MAX, 1);
+}

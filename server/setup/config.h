@@ -1,0 +1,41 @@
+/*
+ * config.h - the server's configuration: flags, each with an environment
+ * variable of the same name (ATTENTION_ + upper case, '-' → '_'); a flag wins
+ * over its variable, which wins over the default in limits.h.
+ */
+#ifndef SERVER_CONFIG_H
+#define SERVER_CONFIG_H
+
+#include "server/base/service_limits.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONFIG_VERSION "1.0.0"
+
+typedef struct {
+    char host[256];
+    unsigned port;
+    size_t threads;
+    size_t max_body;
+    request_limits request;
+    size_t memory_budget;
+    size_t max_queue;
+    unsigned max_connections;
+    unsigned max_connections_per_ip;
+    unsigned idle_timeout;
+    unsigned request_timeout;
+    unsigned grace;
+    char api_key_file[4096];
+    char cors_origins[4096];
+    bool access_log;
+    bool spread_loops; /* helpers leave the loop caller's CPU (pool.h) */
+} config;
+
+typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;
+
+/* Fills cfg from defaults, environment and argv.  Prints --help/--version
+ * or an error to the given streams and says whether to run. */
+config_action config_parse(config *cfg, int argc, char **argv);
+
+#endif

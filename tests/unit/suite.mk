@@ -1,0 +1,29 @@
+# tests/unit - cmocka tests of the core (pool, attention, kernels) and of the
+# server's codec and buffers, linked against the objects the server is built
+# from.
+#   make test-unit
+UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
+              $(BUILD)/tests/test_attend_kernels \
+              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows
+
+TEST_SUITES += test-unit
+DEB_TEST    += libcmocka-dev
+
+.PHONY: test-unit
+
+$(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
+                                    $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
+                                  $(CORE_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_parse_rows: $(BUILD)/tests/unit/test_parse_rows.o \
+                                $(CORE_OBJ) $(LIB_OBJ)
+	$(CXX) $(CXXFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+
+test-unit: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
