@@ -43,7 +43,9 @@ CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c \
 SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
                server/base/problem.c server/base/budget.c
 SERVER_JSON := server/json/numfmt.c server/json/base64.c \
-               server/json/raw_request.c server/json/parse_json.c \
+               server/json/codec_error.c server/json/schema.c \
+               server/json/request.c server/json/raw_request.c \
+               server/json/parse_json.c server/json/validate.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/decode.c server/json/encode.c
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c

@@ -53,9 +53,10 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    void *cancelled_ctx)
 {
     api_request req;
-    decode_error err;
-    if (!decode_request_split(body, len, limits, workers, API_SPLIT_MIN_BYTES,
-                              &req, &err)) {
+    codec_error err;
+    decode_options options = {.workers = workers,
+                              .split_min_bytes = API_SPLIT_MIN_BYTES};
+    if (!decode_request(body, len, limits, &options, &req, &err)) {
         problem_reply(out, err.status, err.code,
                       err.pointer[0] || err.status == 400 ? err.pointer : NULL,
                       "%s", err.detail);

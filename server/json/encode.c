@@ -175,17 +175,17 @@ static void encode_shape(buf *out, const size_t *dims, int rank)
     buf_append(out, "]", 1);
 }
 
-static void encode_labels(buf *out, const char *key, json_t *labels)
+static void encode_labels(buf *out, const char *key, const api_labels *labels)
 {
-    if (!labels)
+    if (!labels->names)
         return;
     buf_puts(out, ",\"");
     buf_puts(out, key);
     buf_puts(out, "\":[");
-    for (size_t i = 0; i < json_array_size(labels); i++) {
+    for (size_t i = 0; i < labels->count; i++) {
         if (i)
             buf_append(out, ",", 1);
-        buf_json_string(out, json_string_value(json_array_get(labels, i)));
+        buf_json_string(out, labels->names[i]);
     }
     buf_append(out, "]", 1);
 }
@@ -212,8 +212,8 @@ void encode_response(const api_request *req, const attn_result *result,
     buf_puts(out, p->causal ? ",\"causal\":true" : ",\"causal\":false");
     buf_puts(out, req->binary ? ",\"encoding\":\"base64\""
                               : ",\"encoding\":\"json\"");
-    encode_labels(out, "tokens", req->tokens);
-    encode_labels(out, "context_tokens", req->context_tokens);
+    encode_labels(out, "tokens", &req->tokens);
+    encode_labels(out, "context_tokens", &req->context_tokens);
 
     size_t dims[3];
     buf_puts(out, ",\"shapes\":{\"x\":");

@@ -1,14 +1,14 @@
 /*
  * encode.h - a computed attention result → the JSON response body.
  */
-#ifndef SERVER_ENCODE_H
-#define SERVER_ENCODE_H
+#ifndef SERVER_JSON_ENCODE_H
+#define SERVER_JSON_ENCODE_H
 
 #include "core/attention.h"
 #include "core/pool.h"
 #include "server/base/buf.h"
 #include "server/base/buf_chain.h"
-#include "server/json/decode.h"
+#include "server/json/request.h"
 
 /* Appends the whole 200 response document to out; large tensors are
  * formatted in pieces on `workers` (may be NULL), each piece a part of the

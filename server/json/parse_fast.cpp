@@ -5,10 +5,11 @@
  * jansson parses about 1.5 M numbers/s; for tensors the JSON numbers cost far
  * more than the arithmetic.  simdjson (Debian's libsimdjson-dev) validates
  * UTF-8 and structure with SIMD and parses numbers with a correctly rounded
- * fast float parser, an order of magnitude faster.  This file is the only C++
- * in the project and exposes one C function.
+ * fast float parser, an order of magnitude faster.  This file exposes one C
+ * function (parse_json.h); parse_rows.cpp is its helper.
  *
- * It vouches only for the happy path: a JSON object with known fields, each
+ * It vouches only for the happy path: a JSON object with known fields (the
+ * schema's rows), each
  * at most once, tensors that are rectangular arrays of numbers (or booleans
  * where allowed).  Anything else - a syntax error, an unknown or duplicated
  * field, a ragged row, a string where a number belongs - returns false, and
@@ -38,12 +39,13 @@ namespace
 /* One tensor field being walked: shape discovered from the first element at
  * each depth, every other array checked against it. */
 struct tensor_walk {
-    const raw_field_spec *spec;
+    const schema_field *spec;
     size_t budget; /* numbers this request may still hold */
     int rank = -1; /* depth of the first leaf */
     int leaf_bool = -1;
-    size_t dims[RAW_MAX_RANK] = {0};
-    size_t first_sizes[RAW_MAX_RANK] = {0}; /* the first array at each depth */
+    size_t dims[SCHEMA_MAX_RANK] = {0};
+    size_t first_sizes[SCHEMA_MAX_RANK] = {
+        0}; /* the first array at each depth */
     std::vector<double> numbers;
     std::vector<uint8_t> bools;
 
@@ -73,8 +75,8 @@ struct tensor_walk {
         if (!is_bool && !is_number)
             return false;
         if (leaf_bool < 0) {
-            if ((spec->leaf == raw_field_spec::RAW_LEAF_BOOL && !is_bool) ||
-                (spec->leaf == raw_field_spec::RAW_LEAF_NUMBER && is_bool))
+            if ((spec->leaf == SCHEMA_LEAF_BOOL && !is_bool) ||
+                (spec->leaf == SCHEMA_LEAF_NUMBER && is_bool))
                 return false;
             leaf_bool = is_bool;
         } else if (leaf_bool != is_bool) {
@@ -118,7 +120,7 @@ struct tensor_walk {
         return dims[depth] == count;
     }
 
-    bool finish(raw_tensor *t)
+    bool finish(schema_tensor *t)
     {
         if (rank < spec->min_rank)
             return false;
@@ -182,24 +184,23 @@ json_t *to_jansson(dom::element e, int depth)
 bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
 {
     size_t budget = max_elements;
-    bool seen[64] = {false};
+    bool seen[API_FIELD_COUNT] = {false};
     for (dom::key_value_pair field : object) {
         std::string name(field.key);
-        size_t known = 0;
-        while (known < raw_known_field_count && name != raw_known_fields[known])
-            known++;
-        if (known == raw_known_field_count || seen[known])
+        int known = name.find('\0') == std::string::npos
+                        ? schema_field_of(name.c_str())
+                        : -1;
+        if (known < 0 || seen[known])
             return false; /* unknown or duplicated: jansson says which */
         seen[known] = true;
-        int tensor = raw_field_of(name.c_str());
-        if (tensor >= 0 && raw->tensor[tensor].present)
-            continue; /* parsed by rows already (parse_rows.cpp) */
-        if (tensor >= 0) {
+        if (api_schema[known].kind == SCHEMA_TENSOR) {
+            schema_tensor *t = &raw->fields.tensor[known];
+            if (t->present)
+                continue; /* parsed by rows already (parse_rows.cpp) */
             tensor_walk walk;
-            walk.spec = &raw_field_specs[tensor];
+            walk.spec = &api_schema[known];
             walk.budget = budget;
-            if (!walk.walk(field.value, 0) ||
-                !walk.finish(&raw->tensor[tensor]))
+            if (!walk.walk(field.value, 0) || !walk.finish(t))
                 return false;
             budget = walk.budget;
             continue;

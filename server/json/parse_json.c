@@ -6,7 +6,6 @@
 #include "server/json/parse_json.h"
 
 #include "server/json/base64.h"
-#include "server/base/problem.h"
 
 #include <math.h>
 
@@ -14,46 +13,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *leaf_words(const raw_field_spec *spec)
+static const char *leaf_words(const schema_field *spec)
 {
-    return spec->leaf == RAW_LEAF_BOOL     ? "booleans"
-           : spec->leaf == RAW_LEAF_NUMBER ? "numbers"
-                                           : "numbers or booleans";
+    return spec->leaf == SCHEMA_LEAF_BOOL     ? "booleans"
+           : spec->leaf == SCHEMA_LEAF_NUMBER ? "numbers"
+                                              : "numbers or booleans";
+}
+
+/* "2", or "2 or 3" where the field allows a range of ranks. */
+static const char *rank_words(const schema_field *spec, char out[32])
+{
+    if (spec->max_rank > spec->min_rank)
+        snprintf(out, 32, "%d or %d", spec->min_rank, spec->max_rank);
+    else
+        snprintf(out, 32, "%d", spec->min_rank);
+    return out;
 }
 
 /* Rank and dims from the first element at each level. */
-static bool tensor_shape(json_t *v, const raw_field_spec *spec, raw_tensor *t,
-                         decode_error *err)
+static bool tensor_shape(json_t *v, const schema_field *spec, schema_tensor *t,
+                         codec_error *err)
 {
-    size_t zero[RAW_MAX_RANK] = {0};
-    char ptr[DECODE_POINTER_MAX];
+    size_t zero[SCHEMA_MAX_RANK] = {0};
+    char ptr[CODEC_POINTER_MAX], ranks[32];
     t->rank = 0;
     while (json_is_array(v)) {
-        decode_pointer(ptr, spec->name, zero, t->rank);
+        codec_pointer(ptr, spec->name, zero, t->rank);
         if (t->rank == spec->max_rank)
-            return decode_fail(err, 400, "wrong_rank", ptr,
-                               "%s nests deeper than %d levels of arrays",
-                               spec->name, spec->max_rank);
+            return codec_fail(err, 400, "wrong_rank", ptr,
+                              "%s nests deeper than %d levels of arrays",
+                              spec->name, spec->max_rank);
         if (json_array_size(v) == 0)
-            return decode_fail(err, 400, "empty_array", ptr,
-                               "%s must not contain an empty array",
-                               spec->name);
+            return codec_fail(err, 400, "empty_array", ptr,
+                              "%s must not contain an empty array", spec->name);
         t->dims[t->rank++] = json_array_size(v);
         v = json_array_get(v, 0);
     }
-    decode_pointer(ptr, spec->name, zero, 0);
+    codec_pointer(ptr, spec->name, zero, 0);
     if (t->rank == 0)
-        return decode_fail(err, 400, "wrong_type", ptr,
-                           "%s must be an array of %s", spec->name,
-                           leaf_words(spec));
+        return codec_fail(err, 400, "wrong_type", ptr,
+                          "%s must be an array of %s", spec->name,
+                          leaf_words(spec));
     if (t->rank < spec->min_rank)
-        return decode_fail(err, 400, "wrong_rank", ptr,
-                           "%s must have %d%s dimensions, found %d", spec->name,
-                           spec->min_rank,
-                           spec->max_rank > spec->min_rank ? " or 3" : "",
-                           t->rank);
-    t->is_bool = spec->leaf == RAW_LEAF_BOOL ||
-                 (spec->leaf == RAW_LEAF_EITHER && json_is_boolean(v));
+        return codec_fail(err, 400, "wrong_rank", ptr,
+                          "%s must have %s dimensions, found %d", spec->name,
+                          rank_words(spec, ranks), t->rank);
+    t->is_bool = spec->leaf == SCHEMA_LEAF_BOOL ||
+                 (spec->leaf == SCHEMA_LEAF_EITHER && json_is_boolean(v));
     return true;
 }
 
@@ -67,44 +73,44 @@ static const char *type_words(json_t *v)
                                 : "an object";
 }
 
-static bool tensor_leaf(json_t *v, raw_tensor *t, size_t flat, const char *ptr,
-                        decode_error *err)
+static bool tensor_leaf(json_t *v, schema_tensor *t, size_t flat,
+                        const char *ptr, codec_error *err)
 {
     if (t->is_bool) {
         if (!json_is_boolean(v))
-            return decode_fail(err, 400, "wrong_type", ptr,
-                               "expected a boolean, found %s", type_words(v));
+            return codec_fail(err, 400, "wrong_type", ptr,
+                              "expected a boolean, found %s", type_words(v));
         ((uint8_t *)t->data)[flat] = json_is_true(v);
         return true;
     }
     if (!json_is_number(v))
-        return decode_fail(err, 400,
-                           json_is_array(v) ? "wrong_rank" : "wrong_type", ptr,
-                           "expected a number, found %s", type_words(v));
+        return codec_fail(err, 400,
+                          json_is_array(v) ? "wrong_rank" : "wrong_type", ptr,
+                          "expected a number, found %s", type_words(v));
     ((double *)t->data)[flat] = json_number_value(v);
     return true;
 }
 
 /* Fills t->data walking every element; ragged rows and wrong leaves fail. */
-static bool tensor_fill(json_t *v, const raw_field_spec *spec, raw_tensor *t,
+static bool tensor_fill(json_t *v, const schema_field *spec, schema_tensor *t,
                         int depth, size_t *index, size_t *flat,
-                        decode_error *err)
+                        codec_error *err)
 {
-    char ptr[DECODE_POINTER_MAX];
+    char ptr[CODEC_POINTER_MAX];
     if (depth == t->rank) {
-        decode_pointer(ptr, spec->name, index, depth);
+        codec_pointer(ptr, spec->name, index, depth);
         return tensor_leaf(v, t, (*flat)++, ptr, err);
     }
     if (!json_is_array(v) || json_array_size(v) != t->dims[depth]) {
-        decode_pointer(ptr, spec->name, index, depth);
+        codec_pointer(ptr, spec->name, index, depth);
         if (!json_is_array(v))
-            return decode_fail(err, 400, "wrong_rank", ptr,
-                               "expected an array of %zu, found %s",
-                               t->dims[depth], type_words(v));
-        return decode_fail(err, 400, "ragged_array", ptr,
-                           "expected %zu elements (as in the first row), "
-                           "found %zu",
-                           t->dims[depth], json_array_size(v));
+            return codec_fail(err, 400, "wrong_rank", ptr,
+                              "expected an array of %zu, found %s",
+                              t->dims[depth], type_words(v));
+        return codec_fail(err, 400, "ragged_array", ptr,
+                          "expected %zu elements (as in the first row), "
+                          "found %zu",
+                          t->dims[depth], json_array_size(v));
     }
     for (size_t i = 0; i < t->dims[depth]; i++) {
         index[depth] = i;
@@ -117,11 +123,11 @@ static bool tensor_fill(json_t *v, const raw_field_spec *spec, raw_tensor *t,
 
 /* The binary form of a tensor: {"shape": [...], "base64": "..."}, raw
  * little-endian IEEE-754 numbers of the request's dtype (elem bytes each). */
-static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
-                                raw_tensor *t, size_t elem, size_t *budget,
-                                decode_error *err)
+static bool tensor_parse_binary(json_t *v, const schema_field *spec,
+                                schema_tensor *t, size_t elem, size_t *budget,
+                                codec_error *err)
 {
-    char ptr[DECODE_POINTER_MAX];
+    char ptr[CODEC_POINTER_MAX], ranks[32];
     json_t *shape = json_object_get(v, "shape");
     json_t *data = json_object_get(v, "base64");
     const char *key;
@@ -129,75 +135,76 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
     json_object_foreach(v, key, value)
     {
         if (strcmp(key, "shape") != 0 && strcmp(key, "base64") != 0) {
-            snprintf(ptr, sizeof ptr, "/%s", spec->name);
-            if (!problem_pointer_append(ptr, sizeof ptr, key))
-                snprintf(ptr, sizeof ptr, "/%s", spec->name);
-            return decode_fail(err, 400, "unknown_field", ptr,
-                               "a binary tensor has only \"shape\" and "
-                               "\"base64\"");
+            codec_pointer(ptr, spec->name, NULL, 0);
+            if (!codec_pointer_append(ptr, sizeof ptr, key))
+                codec_pointer(ptr, spec->name, NULL, 0);
+            return codec_fail(err, 400, "unknown_field", ptr,
+                              "a binary tensor has only \"shape\" and "
+                              "\"base64\"");
         }
     }
-    snprintf(ptr, sizeof ptr, "/%s", spec->name);
-    if (spec->leaf == RAW_LEAF_BOOL)
-        return decode_fail(err, 400, "wrong_type", ptr,
-                           "%s takes booleans, which have no binary form",
-                           spec->name);
-    snprintf(ptr, sizeof ptr, "/%s/shape", spec->name);
+    codec_pointer(ptr, spec->name, NULL, 0);
+    if (spec->leaf == SCHEMA_LEAF_BOOL)
+        return codec_fail(err, 400, "wrong_type", ptr,
+                          "%s takes booleans, which have no binary form",
+                          spec->name);
+    codec_pointer(ptr, spec->name, NULL, 0);
+    codec_pointer_append(ptr, sizeof ptr, "shape");
     if (!shape)
-        return decode_fail(err, 400, "missing_field", ptr,
-                           "a binary tensor needs \"shape\"");
+        return codec_fail(err, 400, "missing_field", ptr,
+                          "a binary tensor needs \"shape\"");
     if (!json_is_array(shape) ||
         json_array_size(shape) < (size_t)spec->min_rank ||
         json_array_size(shape) > (size_t)spec->max_rank)
-        return decode_fail(err, 400, "wrong_rank", ptr,
-                           "%s needs a shape of %d%s dimensions", spec->name,
-                           spec->min_rank,
-                           spec->max_rank > spec->min_rank ? " or 3" : "");
+        return codec_fail(err, 400, "wrong_rank", ptr,
+                          "%s needs a shape of %s dimensions", spec->name,
+                          rank_words(spec, ranks));
     t->rank = (int)json_array_size(shape);
     size_t count = 1;
     for (int i = 0; i < t->rank; i++) {
         json_t *dim = json_array_get(shape, (size_t)i);
         double d = json_number_value(dim);
         if (!json_is_number(dim) || d < 1 || d != floor(d) || d > 1e15)
-            return decode_fail(err, 400, "wrong_type", ptr,
-                               "shape holds whole numbers of at least 1");
+            return codec_fail(err, 400, "wrong_type", ptr,
+                              "shape holds whole numbers of at least 1");
         t->dims[i] = (size_t)d;
         if (!tensor_mul_size(count, t->dims[i], &count))
             count = SIZE_MAX;
     }
-    snprintf(ptr, sizeof ptr, "/%s/base64", spec->name);
+    codec_pointer(ptr, spec->name, NULL, 0);
+    codec_pointer_append(ptr, sizeof ptr, "base64");
     if (!data)
-        return decode_fail(err, 400, "missing_field", ptr,
-                           "a binary tensor needs \"base64\"");
+        return codec_fail(err, 400, "missing_field", ptr,
+                          "a binary tensor needs \"base64\"");
     if (!json_is_string(data))
-        return decode_fail(err, 400, "wrong_type", ptr,
-                           "base64 must be a string of little-endian numbers");
+        return codec_fail(err, 400, "wrong_type", ptr,
+                          "base64 must be a string of little-endian numbers");
     if (count > *budget)
-        return decode_fail(err, 413, "limit_exceeded", ptr,
-                           "the request holds more numbers than allowed "
-                           "(--max-elements)");
+        return codec_fail(err, 413, "limit_exceeded", ptr,
+                          "the request holds more numbers than allowed "
+                          "(--max-elements)");
     *budget -= count;
     size_t text_len = json_string_length(data), bytes;
     if (text_len / 4 * 3 > count * elem + 2)
-        return decode_fail(err, 400, "shape_mismatch", ptr,
-                           "the data is longer than shape × %zu bytes", elem);
+        return codec_fail(err, 400, "shape_mismatch", ptr,
+                          "the data is longer than shape × %zu bytes", elem);
     unsigned char *raw_bytes = malloc(text_len / 4 * 3 + 1);
     t->data = malloc(count * sizeof(double) + 1);
     if (!raw_bytes || !t->data) {
         free(raw_bytes);
-        return decode_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
     }
     if (!base64_decode(json_string_value(data), text_len, raw_bytes, &bytes)) {
         free(raw_bytes);
-        return decode_fail(err, 400, "invalid_base64", ptr,
-                           "not valid base64 (RFC 4648, padded)");
+        return codec_fail(err, 400, "invalid_base64", ptr,
+                          "not valid base64 (RFC 4648, padded)");
     }
     if (bytes != count * elem) {
         free(raw_bytes);
-        return decode_fail(err, 400, "shape_mismatch", ptr,
-                           "%zu bytes, but the shape needs %zu numbers of %zu "
-                           "bytes",
-                           bytes, count, elem);
+        return codec_fail(err, 400, "shape_mismatch", ptr,
+                          "%zu bytes, but the shape needs %zu numbers of %zu "
+                          "bytes",
+                          bytes, count, elem);
     }
     double *values = t->data;
     for (size_t i = 0; i < count; i++) {
@@ -210,8 +217,8 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
         }
         if (!isfinite(values[i])) {
             free(raw_bytes);
-            return decode_fail(err, 400, "number_out_of_range", ptr,
-                               "element %zu is not a finite number", i);
+            return codec_fail(err, 400, "number_out_of_range", ptr,
+                              "element %zu is not a finite number", i);
         }
     }
     free(raw_bytes);
@@ -219,8 +226,8 @@ static bool tensor_parse_binary(json_t *v, const raw_field_spec *spec,
     return true;
 }
 
-static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
-                         size_t binary_elem, size_t *budget, decode_error *err)
+static bool tensor_parse(json_t *v, const schema_field *spec, schema_tensor *t,
+                         size_t binary_elem, size_t *budget, codec_error *err)
 {
     if (json_is_object(v))
         return tensor_parse_binary(v, spec, t, binary_elem, budget, err);
@@ -230,20 +237,20 @@ static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
     for (int i = 0; i < t->rank; i++)
         if (!tensor_mul_size(count, t->dims[i], &count))
             count = SIZE_MAX;
-    char ptr[DECODE_POINTER_MAX];
-    decode_pointer(ptr, spec->name, NULL, 0);
+    char ptr[CODEC_POINTER_MAX];
+    codec_pointer(ptr, spec->name, NULL, 0);
     if (count > *budget)
-        return decode_fail(err, 413, "limit_exceeded", ptr,
-                           "the request holds more numbers than allowed "
-                           "(--max-elements)");
+        return codec_fail(err, 413, "limit_exceeded", ptr,
+                          "the request holds more numbers than allowed "
+                          "(--max-elements)");
     *budget -= count;
     size_t elem = t->is_bool ? 1 : sizeof(double);
     t->data = malloc(count * elem);
     if (!t->data)
-        return decode_fail(err, 503, "out_of_memory", NULL,
-                           "the server could not allocate %zu bytes",
-                           count * elem);
-    size_t index[RAW_MAX_RANK] = {0}, flat = 0;
+        return codec_fail(err, 503, "out_of_memory", NULL,
+                          "the server could not allocate %zu bytes",
+                          count * elem);
+    size_t index[SCHEMA_MAX_RANK] = {0}, flat = 0;
     if (!tensor_fill(v, spec, t, 0, index, &flat, err))
         return false;
     t->present = true;
@@ -251,7 +258,7 @@ static bool tensor_parse(json_t *v, const raw_field_spec *spec, raw_tensor *t,
 }
 
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
-                        raw_request *raw, decode_error *err)
+                        raw_request *raw, codec_error *err)
 {
     memset(raw, 0, sizeof *raw);
     json_error_t jerr;
@@ -259,47 +266,45 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
         body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
     if (!root) {
         if (len == 0)
-            return decode_fail(err, 400, "invalid_json", NULL,
-                               "the request body is empty; send a JSON object");
-        return decode_fail(err, 400, "invalid_json", NULL,
-                           "invalid JSON at line %d, column %d: %s", jerr.line,
-                           jerr.column, jerr.text);
+            return codec_fail(err, 400, "invalid_json", NULL,
+                              "the request body is empty; send a JSON object");
+        return codec_fail(err, 400, "invalid_json", NULL,
+                          "invalid JSON at line %d, column %d: %s", jerr.line,
+                          jerr.column, jerr.text);
     }
     raw->envelope = root;
     if (!json_is_object(root))
-        return decode_fail(err, 400, "invalid_body", "",
-                           "the request body must be a JSON object");
+        return codec_fail(err, 400, "invalid_body", "",
+                          "the request body must be a JSON object");
     const char *key;
     json_t *value;
     json_object_foreach(root, key, value)
     {
-        if (!raw_field_known(key)) {
-            char ptr[DECODE_POINTER_MAX] = "";
-            if (!problem_pointer_append(ptr, sizeof ptr, key))
-                return decode_fail(err, 400, "unknown_field", "",
-                                   "a field with a name of %zu bytes is not "
-                                   "one of x, context, w_q, w_k, w_v, w_o, "
-                                   "num_heads, scale, dtype, return, causal, "
-                                   "mask, key_padding, tokens, "
-                                   "context_tokens, encoding",
-                                   strlen(key));
-            return decode_fail(err, 400, "unknown_field", ptr,
-                               "unknown field (fields are x, context, w_q, "
-                               "w_k, w_v, w_o, num_heads, scale, dtype, "
-                               "return, causal, mask, key_padding, tokens, "
-                               "context_tokens, encoding)");
+        if (schema_field_of(key) < 0) {
+            char fields[SCHEMA_LIST_MAX], ptr[CODEC_POINTER_MAX] = "";
+            schema_field_list(fields);
+            if (!codec_pointer_append(ptr, sizeof ptr, key))
+                return codec_fail(err, 400, "unknown_field", "",
+                                  "a field with a name of %zu bytes is not "
+                                  "one of %s",
+                                  strlen(key), fields);
+            return codec_fail(err, 400, "unknown_field", ptr,
+                              "unknown field (fields are %s)", fields);
         }
     }
     /* in the order a person reads a request: x, context, weights, masks */
     size_t budget = max_elements;
     /* binary tensors hold numbers of the request's dtype (an unknown dtype
-     * is reported later, by the validator) */
-    const char *dtype = json_string_value(json_object_get(root, "dtype"));
-    size_t elem =
-        dtype && strcmp(dtype, "float32") == 0 ? sizeof(float) : sizeof(double);
-    for (int f = 0; f < RAW_TENSOR_COUNT; f++) {
-        json_t *v = json_object_get(root, raw_field_specs[f].name);
-        if (v && !tensor_parse(v, &raw_field_specs[f], &raw->tensor[f], elem,
+     * is reported later, by the decoder of the small fields) */
+    int dtype = schema_choice_of(
+        API_DTYPE,
+        json_string_value(json_object_get(root, api_schema[API_DTYPE].name)));
+    size_t elem = tensor_dtype_size(dtype < 0 ? TENSOR_FLOAT64 : dtype);
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        if (api_schema[f].kind != SCHEMA_TENSOR)
+            continue;
+        json_t *v = json_object_get(root, api_schema[f].name);
+        if (v && !tensor_parse(v, &api_schema[f], &raw->fields.tensor[f], elem,
                                &budget, err))
             return false;
     }

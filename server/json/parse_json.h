@@ -1,11 +1,11 @@
 /*
  * parse_json.h - the two parsers from a body to a raw_request.
  */
-#ifndef SERVER_PARSE_JSON_H
-#define SERVER_PARSE_JSON_H
+#ifndef SERVER_JSON_PARSE_JSON_H
+#define SERVER_JSON_PARSE_JSON_H
 
 #include "core/pool.h"
-#include "server/json/decode.h"
+#include "server/json/codec_error.h"
 #include "server/json/raw_request.h"
 
 #ifdef __cplusplus
@@ -16,7 +16,7 @@ extern "C" {
  * syntax and structure level, with the error a person needs (line and
  * column, JSON Pointer).  `max_elements` bounds the numbers held. */
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
-                        raw_request *raw, decode_error *err);
+                        raw_request *raw, codec_error *err);
 
 /* simdjson: the fast path.  Returns true only for a body that jansson
  * accepts with the very same values (bit for bit); false means "not sure",

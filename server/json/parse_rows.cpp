@@ -88,7 +88,7 @@ struct tensor_scan {
     int field = -1;
     size_t value_begin = 0, value_end = 0;
     int rank = -1;
-    size_t dims[RAW_MAX_RANK] = {0};
+    size_t dims[SCHEMA_MAX_RANK] = {0};
     std::vector<row_text> rows;
     size_t width = 0; /* numbers per row, from the first row */
     double *data = nullptr;
@@ -225,7 +225,7 @@ bool scan_object(const char *b, size_t len, size_t min_bytes,
     i = skip_ws(b, i + 1, len);
     if (i < len && b[i] == '}')
         return false; /* nothing to split */
-    bool split_already[RAW_TENSOR_COUNT] = {false};
+    bool split_already[API_FIELD_COUNT] = {false};
     for (;;) {
         if (i >= len || b[i] != '"')
             return false;
@@ -238,21 +238,19 @@ bool scan_object(const char *b, size_t len, size_t min_bytes,
             return false;
         i = skip_ws(b, i + 1, len);
         int field = key.find('\\') == std::string::npos
-                        ? raw_field_of(key.c_str())
+                        ? schema_tensor_of(key.c_str())
                         : -1;
         if (field >= 0 && split_already[field])
             return false; /* twice: the usual path words the error */
         size_t value_end = NPOS;
-        if (field >= 0 &&
-            raw_field_specs[field].leaf != raw_field_spec::RAW_LEAF_BOOL &&
+        if (field >= 0 && api_schema[field].leaf != SCHEMA_LEAF_BOOL &&
             i + 1 < len && b[i] == '[') {
             tensor_scan t;
             t.field = field;
             t.value_begin = i;
-            value_end =
-                scan_array(b, i, len, 0, raw_field_specs[field].max_rank, t);
+            value_end = scan_array(b, i, len, 0, api_schema[field].max_rank, t);
             if (value_end != NPOS && value_end - i >= min_bytes &&
-                t.rank >= raw_field_specs[field].min_rank) {
+                t.rank >= api_schema[field].min_rank) {
                 t.value_end = value_end;
                 envelope.append(b + copied, i - copied);
                 envelope.append("0");
@@ -341,7 +339,7 @@ bool split_rows(const char *body, size_t len, size_t min_bytes, pool *workers,
         return false;
     }
     for (tensor_scan &t : found) {
-        raw_tensor *out = &raw->tensor[t.field];
+        schema_tensor *out = &raw->fields.tensor[t.field];
         out->present = true;
         out->is_bool = false;
         out->rank = t.rank;

@@ -16,8 +16,8 @@
  * key given twice) makes the split give up, and the whole body takes the
  * usual path.  The differential fuzzer splits every tensor of every input.
  */
-#ifndef SERVER_PARSE_ROWS_H
-#define SERVER_PARSE_ROWS_H
+#ifndef SERVER_JSON_PARSE_ROWS_H
+#define SERVER_JSON_PARSE_ROWS_H
 
 #include "core/pool.h"
 #include "server/json/raw_request.h"
@@ -25,10 +25,10 @@
 #include <string>
 
 /* Parses every number tensor field of body whose text is at least min_bytes
- * long into raw->tensor[] (taking their numbers from *budget), and writes the
- * envelope to *envelope (followed by `padding` spaces).  Returns false, with
- * raw untouched, when the body cannot be split this way; the caller then
- * parses the whole body. */
+ * long into raw->fields.tensor[] (taking their numbers from *budget), and
+ * writes the envelope to *envelope (followed by `padding` spaces).  Returns
+ * false, with raw untouched, when the body cannot be split this way; the caller
+ * then parses the whole body. */
 bool parse_rows_split(const char *body, size_t len, size_t min_bytes,
                       pool *workers, size_t *budget, raw_request *raw,
                       std::string *envelope, size_t padding);

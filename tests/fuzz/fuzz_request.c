@@ -1,6 +1,6 @@
 /*
  * fuzz_request.c - libFuzzer harness over the whole POST /v1/attention path
- * that runs off the event thread: decode + validate (server/decode.c), the
+ * that runs off the event thread: decode + validate (server/json/), the
  * forward pass (core/), the encoder and the problem+json builder.
  *
  * DESIGN
@@ -24,7 +24,7 @@
  *      decoder give the same verdict: same status, code and pointer on a
  *      rejection, the same shapes and bit-identical tensors on acceptance;
  *   7. so does the fast path with every number tensor split into rows and
- *      parsed on the pool (decode_request_split with no size threshold,
+ *      parsed on the pool (decode_request with split_min_bytes 0,
  *      server/parse_rows.cpp), which the server does only for big tensors.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
@@ -105,7 +105,7 @@ static json_t *pointer_resolve(json_t *doc, const char *pointer)
         if (*p != '/')
             return NULL;
         p++;
-        char token[DECODE_POINTER_MAX];
+        char token[CODEC_POINTER_MAX];
         size_t len = 0;
         while (*p && *p != '/' && len + 1 < sizeof token) {
             if (p[0] == '~' && p[1] == '0')
@@ -268,15 +268,26 @@ static bool same_bytes(const void *a, const void *b, size_t bytes)
     return memcmp(a, b, bytes) == 0;
 }
 
-/* Properties 6 and 7: a fast decoder (named `which`) ==
- * decode_request_jansson(). */
+static bool same_labels(const api_labels *a, const api_labels *b)
+{
+    if (a->count != b->count || !a->names != !b->names)
+        return false;
+    for (size_t i = 0; i < a->count; i++)
+        if (strcmp(a->names[i], b->names[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Properties 6 and 7: a fast decoder (named `which`) == decode_request()
+ * with jansson alone. */
 static void compare_parsers(const char *which, const char *body, size_t size,
                             bool ok, const api_request *req,
-                            const decode_error *err)
+                            const codec_error *err)
 {
     api_request slow;
-    decode_error serr;
-    bool sok = decode_request_jansson(body, size, &limits, &slow, &serr);
+    codec_error serr;
+    decode_options jansson = {NULL, SIZE_MAX, true};
+    bool sok = decode_request(body, size, &limits, &jansson, &slow, &serr);
     CHECK(sok == ok, "%s says %s, jansson decoder %s (%s)", which,
           ok ? "ok" : err->code, sok ? "ok" : serr.code,
           sok ? "" : serr.detail);
@@ -308,11 +319,8 @@ static void compare_parsers(const char *which, const char *body, size_t size,
     CHECK(same_bytes(a->allow, b->allow, a->n * a->m), "mask differs");
     CHECK(same_bytes(a->key_padding, b->key_padding, a->m),
           "key_padding differs");
-    CHECK(json_equal(req->tokens, slow.tokens) ||
-              (!req->tokens && !slow.tokens),
-          "tokens differ");
-    CHECK(json_equal(req->context_tokens, slow.context_tokens) ||
-              (!req->context_tokens && !slow.context_tokens),
+    CHECK(same_labels(&req->tokens, &slow.tokens), "tokens differ");
+    CHECK(same_labels(&req->context_tokens, &slow.context_tokens),
           "context_tokens differ");
     api_request_free(&slow);
 }
@@ -332,23 +340,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_reply(&out, data, size);
 
     api_request req;
-    decode_error err;
+    codec_error err;
     api_request split;
-    decode_error split_err;
-    bool split_ok = decode_request_split(body, size, &limits, workers, 0,
-                                         &split, &split_err);
+    codec_error split_err;
+    decode_options split_all = {workers, 0, false};
+    bool split_ok =
+        decode_request(body, size, &limits, &split_all, &split, &split_err);
     compare_parsers("row-split decoder", body, size, split_ok, &split,
                     &split_err);
     if (split_ok)
         api_request_free(&split);
 
-    bool ok = decode_request(body, size, &limits, &req, &err);
+    bool ok = decode_request(body, size, &limits, NULL, &req, &err);
     compare_parsers("fast decoder", body, size, ok, &req, &err);
     if (!ok) {
         CHECK(err.status == out.status, "decode says %u (%s), reply %u",
               err.status, err.code, out.status);
         CHECK(err.code && err.detail[0], "decode error without code/detail");
-        CHECK(req.x == NULL && req.w_q == NULL && req.tokens == NULL,
+        CHECK(req.x == NULL && req.w_q == NULL && req.tokens.names == NULL,
               "a failed decode left buffers in the request");
     } else {
         CHECK(out.status == 200 || out.status == 422,

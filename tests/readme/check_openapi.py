@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """openapi.yaml describes exactly what the server does.
 
-Checks against the sources and a running server: the request fields the
-decoder knows are the schema's properties; every problem `code` the sources
-can send is in the schema's enum and every code in the enum is sent
+Checks against the sources and a running server: the request fields of the
+server's schema table (printed by --print-schema, a build of
+tests/readme/print_schema.c) are the AttentionRequest properties, with the
+same required set and, field by field, the same kind, ranks, minimum and
+choices, and the stage names are StageName's enum; every problem `code` the
+sources can send is in the spec's enum and every code in the enum is sent
 somewhere; every path in the spec answers (not 404), every route the server
 has is in the spec; GET /openapi.yaml serves this very file.
 """
 import argparse
 import glob
+import json
 import os
 import re
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -25,8 +30,9 @@ def source_codes():
     codes = set()
     for path in glob.glob("server/**/*.c", recursive=True):
         text = open(path).read()
-        # problem_reply(r, STATUS, "code", ...) and decode_fail(err, STATUS, "code"
-        for m in re.finditer(r'(?:problem_reply|decode_fail)\(\s*[^,]+,\s*'
+        # problem_reply(r, STATUS, "code", ...) and codec_fail(err, STATUS,
+        # "code", ...)
+        for m in re.finditer(r'(?:problem_reply|codec_fail)\(\s*[^,]+,\s*'
                              r'[^,]+,\s*(?:[^"]*\?\s*)?"([a-z0-9_]+)"', text):
             codes.add(m.group(1))
         # codes chosen by a ternary: both sides are snake_case codes
@@ -36,24 +42,121 @@ def source_codes():
     return codes
 
 
+def resolve(schemas, prop):
+    """A property with its allOf/$ref chain flattened into one dict."""
+    out = dict(prop)
+    for part in prop.get("allOf", []):
+        out.update(resolve(schemas, part))
+    ref = prop.get("$ref")
+    if ref:
+        out.update(resolve(schemas, schemas[ref.split("/")[-1]]))
+    return out
+
+
+def array_depths(schemas, prop):
+    """The nesting depths of arrays a (resolved) property allows."""
+    prop = resolve(schemas, prop)
+    if "oneOf" in prop:
+        return set().union(*(array_depths(schemas, p) for p in prop["oneOf"]))
+    if prop.get("type") != "array":
+        return {0}
+    items = prop.get("items", {})
+    return {1 + d for d in array_depths(schemas, items)} if items else {1}
+
+
+def leaf_types(schemas, prop):
+    prop = resolve(schemas, prop)
+    if "oneOf" in prop:
+        return set().union(*(leaf_types(schemas, p) for p in prop["oneOf"]))
+    if prop.get("type") == "array":
+        return leaf_types(schemas, prop.get("items", {}))
+    return {prop.get("type", "any")}
+
+
+def compare_fields(schemas, table):
+    """The server's field table against AttentionRequest, field by field."""
+    failures = []
+    request = schemas["AttentionRequest"]
+    props = request["properties"]
+    names = [f["name"] for f in table["fields"]]
+    if set(props) != set(names):
+        failures.append(f"request fields: spec and schema table differ in "
+                        f"{sorted(set(props) ^ set(names))}")
+    required = {f["name"] for f in table["fields"] if f["required"]}
+    if set(request.get("required", [])) != required:
+        failures.append(f"required fields: spec {sorted(request['required'])}"
+                        f", schema table {sorted(required)}")
+    stages = resolve(schemas, {"$ref": "#/components/schemas/StageName"})
+    if stages.get("enum") != table["stages"]:
+        failures.append(f"StageName {stages.get('enum')} vs the core's "
+                        f"{table['stages']}")
+    for f in table["fields"]:
+        if f["name"] not in props:
+            continue
+        p = resolve(schemas, props[f["name"]])
+        kind, where = f["kind"], f"field {f['name']}"
+        if kind == "tensor":
+            # a tensor may also come as a BinaryTensor object: only its
+            # nested-array form is compared
+            depths = array_depths(schemas, props[f["name"]]) - {0}
+            want = set(range(f["min_rank"], f["max_rank"] + 1))
+            leaves = leaf_types(schemas, props[f["name"]]) - {"object"}
+            want_leaves = {"number": {"number"}, "boolean": {"boolean"},
+                           "either": {"number", "boolean"}}[f["leaf"]]
+            if depths != want:
+                failures.append(f"{where}: spec nests {sorted(depths)} deep, "
+                                f"the table allows ranks {sorted(want)}")
+            if leaves != want_leaves:
+                failures.append(f"{where}: spec leaves {sorted(leaves)}, "
+                                f"table {sorted(want_leaves)}")
+        elif kind == "integer":
+            if p.get("type") != "integer" or p.get("minimum") != f["minimum"]:
+                failures.append(f"{where}: spec {p.get('type')} minimum "
+                                f"{p.get('minimum')}, table integer minimum "
+                                f"{f['minimum']}")
+        elif kind == "number":
+            positive = p.get("minimum") == 0 and bool(p.get("exclusiveMinimum"))
+            if p.get("type") != "number" or positive != f["positive"]:
+                failures.append(f"{where}: spec {p.get('type')}, table number"
+                                f" (positive: {f['positive']})")
+        elif kind == "boolean":
+            if p.get("type") != "boolean":
+                failures.append(f"{where}: spec {p.get('type')}, table boolean")
+        elif kind == "enum":
+            if p.get("type") != "string" or p.get("enum") != f["choices"]:
+                failures.append(f"{where}: spec {p.get('enum')}, table "
+                                f"{f['choices']}")
+        elif kind == "stages":
+            items = resolve(schemas, p.get("items", {}))
+            if p.get("type") != "array" or items.get("enum") != table["stages"]:
+                failures.append(f"{where}: spec is not an array of StageName")
+        elif kind == "labels":
+            items = resolve(schemas, p.get("items", {}))
+            if p.get("type") != "array" or items.get("type") != "string":
+                failures.append(f"{where}: spec is not an array of strings")
+        else:
+            failures.append(f"{where}: kind {kind} is not compared")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
+    parser.add_argument("--print-schema", required=True,
+                        help="the build of tests/readme/print_schema.c")
     args = parser.parse_args()
     spec = yaml.safe_load(open("openapi.yaml"))
     failures = []
 
-    fields = set(spec["components"]["schemas"]["AttentionRequest"]["properties"])
-    known = re.search(r"raw_known_fields\[\] = \{(.*?)\};",
-                      open("server/json/raw_request.c").read(), re.S).group(1)
-    decoder = set(re.findall(r'"([a-z_]+)"', known))
-    if fields != decoder:
-        failures.append(f"request fields: spec {sorted(fields ^ decoder)} "
-                        "differ from the decoder's")
+    schemas = spec["components"]["schemas"]
+    table = json.loads(subprocess.run([args.print_schema], check=True,
+                                      capture_output=True, text=True).stdout)
+    failures += compare_fields(schemas, table)
+    fields = table["fields"]
 
     enum = set(spec["components"]["schemas"]["Problem"]["properties"]["code"]
                ["enum"])
-    sent = source_codes()
+    sent = source_codes() | {c for f in fields for c in f["codes"]}
     if sent - enum:
         failures.append(f"codes sent but not in the spec: {sorted(sent - enum)}")
     if enum - sent:

@@ -44,18 +44,18 @@ static void number_tensors_leave_a_zero_in_the_envelope(void **state)
                         "{\"x\": 0 ,\"num_heads\":2,\"w_q\":0,"
                         "\"mask\":[[true]]}    ");
     assert_int_equal(budget, 100 - 4 - 4);
-    const raw_tensor &x = raw.tensor[RAW_X];
+    const schema_tensor &x = raw.fields.tensor[API_X];
     assert_true(x.present && !x.is_bool && x.rank == 2);
     assert_int_equal(x.dims[0], 2);
     assert_int_equal(x.dims[1], 2);
     const double want_x[] = {1, -2.5, 300, 0};
     assert_memory_equal(x.data, want_x, sizeof want_x);
-    const raw_tensor &w = raw.tensor[RAW_W_Q];
+    const schema_tensor &w = raw.fields.tensor[API_W_Q];
     assert_true(w.present && w.rank == 3);
     assert_int_equal(w.dims[0], 2);
     assert_int_equal(w.dims[1], 2);
     assert_int_equal(w.dims[2], 1);
-    assert_false(raw.tensor[RAW_MASK].present); /* booleans: not split */
+    assert_false(raw.fields.tensor[API_MASK].present); /* booleans: not split */
     raw_request_free(&raw);
 }
 
@@ -67,8 +67,8 @@ static void only_tensors_of_min_bytes_are_split(void **state)
     std::string envelope;
     size_t budget = 100;
     assert_true(split(body, 20, nullptr, &budget, &raw, &envelope));
-    assert_false(raw.tensor[RAW_X].present);
-    assert_true(raw.tensor[RAW_W_K].present);
+    assert_false(raw.fields.tensor[API_X].present);
+    assert_true(raw.fields.tensor[API_W_K].present);
     assert_string_equal(envelope.c_str(), "{\"x\":[[1,2]],\"w_k\":0}    ");
     raw_request_free(&raw);
     /* nothing that large: nothing to do, the caller parses the body */
@@ -97,7 +97,7 @@ static void anything_unusual_is_handed_back_untouched(void **state)
         if (split(text, 0, nullptr, &budget, &raw, &envelope))
             fail_msg("split %s", text);
         assert_int_equal(budget, 100);
-        for (const raw_tensor &t : raw.tensor)
+        for (const schema_tensor &t : raw.fields.tensor)
             assert_false(t.present);
     }
     /* more numbers than the budget allows */
@@ -131,7 +131,7 @@ static void many_rows_on_a_pool_read_exactly_what_strtod_reads(void **state)
     assert_true(split(body, 0, workers, &budget, &raw, &envelope));
     pool_destroy(workers);
     assert_int_equal(budget, 0);
-    const raw_tensor &t = raw.tensor[RAW_W_V];
+    const schema_tensor &t = raw.fields.tensor[API_W_V];
     assert_int_equal(t.dims[0], rows);
     assert_int_equal(t.dims[1], width);
     const double *values = static_cast<const double *>(t.data);

@@ -221,8 +221,9 @@ static void every_bad_request_gets_its_code_and_pointer(void **state)
     for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++) {
         const rejection *r = &rejections[i];
         api_request req;
-        decode_error err;
-        bool ok = decode_request(r->body, strlen(r->body), &limits, &req, &err);
+        codec_error err;
+        bool ok =
+            decode_request(r->body, strlen(r->body), &limits, NULL, &req, &err);
         if (ok || err.status != r->status || strcmp(err.code, r->code) != 0 ||
             strcmp(err.pointer, r->pointer) != 0)
             fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s'",
@@ -236,8 +237,8 @@ static void malformed_json_names_line_and_column(void **state)
     (void)state;
     const char *body = "{\n  \"x\": [[1, 2]],\n  oops\n}";
     api_request req;
-    decode_error err;
-    assert_false(decode_request(body, strlen(body), &limits, &req, &err));
+    codec_error err;
+    assert_false(decode_request(body, strlen(body), &limits, NULL, &req, &err));
     assert_non_null(strstr(err.detail, "line 3"));
     assert_non_null(strstr(err.detail, "column"));
 }
@@ -249,8 +250,8 @@ static void binary_tensors_decode_to_the_same_numbers(void **state)
     const char *body = "{\"x\":{\"shape\":[1,2],\"base64\":"
                        "\"AAAAAAAA8D8AAAAAAAAAQA==\"}," VALID_TAIL "}";
     api_request req;
-    decode_error err;
-    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
     const double *x = req.problem.x;
     assert_true(x[0] == 1.0 && x[1] == 2.0);
     assert_false(req.binary);
@@ -265,8 +266,9 @@ static void per_head_stacks_become_the_wide_layout(void **state)
                           "\"w_k\":[[[1],[2]],[[3],[4]]],"
                           "\"w_v\":[[[5],[6]],[[7],[8]]]}";
     api_request req;
-    decode_error err;
-    assert_true(decode_request(stacked, strlen(stacked), &limits, &req, &err));
+    codec_error err;
+    assert_true(
+        decode_request(stacked, strlen(stacked), &limits, NULL, &req, &err));
     assert_int_equal(req.problem.heads, 2);
     assert_int_equal(req.problem.d_k, 1);
     const double *wide = req.problem.w_v; /* (d = 2, h·d_v = 2) */
@@ -279,8 +281,8 @@ static void defaults_are_one_head_float64_and_output_plus_weights(void **state)
     (void)state;
     const char *body = "{\"x\":[[1,2]]," VALID_TAIL "}";
     api_request req;
-    decode_error err;
-    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
     assert_int_equal(req.problem.heads, 1);
     assert_int_equal(req.problem.dtype, TENSOR_FLOAT64);
     assert_int_equal(req.want,
@@ -297,8 +299,8 @@ static void encoded_tensors_nest_by_shape(void **state)
                        "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],"
                        "\"w_v\":[[1,0],[0,1]]}";
     api_request req;
-    decode_error err;
-    assert_true(decode_request(body, strlen(body), &limits, &req, &err));
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
     attn_result result;
     assert_int_equal(attn_forward(NULL, &req.problem, req.want, &result),
                      ATTN_OK);
@@ -403,17 +405,19 @@ static void a_reply_in_parts_joins_into_one_body(void **state)
 
 /* ---- the fast parser agrees with jansson ------------------------------- */
 
-/* decode_request (whole-body simdjson) or decode_request_split (every
- * number tensor parsed by rows, on a pool) against the jansson decoder. */
+/* decode_request with the fast parser (whole-body simdjson, or every number
+ * tensor parsed by rows on a pool when split) against jansson alone. */
 static void expect_same_decision_of(const char *body, bool split, pool *workers)
 {
     api_request fast, slow;
-    decode_error fast_err, slow_err;
+    codec_error fast_err, slow_err;
     size_t len = strlen(body);
-    bool fast_ok = split ? decode_request_split(body, len, &limits, workers, 0,
-                                                &fast, &fast_err)
-                         : decode_request(body, len, &limits, &fast, &fast_err);
-    bool slow_ok = decode_request_jansson(body, len, &limits, &slow, &slow_err);
+    decode_options fast_path = {workers, split ? 0 : SIZE_MAX, false};
+    decode_options jansson = {NULL, SIZE_MAX, true};
+    bool fast_ok =
+        decode_request(body, len, &limits, &fast_path, &fast, &fast_err);
+    bool slow_ok =
+        decode_request(body, len, &limits, &jansson, &slow, &slow_err);
     if (fast_ok != slow_ok)
         fail_msg("%s: %s %d, jansson %d", body, split ? "split" : "fast",
                  fast_ok, slow_ok);
@@ -441,8 +445,9 @@ static void expect_same_decision_of(const char *body, bool split, pool *workers)
         assert_memory_equal(a->bias, b->bias, a->n * a->m * elem);
     if (a->allow)
         assert_memory_equal(a->allow, b->allow, a->n * a->m);
-    assert_true(json_equal(fast.tokens, slow.tokens) ||
-                (!fast.tokens && !slow.tokens));
+    assert_int_equal(fast.tokens.count, slow.tokens.count);
+    for (size_t i = 0; i < fast.tokens.count; i++)
+        assert_string_equal(fast.tokens.names[i], slow.tokens.names[i]);
     api_request_free(&fast);
     api_request_free(&slow);
 }
@@ -462,7 +467,7 @@ static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
     raw_request raw;
     const char *good = "{\"x\":[[1,2]],\"tokens\":[\"a\"]," VALID_TAIL "}";
     assert_true(parse_json_fast(good, strlen(good), 100, NULL, SIZE_MAX, &raw));
-    assert_int_equal(raw.tensor[RAW_W_Q].rank, 2);
+    assert_int_equal(raw.fields.tensor[API_W_Q].rank, 2);
     assert_true(json_is_array(json_object_get(raw.envelope, "tokens")));
     raw_request_free(&raw);
     const char *refused[] = {

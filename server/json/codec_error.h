@@ -1,0 +1,52 @@
+/*
+ * codec_error.h - the codec's one error type: why a request body was refused,
+ * with an HTTP status, a stable machine code, a message for a person and,
+ * where one value is to blame, an RFC 6901 JSON Pointer to it.
+ *
+ * Everything in server/json/ reports through this type and knows nothing of
+ * HTTP replies; the endpoint turns it into problem+json.
+ */
+#ifndef SERVER_JSON_CODEC_ERROR_H
+#define SERVER_JSON_CODEC_ERROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A pointer longer than this names no field of ours (names are short, ranks
+ * at most 3); an unknown member with a longer name is named in the message. */
+#define CODEC_POINTER_MAX 128
+/* Room for a message that quotes a number or two and a list of names. */
+#define CODEC_DETAIL_MAX 512
+
+typedef struct {
+    unsigned status;                 /* 400, 413, 422 or 503 */
+    const char *code;                /* e.g. "ragged_array" (static) */
+    char pointer[CODEC_POINTER_MAX]; /* "" when no value is to blame */
+    char detail[CODEC_DETAIL_MAX];
+} codec_error;
+
+/* Fills err and returns false, so a check reads `return codec_fail(...)`.
+ * pointer may be NULL (no value to blame). */
+bool codec_fail(codec_error *err, unsigned status, const char *code,
+                const char *pointer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Appends "/token" to the pointer held in out[size], escaping '~' and '/'
+ * (RFC 6901 §3).  Returns false when it does not fit (out is then cut short
+ * and must not be sent). */
+bool codec_pointer_append(char *out, size_t size, const char *token);
+
+/* out = "/name/i/j/..." for index[0 .. depth) of the member `name`.  Returns
+ * false when it does not fit. */
+bool codec_pointer(char out[CODEC_POINTER_MAX], const char *name,
+                   const size_t *index, int depth);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * request.h - a decoded, validated POST /v1/attention request: the core's
+ * problem and what the reply needs besides it.  Plain C data: the encoder and
+ * the endpoint depend on this type, not on a JSON library.
+ */
+#ifndef SERVER_JSON_REQUEST_H
+#define SERVER_JSON_REQUEST_H
+
+#include "core/attention.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Labels of the rows of a tensor ("tokens"): count strings, each malloc'd. */
+typedef struct {
+    char **names; /* NULL when the request gave none */
+    size_t count;
+} api_labels;
+
+typedef struct {
+    attn_problem problem;      /* points into the buffers below           */
+    unsigned want;             /* ATTN_WANT() bits from "return"          */
+    bool binary;               /* "encoding": "base64": tensors as base64 */
+    double scale;              /* the effective scale (1/√d_k by default) */
+    api_labels tokens;         /* n labels, or none                       */
+    api_labels context_tokens; /* m labels, or none                  */
+    void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;
+    uint8_t *allow, *key_padding;
+} api_request;
+
+/* Frees what req owns and empties it (safe on an empty request). */
+void api_request_free(api_request *req);
+
+void api_labels_free(api_labels *labels);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * schema.c - the rows of api_schema[]: every request field, once.
+ */
+#include "server/json/schema.h"
+
+#include "core/attention.h"
+#include "core/tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const schema_choice dtypes[] = {
+    {"float64", TENSOR_FLOAT64, NULL},
+    {"float32", TENSOR_FLOAT32, NULL},
+};
+
+/* value: whether the reply's tensors are base64 */
+static const schema_choice encodings[] = {
+    {"json", 0, "nested arrays"},
+    {"base64", 1, "little-endian numbers of the dtype"},
+};
+
+#define TENSOR(min, max, leaf_kind)                                            \
+    .kind = SCHEMA_TENSOR, .min_rank = (min), .max_rank = (max),               \
+    .leaf = (leaf_kind)
+#define CHOICES(list)                                                          \
+    .kind = SCHEMA_ENUM, .choices = (list),                                    \
+    .choice_count = sizeof(list) / sizeof *(list)
+
+const schema_field api_schema[API_FIELD_COUNT] = {
+    [API_X] = {"x", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), .required = true},
+    [API_CONTEXT] = {"context", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_MASK] = {"mask", TENSOR(2, 2, SCHEMA_LEAF_EITHER)},
+    [API_KEY_PADDING] = {"key_padding", TENSOR(1, 1, SCHEMA_LEAF_BOOL)},
+    [API_NUM_HEADS] = {"num_heads", .kind = SCHEMA_INTEGER, .min = 1,
+                       .limit_offset = offsetof(request_limits, max_heads),
+                       .limit_flag = "--max-heads",
+                       .invalid_code = "invalid_num_heads"},
+    [API_SCALE] = {"scale", .kind = SCHEMA_NUMBER, .positive = true,
+                   .invalid_code = "invalid_scale"},
+    [API_DTYPE] = {"dtype", CHOICES(dtypes), .invalid_code = "invalid_dtype"},
+    [API_RETURN] = {"return", .kind = SCHEMA_STAGES,
+                    .invalid_code = "invalid_return"},
+    [API_CAUSAL] = {"causal", .kind = SCHEMA_BOOLEAN},
+    [API_TOKENS] = {"tokens", .kind = SCHEMA_LABELS},
+    [API_CONTEXT_TOKENS] = {"context_tokens", .kind = SCHEMA_LABELS},
+    [API_ENCODING] = {"encoding", CHOICES(encodings),
+                      .type_code = "invalid_encoding",
+                      .invalid_code = "invalid_encoding"},
+};
+
+int schema_field_of(const char *name)
+{
+    for (int f = 0; f < API_FIELD_COUNT; f++)
+        if (strcmp(api_schema[f].name, name) == 0)
+            return f;
+    return -1;
+}
+
+int schema_tensor_of(const char *name)
+{
+    int f = schema_field_of(name);
+    return f >= 0 && api_schema[f].kind == SCHEMA_TENSOR ? f : -1;
+}
+
+int schema_choice_of(api_field f, const char *name)
+{
+    const schema_field *row = &api_schema[f];
+    for (size_t i = 0; name && i < row->choice_count; i++)
+        if (strcmp(row->choices[i].name, name) == 0)
+            return row->choices[i].value;
+    return -1;
+}
+
+/* Joins count names (name_of(i)) with ", " into out. */
+static void join(char out[SCHEMA_LIST_MAX], int count,
+                 const char *(*name_of)(int))
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        const char *name = name_of(i);
+        size_t need = strlen(name) + (i ? 2 : 0);
+        if (len + need >= SCHEMA_LIST_MAX)
+            break; /* names are short: see the assertion below */
+        if (i) {
+            memcpy(out + len, ", ", 2);
+            len += 2;
+        }
+        memcpy(out + len, name, strlen(name) + 1);
+        len += strlen(name);
+    }
+}
+
+static const char *field_name(int f) { return api_schema[f].name; }
+static const char *stage_name(int s) { return attn_stage_name(s); }
+
+void schema_field_list(char out[SCHEMA_LIST_MAX])
+{
+    join(out, API_FIELD_COUNT, field_name);
+}
+
+void schema_stage_list(char out[SCHEMA_LIST_MAX])
+{
+    join(out, ATTN_STAGE_COUNT, stage_name);
+}
+
+/* every field and stage name is at most 16 bytes, so 18 a name with ", " */
+_Static_assert(API_FIELD_COUNT * 18 < SCHEMA_LIST_MAX &&
+                   ATTN_STAGE_COUNT * 18 < SCHEMA_LIST_MAX,
+               "the lists of fields and stages fit SCHEMA_LIST_MAX");
+
+void api_fields_free(api_fields *fields)
+{
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        free(fields->tensor[f].data);
+        api_labels_free(&fields->value[f].labels);
+    }
+    memset(fields, 0, sizeof *fields);
+}

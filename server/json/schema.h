@@ -1,0 +1,155 @@
+/*
+ * schema.h - the one table of POST /v1/attention's request fields.
+ *
+ * DESIGN
+ * Each field is one row of api_schema[] (schema.c): its JSON name, its kind,
+ * whether it is required, the limits of its kind, and the codes its errors
+ * carry.  Everything that knows the fields reads this table: both parsers
+ * (which members exist, how each tensor may nest), the decoder of the small
+ * fields (kinds, ranges, messages), the "fields are ..." message and the
+ * OpenAPI contract test (tests/readme).  The rules that relate fields to each
+ * other (shapes that must agree) live in validate.c.
+ *
+ * Adding a field: a name in api_field, its row in schema.c, its rule in
+ * validate.c, its row in openapi.yaml, and tests.
+ */
+#ifndef SERVER_JSON_SCHEMA_H
+#define SERVER_JSON_SCHEMA_H
+
+#include "server/base/service_limits.h"
+#include "server/json/request.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every request field; the order is the order of api_schema[], of the
+ * "fields are ..." list and of the checks of a request. */
+typedef enum {
+    API_X,
+    API_CONTEXT,
+    API_W_Q,
+    API_W_K,
+    API_W_V,
+    API_W_O,
+    API_MASK,
+    API_KEY_PADDING,
+    API_NUM_HEADS,
+    API_SCALE,
+    API_DTYPE,
+    API_RETURN,
+    API_CAUSAL,
+    API_TOKENS,
+    API_CONTEXT_TOKENS,
+    API_ENCODING,
+    API_FIELD_COUNT
+} api_field;
+
+/* The deepest tensor a field may hold: a per-head weight stack (h, d, d_k). */
+#define SCHEMA_MAX_RANK 3
+
+typedef enum {
+    SCHEMA_TENSOR,  /* nested arrays, or a binary tensor {shape, base64}  */
+    SCHEMA_INTEGER, /* a whole number, at least min, at most its limit     */
+    SCHEMA_NUMBER,  /* a finite number (> 0 when positive)                 */
+    SCHEMA_BOOLEAN, /* true or false                                       */
+    SCHEMA_ENUM,    /* one of choices (a string)                           */
+    SCHEMA_STAGES,  /* a list of the core's stage names                    */
+    SCHEMA_LABELS,  /* a list of strings                                   */
+} schema_kind;
+
+/* What a tensor's leaves are; EITHER is decided by the first leaf. */
+typedef enum {
+    SCHEMA_LEAF_NUMBER,
+    SCHEMA_LEAF_BOOL,
+    SCHEMA_LEAF_EITHER
+} schema_leaf;
+
+typedef struct {
+    const char *name;    /* as written in JSON                       */
+    int value;           /* what it decodes to (an enum of the core) */
+    const char *meaning; /* words for messages, or NULL              */
+} schema_choice;
+
+typedef struct {
+    const char *name; /* the JSON member, and its pointer "/name" */
+    schema_kind kind;
+    bool required;
+    /* SCHEMA_TENSOR */
+    int min_rank, max_rank;
+    schema_leaf leaf;
+    /* SCHEMA_INTEGER: at least min; SCHEMA_NUMBER: > 0 when positive */
+    double min;
+    bool positive;
+    /* SCHEMA_INTEGER: at most the request limit at limit_offset (413),
+     * named by its flag; no limit when limit_flag is NULL */
+    size_t limit_offset;
+    const char *limit_flag;
+    /* SCHEMA_ENUM: the allowed strings, choice_count of them */
+    const schema_choice *choices;
+    size_t choice_count;
+    /* codes: a value of the wrong JSON type (NULL: "wrong_type"), and a
+     * value of the right type that is not allowed */
+    const char *type_code;
+    const char *invalid_code;
+} schema_field;
+
+extern const schema_field api_schema[API_FIELD_COUNT];
+
+/* One tensor as parsed: flat row-major doubles (or bytes 0/1 for boolean
+ * leaves) and its shape. */
+typedef struct {
+    bool present;
+    bool is_bool; /* data is uint8_t 0/1, else double */
+    int rank;     /* 1 to SCHEMA_MAX_RANK */
+    size_t dims[SCHEMA_MAX_RANK];
+    void *data; /* malloc'd, row-major */
+} schema_tensor;
+
+/* One non-tensor field as decoded by its kind. */
+typedef struct {
+    bool present;
+    double number;     /* SCHEMA_INTEGER, SCHEMA_NUMBER         */
+    bool boolean;      /* SCHEMA_BOOLEAN                        */
+    int choice;        /* SCHEMA_ENUM: the choice's value       */
+    unsigned stages;   /* SCHEMA_STAGES: ATTN_WANT() bits       */
+    api_labels labels; /* SCHEMA_LABELS (owned)                 */
+} schema_value;
+
+/* A request's fields after parsing, before the rules between them: slot f
+ * of `tensor` for tensor rows, of `value` for the others. */
+typedef struct {
+    schema_tensor tensor[API_FIELD_COUNT];
+    schema_value value[API_FIELD_COUNT];
+} api_fields;
+
+/* The row named name, or -1. */
+int schema_field_of(const char *name);
+
+/* The row named name when it is a tensor, or -1. */
+int schema_tensor_of(const char *name);
+
+/* The value of the choice of enum field f named name, or -1. */
+int schema_choice_of(api_field f, const char *name);
+
+/* Room for either list below: 16 names of up to 16 bytes and commas. */
+#define SCHEMA_LIST_MAX 320
+
+/* Writes "x, context, ..." (every field, in table order) to out. */
+void schema_field_list(char out[SCHEMA_LIST_MAX]);
+
+/* Writes "q, k, ..." (every stage the core computes, in order) to out. */
+void schema_stage_list(char out[SCHEMA_LIST_MAX]);
+
+/* Frees every tensor and label list of fields and empties it. */
+void api_fields_free(api_fields *fields);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
