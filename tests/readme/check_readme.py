@@ -1,10 +1,19 @@
 #!/usr/bin/python3
-"""Runs every curl example of README.md and compares its output with the JSON
-block that follows it ("prints").  Structure, strings and integers must be
-identical; real numbers equal to 1e-14 relative (another BLAS kernel may
-round the last bit differently; the lessons' own check is in run_lessons.py).
+"""Runs every curl example of README.md and docs/*.md and compares its output
+with the JSON block that follows it ("prints").  Structure, strings and
+integers must be identical; real numbers equal to 1e-14 relative (another
+BLAS kernel may round the last bit differently; the lessons' own check is in
+run_lessons.py).  Every relative link of these files must name a file that
+exists.
+
+    check_readme.py [--server BIN] [--update] [FILE.md ...]
+
+An example is a ```sh block holding one `curl ...` line, then the word
+`prints`, then a ```json block.  Without FILE arguments: README.md and every
+docs/*.md.
 """
 import argparse
+import glob
 import json
 import math
 import os
@@ -18,6 +27,8 @@ from serverproc import Server, default_server  # noqa: E402
 
 EXAMPLE = re.compile(r"```sh\n(curl [^\n]+)\n```\nprints\n```json\n(.*?)\n```",
                      re.S)
+# [text](target): a target without a scheme is a path from the file's folder
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def same(a, b, path="$"):
@@ -47,40 +58,68 @@ def same(a, b, path="$"):
     return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server", default=default_server())
-    parser.add_argument("--readme", default="README.md")
-    parser.add_argument("--update", action="store_true",
-                        help="rewrite each shown output with what it prints")
-    args = parser.parse_args()
-    with open(args.readme) as f:
+def broken_links(doc, text):
+    """Relative link targets of `doc` that name no existing file."""
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        path = os.path.join(os.path.dirname(doc), target.split("#")[0])
+        if not os.path.exists(path):
+            broken.append(target)
+    return broken
+
+
+def check_file(server, doc, update):
+    """Runs doc's examples; returns (examples, failures)."""
+    with open(doc) as f:
         text = f.read()
     examples = EXAMPLE.findall(text)
     failed = 0
-    with Server(args.server) as server:
-        for command, shown in examples:
-            argv = shlex.split(command.replace(
-                "localhost:8080", f"127.0.0.1:{server.port}"))
-            out = subprocess.run(argv, capture_output=True, text=True,
-                                 check=True).stdout
-            if args.update:
-                text = text.replace(f"{command}\n```\nprints\n```json\n{shown}\n",
-                                    f"{command}\n```\nprints\n```json\n"
-                                    f"{out.strip()}\n", 1)
-                shown = out
-            diff = same(json.loads(out), json.loads(shown))
-            print(("FAIL " if diff else "ok   ") + command[:100])
-            if diff:
-                print("     ", diff)
-                failed += 1
-    if args.update:
-        with open(args.readme, "w") as f:
+    for command, shown in examples:
+        argv = shlex.split(command.replace(
+            "localhost:8080", f"127.0.0.1:{server.port}"))
+        out = subprocess.run(argv, capture_output=True, text=True,
+                             check=True).stdout
+        if update:
+            text = text.replace(f"{command}\n```\nprints\n```json\n{shown}\n",
+                                f"{command}\n```\nprints\n```json\n"
+                                f"{out.strip()}\n", 1)
+            shown = out
+        diff = same(json.loads(out), json.loads(shown))
+        shown_part = command.split(" -d ", 1)[-1]
+        print(("FAIL " if diff else "ok   ") + f"{doc}: {shown_part[:70]}")
+        if diff:
+            print("     ", diff)
+            failed += 1
+    for target in broken_links(doc, text):
+        print(f"FAIL {doc}: the link ({target}) names no file")
+        failed += 1
+    if update:
+        with open(doc, "w") as f:
             f.write(text)
-    if not examples:
-        print("no examples found in", args.readme)
-        failed = 1
-    print(f"{len(examples) - failed} passed, {failed} failed")
+    return len(examples), failed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", default=default_server())
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite each shown output with what it prints")
+    parser.add_argument("docs", nargs="*",
+                        help="markdown files (default: README.md docs/*.md)")
+    args = parser.parse_args()
+    docs = args.docs or ["README.md"] + sorted(glob.glob("docs/*.md"))
+    examples = failed = 0
+    with Server(args.server) as server:
+        for doc in docs:
+            found, bad = check_file(server, doc, args.update)
+            if found == 0 and os.path.basename(doc) == "README.md":
+                print("FAIL no examples found in", doc)
+                bad += 1
+            examples += found
+            failed += bad
+    print(f"{examples} examples in {len(docs)} files, {failed} failures")
     return 1 if failed else 0
 
 
