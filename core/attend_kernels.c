@@ -9,14 +9,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* One AVX-512 register.  The kernels are built for AVX-512 only: the same
- * source built for AVX2 (-march=x86-64-v3, each vector split in two) ran
- * about 20× slower than OpenBLAS's Haswell kernels at every benchmarked
- * size, likely because twice as many registers were then needed as AVX2
- * has.  A build with 32-byte vectors and tiles that fit AVX2's 16 registers
- * (scores 6 × 2, product 4 × 3 vectors) was still slower than OpenBLAS's
- * Haswell kernels on this machine's CPU: 0.94× in float32 and 0.74× in
- * float64 at (1024, 512, 8), one thread.  So on CPUs without AVX-512
+/* One AVX-512 register.  The kernels are built for AVX-512 only: their tiles
+ * need its 32 vector registers.  Built for AVX2, with each vector split in
+ * two, the tiles need twice the 16 registers AVX2 has; with 32-byte vectors
+ * and tiles that fit them (scores 6 × 2, product 4 × 3 vectors) they are
+ * still slower than OpenBLAS's Haswell kernels.  So on CPUs without AVX-512
  * attention_impl.inc calls OpenBLAS (attend_kernels_usable). */
 #define ATTEND_VEC_BYTES 64
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -40,8 +37,8 @@ bool attend_kernels_usable(void)
 
 /* Scores tile: 8 query rows × 2 vectors of keys = 16 accumulators (of 32
  * AVX-512 registers); with 2 loads of Kᵀ and 8 broadcasts per 16 fused
- * multiply-adds.  12 × 2, 6 × 3, 8 × 3 and 4 × 4 were measured too: 8 × 2
- * was fastest (80 GFLOP/s against 75–78). */
+ * multiply-adds.  Of the tiles 12 × 2, 6 × 3, 8 × 3 and 4 × 4, none is
+ * faster. */
 #define SCORE_ROWS 8
 #define SCORE_VECS 2
 #define SCORE_ROW_CASES(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)

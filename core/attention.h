@@ -2,11 +2,14 @@
  * attention.h - scaled dot-product multi-head attention on plain arrays.
  *
  * Letters used in every shape comment of the core:
- *   n    query tokens (rows of x)          m    key/value tokens (rows of
- * context) d    width of x                        d_c  width of context (= d
- * without one) h    heads                             d_k  query/key width of
- * one head d_v  value width of one head           d_out width of the output
- * projection
+ *   n      query tokens (rows of x)
+ *   m      key/value tokens (rows of context; n without one)
+ *   d      width of x
+ *   d_c    width of context (d without one)
+ *   h      heads
+ *   d_k    query/key width of one head
+ *   d_v    value width of one head
+ *   d_out  width of the output projection (h·d_v without W_o)
  *
  * Conventions are the lessons': row vectors, projections x @ W, and a d×(h·d_k)
  * projection is split into heads by columns (head i owns columns i·d_k ..

@@ -33,14 +33,13 @@ pool *pool_create(size_t threads, size_t max_queued);
 /* From now on, a worker that joins a parallel loop while it runs on the CPU
  * of the thread that opened the loop moves to another of the CPUs this
  * thread may run on (its affinity is narrowed for the loop, then restored).
- * Left to itself, the scheduler often woke a worker that had slept through
- * an idle spell on the waker's CPU (likely because on these virtual machines
- * an idle vCPU looks preempted), so a loop ran at one thread's speed: a
- * mid-size request took 42.6 ms after a 0.2 s pause against 27.9 ms with
- * workers bound to CPUs.  Binding them for good cost 12 % of lesson-sized
- * throughput when a client shares the CPUs; moving only on a collision costs
- * nothing there.  Returns false when this thread may use fewer than two
- * CPUs. */
+ * Left to itself, the scheduler often wakes a worker that slept through an
+ * idle spell on the waker's CPU (likely because on virtual machines an idle
+ * vCPU looks preempted), and the loop then runs at one thread's speed.
+ * Binding the workers to CPUs for good avoids that too, but costs
+ * throughput when a client shares the CPUs; moving a worker only when it
+ * collides with the caller does not.  Returns false when this thread may use
+ * fewer than two CPUs. */
 bool pool_spread_loops(pool *p);
 
 /* Runs every job already queued, then joins the workers and frees the pool. */
