@@ -1,7 +1,6 @@
 #include "server/base/buf_chain.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Adds an empty part at the end; false (and the chain failed) without
  * memory. */
@@ -66,33 +65,6 @@ bool buf_chain_failed(const buf_chain *c)
         if (buf_failed(&c->parts[i]))
             return true;
     return false;
-}
-
-size_t buf_chain_len(const buf_chain *c)
-{
-    size_t len = 0;
-    for (size_t i = 0; i < c->count; i++)
-        len += c->parts[i].len;
-    return len;
-}
-
-char *buf_chain_join(const buf_chain *c, size_t *len)
-{
-    if (buf_chain_failed(c))
-        return NULL;
-    size_t total = buf_chain_len(c);
-    char *all = malloc(total + 1);
-    if (!all)
-        return NULL;
-    size_t at = 0;
-    for (size_t i = 0; i < c->count; i++) {
-        if (c->parts[i].len)
-            memcpy(all + at, c->parts[i].data, c->parts[i].len);
-        at += c->parts[i].len;
-    }
-    all[total] = '\0';
-    *len = total;
-    return all;
 }
 
 void buf_chain_free(buf_chain *c)

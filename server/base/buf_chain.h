@@ -31,13 +31,6 @@ void buf_chain_adopt(buf_chain *c, buf *piece);
 /* Whether any part failed to grow. */
 bool buf_chain_failed(const buf_chain *c);
 
-/* Bytes in all parts. */
-size_t buf_chain_len(const buf_chain *c);
-
-/* One malloc'd copy of the whole body with a NUL after it (for small bodies
- * and tests), or NULL on failure; the chain is left as it was. */
-char *buf_chain_join(const buf_chain *c, size_t *len);
-
 void buf_chain_free(buf_chain *c);
 
 #endif

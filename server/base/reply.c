@@ -50,24 +50,3 @@ void reply_set_parts(reply *r, unsigned status, const char *content_type,
     for (size_t i = 0; i < count; i++)
         r->body_len += parts[i].len;
 }
-
-bool reply_join(reply *r)
-{
-    if (!r->parts)
-        return true;
-    char *body = malloc(r->body_len + 1);
-    if (!body)
-        return false;
-    size_t at = 0;
-    for (size_t i = 0; i < r->part_count; i++) {
-        memcpy(body + at, r->parts[i].data, r->parts[i].len);
-        at += r->parts[i].len;
-    }
-    body[at] = '\0';
-    reply_parts_free(r->parts, r->part_count);
-    r->parts = NULL;
-    r->part_count = 0;
-    r->body = body;
-    r->body_static = false;
-    return true;
-}

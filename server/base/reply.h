@@ -42,9 +42,6 @@ void reply_set_parts(reply *r, unsigned status, const char *content_type,
                      reply_part *parts, size_t count);
 /* Frees parts[0 .. count) and the array. */
 void reply_parts_free(reply_part *parts, size_t count);
-/* Joins a body in pieces into one (for readers that want one string, such
- * as the tests); false without memory, the reply unchanged. */
-bool reply_join(reply *r);
 void reply_clear(reply *r);
 
 #endif

@@ -35,6 +35,7 @@
 #include "server/setup/blas_setup.h"
 #include "server/json/decode.h"
 #include "server/base/reply.h"
+#include "tests/unit/join_parts.h"
 
 #include <jansson.h>
 #include <math.h>

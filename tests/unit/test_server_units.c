@@ -15,6 +15,7 @@
 #include "server/json/numfmt.h"
 #include "server/json/parse_json.h"
 #include "server/base/reply.h"
+#include "tests/unit/join_parts.h"
 
 #include <float.h>
 #include <math.h>
