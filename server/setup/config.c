@@ -11,59 +11,68 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { OPT_SIZE, OPT_UINT, OPT_LISTEN, OPT_STRING, OPT_BOOL } opt_kind;
+/* OPT_SIZE and OPT_BYTES parse alike (with a K, M or G suffix); a byte
+ * count's default is printed in binary units. */
+typedef enum {
+    OPT_SIZE,
+    OPT_BYTES,
+    OPT_UINT,
+    OPT_LISTEN,
+    OPT_STRING,
+    OPT_BOOL
+} opt_kind;
 
 typedef struct {
     const char *name;
     opt_kind kind;
     size_t offset, string_size;
     const char *help;
+    /* --help's default when it is not a value of set_defaults() (depends on
+     * the machine, or is empty), or NULL */
+    const char *default_note;
 } option_spec;
 
 #define FIELD(f) offsetof(config, f)
 
 static const option_spec options[] = {
-    {"listen", OPT_LISTEN, 0, 0,
-     "HOST:PORT to serve on (default 127.0.0.1:8080)"},
-    {"threads", OPT_SIZE, FIELD(threads), 0,
-     "worker threads (default: online CPUs)"},
-    {"max-body", OPT_SIZE, FIELD(max_body), 0,
-     "largest request body in bytes (default 16 MiB)"},
-    {"max-tokens", OPT_SIZE, FIELD(request.max_tokens), 0,
-     "largest n or m (default 8192)"},
+    {"listen", OPT_LISTEN, 0, 0, "HOST:PORT to serve on", NULL},
+    {"threads", OPT_SIZE, FIELD(threads), 0, "worker threads", "online CPUs"},
+    {"max-body", OPT_BYTES, FIELD(max_body), 0, "largest request body in bytes",
+     NULL},
+    {"max-tokens", OPT_SIZE, FIELD(request.max_tokens), 0, "largest n or m",
+     NULL},
     {"max-width", OPT_SIZE, FIELD(request.max_width), 0,
-     "largest d, d_c, h*d_k, h*d_v or d_out (default 8192)"},
-    {"max-heads", OPT_SIZE, FIELD(request.max_heads), 0,
-     "largest num_heads (default 128)"},
+     "largest d, d_c, h*d_k, h*d_v or d_out", NULL},
+    {"max-heads", OPT_SIZE, FIELD(request.max_heads), 0, "largest num_heads",
+     NULL},
     {"max-elements", OPT_SIZE, FIELD(request.max_elements), 0,
-     "most numbers in one request (default 4194304)"},
-    {"max-request-memory", OPT_SIZE, FIELD(request.max_request_memory), 0,
-     "bytes one request may need to compute (default 1 GiB)"},
-    {"memory-budget", OPT_SIZE, FIELD(memory_budget), 0,
-     "bytes all in-flight requests may hold (default 4 GiB)"},
+     "most numbers in one request", NULL},
+    {"max-request-memory", OPT_BYTES, FIELD(request.max_request_memory), 0,
+     "bytes one request may need to compute", NULL},
+    {"memory-budget", OPT_BYTES, FIELD(memory_budget), 0,
+     "bytes all in-flight requests may hold", NULL},
     {"max-queue", OPT_SIZE, FIELD(max_queue), 0,
-     "requests waiting for a worker before 503 (default 256)"},
+     "requests waiting for a worker before 503", NULL},
     {"max-connections", OPT_UINT, FIELD(max_connections), 0,
-     "open connections in all (default 1024)"},
+     "open connections in all", NULL},
     {"max-connections-per-ip", OPT_UINT, FIELD(max_connections_per_ip), 0,
-     "open connections per client address (default 64)"},
+     "open connections per client address", NULL},
     {"idle-timeout", OPT_UINT, FIELD(idle_timeout), 0,
-     "seconds a silent connection stays open (default 15)"},
+     "seconds a silent connection stays open", NULL},
     {"request-timeout", OPT_UINT, FIELD(request_timeout), 0,
-     "seconds a request may take to arrive (default 30)"},
+     "seconds a request may take to arrive", NULL},
     {"grace", OPT_UINT, FIELD(grace), 0,
-     "seconds SIGTERM waits for in-flight requests (default 20)"},
+     "seconds SIGTERM waits for in-flight requests", NULL},
     {"api-key-file", OPT_STRING, FIELD(api_key_file),
      sizeof(((config *)0)->api_key_file),
-     "file holding the bearer token required on /v1 (default: none)"},
+     "file holding the bearer token required on /v1", "none"},
     {"cors-origins", OPT_STRING, FIELD(cors_origins),
      sizeof(((config *)0)->cors_origins),
-     "comma-separated origins allowed by CORS, or * (default *)"},
+     "comma-separated origins allowed by CORS, or *", NULL},
     {"access-log", OPT_BOOL, FIELD(access_log), 0,
-     "one JSON line per request on stderr: on or off (default on)"},
+     "one JSON line per request on stderr: on or off", NULL},
     {"spread-loops", OPT_BOOL, FIELD(spread_loops), 0,
-     "a parallel loop's helpers leave its caller's CPU: on or off (default "
-     "on)"},
+     "a parallel loop's helpers leave its caller's CPU: on or off", NULL},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
@@ -77,17 +86,106 @@ static void env_name(const option_spec *opt, char *env, size_t size)
     env[len] = '\0';
 }
 
+static void set_defaults(config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    strcpy(cfg->host, "127.0.0.1");
+    cfg->port = 8080;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = cpus > 0 ? (size_t)cpus : 1;
+    cfg->max_body = LIMIT_DEFAULT_MAX_BODY;
+    cfg->request.max_tokens = LIMIT_DEFAULT_MAX_TOKENS;
+    cfg->request.max_width = LIMIT_DEFAULT_MAX_WIDTH;
+    cfg->request.max_heads = LIMIT_DEFAULT_MAX_HEADS;
+    cfg->request.max_elements = LIMIT_DEFAULT_MAX_ELEMENTS;
+    cfg->request.max_request_memory = LIMIT_DEFAULT_MAX_REQUEST_MEMORY;
+    cfg->memory_budget = LIMIT_DEFAULT_MEMORY_BUDGET;
+    cfg->max_queue = LIMIT_DEFAULT_MAX_QUEUE;
+    cfg->max_connections = LIMIT_DEFAULT_MAX_CONNECTIONS;
+    cfg->max_connections_per_ip = LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP;
+    cfg->idle_timeout = LIMIT_DEFAULT_IDLE_TIMEOUT;
+    cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
+    cfg->grace = LIMIT_DEFAULT_GRACE;
+    strcpy(cfg->cors_origins, "*");
+    cfg->access_log = true;
+    cfg->spread_loops = true;
+}
+
+/* "16 MiB" for a byte count that is a whole number of a binary unit. */
+static void format_bytes(char *out, size_t size, size_t bytes)
+{
+    static const struct {
+        unsigned shift;
+        const char *name;
+    } units[] = {{30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
+        size_t unit = (size_t)1 << units[u].shift;
+        if (bytes >= unit && bytes % unit == 0) {
+            snprintf(out, size, "%zu %s", bytes / unit, units[u].name);
+            return;
+        }
+    }
+    snprintf(out, size, "%zu", bytes);
+}
+
+/* The option's value in defaults, as --help shows it. */
+static void format_default(char *out, size_t size, const option_spec *opt,
+                           const config *defaults)
+{
+    const char *field = (const char *)defaults + opt->offset;
+    size_t value;
+    unsigned u;
+    bool on;
+    switch (opt->kind) {
+    case OPT_SIZE:
+        memcpy(&value, field, sizeof value);
+        snprintf(out, size, "%zu", value);
+        return;
+    case OPT_BYTES:
+        memcpy(&value, field, sizeof value);
+        format_bytes(out, size, value);
+        return;
+    case OPT_UINT:
+        memcpy(&u, field, sizeof u);
+        snprintf(out, size, "%u", u);
+        return;
+    case OPT_LISTEN:
+        snprintf(out, size, "%s:%u", defaults->host, defaults->port);
+        return;
+    case OPT_STRING:
+        snprintf(out, size, "%s", field);
+        return;
+    case OPT_BOOL:
+        memcpy(&on, field, sizeof on);
+        snprintf(out, size, "%s", on ? "on" : "off");
+        return;
+    }
+    out[0] = '\0';
+}
+
 static void print_help(FILE *out, const char *argv0)
 {
+    config defaults;
+    set_defaults(&defaults);
     fprintf(out,
             "Usage: %s [OPTIONS]\n"
             "Serves transformer attention over HTTP (POST /v1/attention).\n\n",
             argv0);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
-        char env[64];
-        env_name(&options[i], env, sizeof env);
-        fprintf(out, "  --%-24s %s\n  %-26s env %s\n", options[i].name,
-                options[i].help, "", env);
+        const option_spec *opt = &options[i];
+        /* a default is at most as long as the longest string option */
+        char env[64], value[sizeof defaults.cors_origins];
+        char help[sizeof value + 256];
+        env_name(opt, env, sizeof env);
+        if (opt->default_note) {
+            snprintf(help, sizeof help, "%s (default: %s)", opt->help,
+                     opt->default_note);
+        } else {
+            format_default(value, sizeof value, opt, &defaults);
+            snprintf(help, sizeof help, "%s (default %s)", opt->help, value);
+        }
+        fprintf(out, "  --%-24s %s\n  %-26s env %s\n", opt->name, help, "",
+                env);
     }
     fprintf(out, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
             "print the version and the BLAS in use");
@@ -119,6 +217,7 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
     size_t size;
     switch (opt->kind) {
     case OPT_SIZE:
+    case OPT_BYTES:
         if (!parse_size(value, &size) || size == 0)
             return false;
         memcpy(field, &size, sizeof size);
@@ -157,31 +256,6 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
     }
     }
     return false;
-}
-
-static void set_defaults(config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    strcpy(cfg->host, "127.0.0.1");
-    cfg->port = 8080;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = cpus > 0 ? (size_t)cpus : 1;
-    cfg->max_body = LIMIT_DEFAULT_MAX_BODY;
-    cfg->request.max_tokens = LIMIT_DEFAULT_MAX_TOKENS;
-    cfg->request.max_width = LIMIT_DEFAULT_MAX_WIDTH;
-    cfg->request.max_heads = LIMIT_DEFAULT_MAX_HEADS;
-    cfg->request.max_elements = LIMIT_DEFAULT_MAX_ELEMENTS;
-    cfg->request.max_request_memory = LIMIT_DEFAULT_MAX_REQUEST_MEMORY;
-    cfg->memory_budget = LIMIT_DEFAULT_MEMORY_BUDGET;
-    cfg->max_queue = LIMIT_DEFAULT_MAX_QUEUE;
-    cfg->max_connections = LIMIT_DEFAULT_MAX_CONNECTIONS;
-    cfg->max_connections_per_ip = LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP;
-    cfg->idle_timeout = LIMIT_DEFAULT_IDLE_TIMEOUT;
-    cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
-    cfg->grace = LIMIT_DEFAULT_GRACE;
-    strcpy(cfg->cors_origins, "*");
-    cfg->access_log = true;
-    cfg->spread_loops = true;
 }
 
 config_action config_parse(config *cfg, int argc, char **argv)

@@ -1,7 +1,7 @@
 /*
  * config.h - the server's configuration: flags, each with an environment
  * variable of the same name (ATTENTION_ + upper case, '-' → '_'); a flag wins
- * over its variable, which wins over the default in limits.h.
+ * over its variable, which wins over the default in service_limits.h.
  */
 #ifndef SERVER_CONFIG_H
 #define SERVER_CONFIG_H
