@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A detail longer than this is cut: it is one sentence for a human. */
+#define PROBLEM_DETAIL_MAX 1024
+
 const char *problem_title(unsigned status)
 {
     switch (status) {
@@ -57,15 +60,10 @@ bool problem_pointer_append(char *pointer, size_t size, const char *token)
     return true;
 }
 
-void problem_reply(reply *r, unsigned status, const char *code,
-                   const char *pointer, const char *fmt, ...)
+/* Builds the problem+json body of an already formatted detail. */
+static void problem_build(reply *r, unsigned status, const char *code,
+                          const char *pointer, const char *detail)
 {
-    char detail[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-
     buf b = {0};
     buf_puts(&b, "{\"type\":");
     buf_printf(&b, "\"urn:attention:problem:%s\"", code);
@@ -89,10 +87,32 @@ void problem_reply(reply *r, unsigned status, const char *code,
         buf_free(&b);
         reply_set_static(r, 503, "application/problem+json", fallback,
                          sizeof fallback - 1);
-        r->retry_after = 1;
+        r->retry_after = PROBLEM_RETRY_AFTER_SECONDS;
         return;
     }
     size_t len;
     char *body = buf_take(&b, &len);
     reply_set_owned(r, status, "application/problem+json", body, len);
+}
+
+void problem_reply(reply *r, unsigned status, const char *code,
+                   const char *pointer, const char *fmt, ...)
+{
+    char detail[PROBLEM_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    problem_build(r, status, code, pointer, detail);
+}
+
+void problem_reply_retry(reply *r, const char *code, const char *fmt, ...)
+{
+    char detail[PROBLEM_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    problem_build(r, 503, code, NULL, detail);
+    r->retry_after = PROBLEM_RETRY_AFTER_SECONDS;
 }
