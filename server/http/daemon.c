@@ -5,10 +5,12 @@
  * The event thread only moves bytes.  For each request the access handler is
  * called several times:
  *   1st call   headers only: route, method, auth, Content-Type and
- *              Content-Length are checked; an early error is remembered, not
- *              queued (a response queued on the first call makes the library
- *              close the connection, which kills keep-alive); only a too-large
- *              Content-Length is answered at once, so the body is never read.
+ *              Content-Length are checked (guards.c); an early error is
+ *              remembered, not queued (a response queued on the first call
+ *              makes the library close the connection, which kills
+ *              keep-alive); only a too-large Content-Length and headers whose
+ *              framing is in doubt are answered at once, so the body is never
+ *              read.
  *   next calls body chunks, appended to a buffer capped at --max-body.
  *   last call  (no more data) inline routes answer at once; a POST to
  *              /v1/attention suspends the connection and becomes a pool job.
@@ -28,6 +30,8 @@
 #include "server/setup/blas_setup.h"
 #include "server/base/budget.h"
 #include "server/http/conn_deadline.h"
+#include "server/http/guards.h"
+#include "server/http/response.h"
 #include "server/obs/metrics.h"
 #include "server/base/problem.h"
 
@@ -36,24 +40,16 @@
 #include <microhttpd.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
-/* An API key longer than this is a configuration mistake. */
-#define HTTP_MAX_API_KEY 512
-/* Request headers (names + values) we accept; more is 431 (RFC 6585).  The
- * library's own per-connection buffer is larger (HTTP_CONNECTION_MEMORY) so
- * that it is this check, with a JSON answer, that normally refuses. */
-#define HTTP_MAX_HEADER_BYTES ((size_t)32 << 10)
 /* libmicrohttpd's per-connection memory: headers plus the read buffer body
  * chunks arrive through.  The library zeroes what it used after every
  * request, so this is kept small: 256 KiB cost 20 % of the lesson-sized
- * request rate; 64 KiB still holds headers past HTTP_MAX_HEADER_BYTES, so
- * our JSON 431 answers first. */
+ * request rate; 64 KiB still holds headers past guards.c's limit
+ * (GUARD_MAX_HEADER_BYTES), so our JSON 431 answers first. */
 #define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
 /* /readyz reports saturated (503) once this share of the queue is used, so
  * a balancer sends new work elsewhere before requests are refused. */
@@ -82,8 +78,7 @@ struct http_server {
     pool *workers;
     struct MHD_Daemon *daemon;
     unsigned port;
-    char api_key[HTTP_MAX_API_KEY + 1];
-    size_t api_key_len;
+    guard_api_key api_key;
     atomic_size_t active_requests;
     budget memory;
     conn_deadlines *deadlines;
@@ -220,175 +215,18 @@ static bool route_allows(const route *r, const char *method)
     return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 }
 
-/* ---- headers ---------------------------------------------------------- */
-
-/* Compares in time that depends only on the lengths, not on where the first
- * difference is. */
-static bool constant_time_equal(const char *a, size_t a_len, const char *b,
-                                size_t b_len)
-{
-    unsigned char diff = a_len != b_len;
-    size_t len = a_len < b_len ? a_len : b_len;
-    for (size_t i = 0; i < len; i++)
-        diff |= (unsigned char)(a[i] ^ b[i]);
-    return diff == 0;
-}
-
-static bool authorized(http_server *srv, struct MHD_Connection *conn)
-{
-    if (srv->api_key_len == 0)
-        return true;
-    const char *auth =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
-        return false;
-    const char *token = auth + 7;
-    return constant_time_equal(token, strlen(token), srv->api_key,
-                               srv->api_key_len);
-}
-
-static bool is_json_content_type(const char *type)
-{
-    if (!type)
-        return false;
-    static const char json[] = "application/json";
-    size_t len = sizeof json - 1;
-    if (strncasecmp(type, json, len) != 0)
-        return false;
-    return type[len] == '\0' || type[len] == ';' || type[len] == ' ';
-}
-
-/* Decides the Access-Control-Allow-Origin for this request's Origin. */
-static void cors_decide(http_server *srv, request *req)
-{
-    const char *origin =
-        MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "Origin");
-    const char *allowed = srv->cfg->cors_origins;
-    req->origin_allowed[0] = '\0';
-    if (strcmp(allowed, "*") == 0) {
-        strcpy(req->origin_allowed, "*");
-        return;
-    }
-    if (!origin || strlen(origin) >= sizeof req->origin_allowed)
-        return;
-    size_t olen = strlen(origin);
-    for (const char *p = allowed; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        while (len && *p == ' ')
-            p++, len--;
-        if (len == olen && strncmp(p, origin, olen) == 0) {
-            strcpy(req->origin_allowed, origin);
-            return;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-}
-
-static bool valid_request_id(const char *id)
-{
-    size_t len = strlen(id);
-    if (len == 0 || len >= ACCESS_LOG_ID_MAX)
-        return false;
-    for (const char *c = id; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-              (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-            return false;
-    return true;
-}
-
 /* ---- replies ---------------------------------------------------------- */
-
-/* The parts of a body in pieces, handed to the response that sends them. */
-typedef struct {
-    reply_part *parts;
-    size_t count;
-} sent_parts;
-
-static void free_sent_parts(void *cls)
-{
-    sent_parts *sent = cls;
-    reply_parts_free(sent->parts, sent->count);
-    free(sent);
-}
-
-/* A response that sends r's parts as one I/O vector; on success it owns
- * them (r->parts is emptied). */
-static struct MHD_Response *response_from_parts(reply *r)
-{
-    sent_parts *sent = malloc(sizeof *sent);
-    struct MHD_IoVec *iov = malloc(r->part_count * sizeof *iov);
-    struct MHD_Response *resp = NULL;
-    if (sent && iov && r->part_count <= UINT_MAX) {
-        for (size_t i = 0; i < r->part_count; i++)
-            iov[i] = (struct MHD_IoVec){r->parts[i].data, r->parts[i].len};
-        *sent = (sent_parts){r->parts, r->part_count};
-        resp = MHD_create_response_from_iovec(iov, (unsigned)r->part_count,
-                                              free_sent_parts, sent);
-    }
-    free(iov); /* libmicrohttpd keeps a copy */
-    if (!resp) {
-        free(sent);
-        return NULL;
-    }
-    r->parts = NULL;
-    r->part_count = 0;
-    return resp;
-}
 
 static enum MHD_Result queue_reply(request *req)
 {
-    reply *r = &req->rep;
-    struct MHD_Response *resp;
-    if (r->parts)
-        resp = response_from_parts(r);
-    else
-        resp = MHD_create_response_from_buffer(
-            r->body_len, r->body,
-            r->body_static ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
-    if (!resp)
-        return MHD_NO;
-    req->bytes_out = r->body_len;
-    if (!r->body_static)
-        r->body = NULL; /* the response owns it now */
-    r->body_static = true;
-    if (r->content_type)
-        MHD_add_response_header(resp, "Content-Type", r->content_type);
-    if (r->allow)
-        MHD_add_response_header(resp, "Allow", r->allow);
-    if (r->retry_after) {
-        char value[16];
-        snprintf(value, sizeof value, "%u", r->retry_after);
-        MHD_add_response_header(resp, "Retry-After", value);
-    }
-    if (r->www_authenticate)
-        MHD_add_response_header(resp, "WWW-Authenticate",
-                                "Bearer realm=\"attention\"");
-    MHD_add_response_header(resp, "Cache-Control",
-                            r->cache_control ? r->cache_control : "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "X-Request-ID", req->id);
-    if (r->status == 204 && r->allow) { /* CORS preflight */
-        MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
-        MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                "Content-Type, Authorization, X-Request-ID");
-        MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
-    }
-    if (req->origin_allowed[0]) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin",
-                                req->origin_allowed);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-                                "X-Request-ID, Retry-After");
-    }
-    if (strcmp(req->srv->cfg->cors_origins, "*") != 0)
-        MHD_add_response_header(resp, "Vary", "Origin");
-    if (atomic_load(&req->srv->draining))
-        MHD_add_response_header(resp, "Connection", "close");
-    enum MHD_Result ret = MHD_queue_response(req->conn, r->status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    http_server *srv = req->srv;
+    response_meta meta = {
+        .request_id = req->id,
+        .allow_origin = req->origin_allowed,
+        .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
+        .close = atomic_load(&srv->draining),
+    };
+    return response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
 }
 
 static void reply_preflight(request *req)
@@ -483,52 +321,6 @@ static enum MHD_Result start_job(request *req)
 
 /* ---- the access handler ----------------------------------------------- */
 
-typedef struct {
-    size_t bytes;
-    unsigned content_lengths;
-    bool transfer_encoding;
-} header_census;
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
-                                    const char *key, const char *value)
-{
-    (void)kind;
-    header_census *census = cls;
-    census->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
-    if (strcasecmp(key, "Content-Length") == 0)
-        census->content_lengths++;
-    if (strcasecmp(key, "Transfer-Encoding") == 0)
-        census->transfer_encoding = true;
-    return MHD_YES;
-}
-
-/* Framing and size problems of the headers themselves.  These are answered
- * on the first call on purpose: the library then closes the connection, the
- * only safe thing to do when the body's length is ambiguous. */
-static bool headers_refused(http_server *srv, request *req)
-{
-    (void)srv;
-    header_census census = {0};
-    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, count_header,
-                              &census);
-    if (census.bytes > HTTP_MAX_HEADER_BYTES) {
-        problem_reply(&req->rep, 431, "headers_too_large", NULL,
-                      "the request headers take %zu bytes; at most %zu",
-                      census.bytes, HTTP_MAX_HEADER_BYTES);
-        return true;
-    }
-    if (census.content_lengths > 1 ||
-        (census.content_lengths && census.transfer_encoding)) {
-        problem_reply(&req->rep, 400, "bad_request", NULL,
-                      "%s: the body's length is ambiguous",
-                      census.content_lengths > 1
-                          ? "more than one Content-Length header"
-                          : "both Content-Length and Transfer-Encoding");
-        return true;
-    }
-    return false;
-}
-
 /* First call: headers only.  Returns the request, with an early reply set
  * when the headers already decide the answer. */
 static request *request_begin(http_server *srv, struct MHD_Connection *conn,
@@ -543,14 +335,10 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     req->method = method;
     snprintf(req->path, sizeof req->path, "%s", url);
     atomic_fetch_add(&srv->active_requests, 1);
-    const char *id =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID");
-    if (id && valid_request_id(id))
-        snprintf(req->id, sizeof req->id, "%s", id);
-    else
-        snprintf(req->id, sizeof req->id, "%08x-%llu", (unsigned)getpid(),
-                 atomic_fetch_add(&srv->next_request_id, 1));
-    cors_decide(srv, req);
+    guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1), req->id,
+                     sizeof req->id);
+    guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
+                      sizeof req->origin_allowed);
 
     req->route = route_find(url);
     reply *r = &req->rep;
@@ -565,15 +353,15 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
                       "%s does not accept %s; allowed: %s", url, method,
                       req->route->methods);
         r->allow = req->route->methods;
-    } else if (req->route->needs_auth && !authorized(srv, conn)) {
+    } else if (req->route->needs_auth &&
+               !guard_authorized(&srv->api_key, conn)) {
         problem_reply(r, 401, "unauthorized", NULL,
                       "a valid bearer token is required (Authorization: "
                       "Bearer <key>)");
         r->www_authenticate = true;
     } else if (req->route->kind == ROUTE_INLINE) {
         req->route->inline_handler(srv, req);
-    } else if (!is_json_content_type(MHD_lookup_connection_value(
-                   conn, MHD_HEADER_KIND, "Content-Type"))) {
+    } else if (!guard_json_content_type(conn)) {
         problem_reply(r, 415, "unsupported_media_type", NULL,
                       "send the request with Content-Type: application/json");
     } else {
@@ -581,18 +369,6 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     }
     req->discard_body = req->state == REQ_REPLIED;
     return req;
-}
-
-/* The declared body length, or 0 when there is none (chunked). */
-static unsigned long long content_length(struct MHD_Connection *conn)
-{
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-    if (!cl)
-        return 0;
-    char *end;
-    unsigned long long len = strtoull(cl, &end, 10);
-    return *end == '\0' ? len : 0;
 }
 
 static bool body_append(request *req, const char *data, size_t size)
@@ -637,11 +413,11 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
         const union MHD_ConnectionInfo *fd_info =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         req->fd = fd_info ? fd_info->connect_fd : -1;
-        if (headers_refused(srv, req)) {
+        if (guard_headers_refused(conn, &req->rep)) {
             req->state = REQ_REPLIED;
             return queue_reply(req);
         }
-        unsigned long long declared = content_length(conn);
+        unsigned long long declared = guard_content_length(conn);
         if (req->state == REQ_RECEIVING && declared > srv->cfg->max_body) {
             /* answered now, so the library closes the connection instead of
              * reading a body we refuse */
@@ -738,32 +514,6 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
 
 /* ---- lifecycle -------------------------------------------------------- */
 
-static bool load_api_key(http_server *srv, const char *path, char *err,
-                         size_t err_size)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, err_size, "cannot read --api-key-file %s", path);
-        return false;
-    }
-    size_t len = fread(srv->api_key, 1, HTTP_MAX_API_KEY, f);
-    bool too_long = fgetc(f) != EOF;
-    fclose(f);
-    while (len &&
-           (srv->api_key[len - 1] == '\n' || srv->api_key[len - 1] == '\r' ||
-            srv->api_key[len - 1] == ' '))
-        len--;
-    srv->api_key[len] = '\0';
-    if (too_long || len == 0 || strlen(srv->api_key) != len) {
-        snprintf(err, err_size,
-                 "--api-key-file must hold one token of 1 to %d bytes",
-                 HTTP_MAX_API_KEY);
-        return false;
-    }
-    srv->api_key_len = len;
-    return true;
-}
-
 static void connection_notify(void *cls, struct MHD_Connection *conn,
                               void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
@@ -807,7 +557,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     }
     atomic_init(&srv->next_request_id, 1);
     if (cfg->api_key_file[0] &&
-        !load_api_key(srv, cfg->api_key_file, err, err_size)) {
+        !guard_load_api_key(&srv->api_key, cfg->api_key_file, err, err_size)) {
         conn_deadlines_stop(srv->deadlines);
         free(srv);
         return NULL;
