@@ -4,16 +4,17 @@
  * DESIGN
  * The event thread only moves bytes.  For each request the access handler is
  * called several times:
- *   1st call   headers only: route, method, auth, Content-Type and
- *              Content-Length are checked (guards.c); an early error is
- *              remembered, not queued (a response queued on the first call
- *              makes the library close the connection, which kills
- *              keep-alive); only a too-large Content-Length and headers whose
- *              framing is in doubt are answered at once, so the body is never
- *              read.
+ *   1st call   headers only: the route (routes.c), method, auth,
+ *              Content-Type and Content-Length are checked (guards.c); an
+ *              early error is remembered, not queued (a response queued on
+ *              the first call makes the library close the connection, which
+ *              kills keep-alive); only a too-large Content-Length and
+ *              headers whose framing is in doubt are answered at once, so
+ *              the body is never read.
  *   next calls body chunks, appended to a buffer capped at --max-body.
- *   last call  (no more data) inline routes answer at once; a POST to
- *              /v1/attention suspends the connection and becomes a pool job.
+ *   last call  (no more data) inline routes answer at once; a pool route
+ *              (POST /v1/attention) suspends the connection and becomes a
+ *              pool job.
  *   after the job resumes the connection, one more call queues its reply.
  * The job never touches the connection after MHD_resume_connection(): from
  * then on the event thread owns the request again and frees it in the
@@ -21,24 +22,22 @@
  */
 #include "server/http/daemon.h"
 
-#include "server/base/clock.h"
-
 #include "core/tensor.h"
-#include "server/obs/access_log.h"
-#include "server/api/attention.h"
-#include "server/web/assets.h"
-#include "server/setup/blas_setup.h"
 #include "server/base/budget.h"
+#include "server/base/clock.h"
+#include "server/base/problem.h"
 #include "server/http/conn_deadline.h"
 #include "server/http/guards.h"
 #include "server/http/response.h"
+#include "server/http/routes.h"
+#include "server/obs/access_log.h"
 #include "server/obs/metrics.h"
-#include "server/base/problem.h"
 
 #include <arpa/inet.h>
-#include <poll.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,27 +50,23 @@
  * request rate; 64 KiB still holds headers past guards.c's limit
  * (GUARD_MAX_HEADER_BYTES), so our JSON 431 answers first. */
 #define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
-/* /readyz reports saturated (503) once this share of the queue is used, so
- * a balancer sends new work elsewhere before requests are refused. */
-#define HTTP_READY_QUEUE_SHARE 0.9
 /* Body bytes read and dropped after an early answer (415, 413 of a chunked
  * body, ...), as a multiple of --max-body: enough for a client that sends a
  * finite body to get its answer, bounded for one that never stops. */
 #define HTTP_DISCARD_FACTOR 3
 /* Logged (never sent) when the client left before its reply: nginx's 499. */
 #define HTTP_STATUS_CLIENT_GONE 499
-
-typedef struct request request;
-
-typedef enum { ROUTE_INLINE, ROUTE_WORKER } route_kind;
-
-typedef struct {
-    const char *path;
-    const char *methods; /* the Allow header value */
-    route_kind kind;
-    bool needs_auth;
-    void (*inline_handler)(http_server *srv, request *req);
-} route;
+/* Memory a request holds while it is parsed, per byte of body, before its
+ * shapes are known (the worker then reserves what computing and answering
+ * need): the worst case is a body of 2-byte numbers ("0,") that goes to
+ * jansson, which keeps about 40 bytes per number; simdjson needs about 8
+ * (its tape) plus 4 (the doubles) per such number. */
+#define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
+/* A body without Content-Length starts in a buffer this big, doubled as it
+ * grows. */
+#define HTTP_BODY_START_CAP 4096
+/* How often http_wait_idle() looks at the requests in flight. */
+#define HTTP_IDLE_POLL_NS (20 * 1000 * 1000)
 
 struct http_server {
     const config *cfg;
@@ -93,10 +88,10 @@ typedef enum {
     REQ_REPLIED,   /* reply ready to queue                   */
 } request_state;
 
-struct request {
+typedef struct {
     http_server *srv;
     struct MHD_Connection *conn;
-    const route *route;
+    const route *route; /* NULL: no such path */
     const char *method;
     char path[128];
     char id[ACCESS_LOG_ID_MAX];
@@ -113,109 +108,9 @@ struct request {
     size_t bytes_out;
     api_attention_stats stats;
     double t_start, t_queued, t_work_start, t_work_end;
-};
+} request;
 
-/* ---- inline handlers (cheap, run on the event thread) ------------------ */
-
-static void handle_healthz(http_server *srv, request *req)
-{
-    (void)srv;
-    static const char ok[] = "{\"status\":\"ok\"}\n";
-    reply_set_static(&req->rep, 200, "application/json", ok, sizeof ok - 1);
-    req->rep.cache_control = "no-store";
-}
-
-static void handle_readyz(http_server *srv, request *req)
-{
-    static const char ready[] = "{\"status\":\"ready\"}\n";
-    size_t queued = pool_queued(srv->workers);
-    if (atomic_load(&srv->draining)) {
-        problem_reply(&req->rep, 503, "draining", NULL,
-                      "the server is shutting down");
-        req->rep.retry_after = 1;
-    } else if ((double)queued >=
-                   HTTP_READY_QUEUE_SHARE * (double)srv->cfg->max_queue ||
-               budget_used(&srv->memory) >= srv->memory.limit / 10 * 9) {
-        problem_reply(&req->rep, 503, "overloaded", NULL,
-                      "saturated: %zu requests queued, %zu MiB of %zu MiB "
-                      "reserved",
-                      queued, budget_used(&srv->memory) >> 20,
-                      srv->memory.limit >> 20);
-        req->rep.retry_after = 1;
-    } else {
-        reply_set_static(&req->rep, 200, "application/json", ready,
-                         sizeof ready - 1);
-    }
-    req->rep.cache_control = "no-store";
-}
-
-static void handle_openapi(http_server *srv, request *req)
-{
-    (void)srv;
-    reply_set_static(&req->rep, 200, "application/yaml", asset_openapi_yaml,
-                     asset_openapi_yaml_len);
-}
-
-static void handle_index(http_server *srv, request *req)
-{
-    (void)srv;
-    reply_set_static(&req->rep, 200, "text/html; charset=utf-8",
-                     asset_index_html, asset_index_html_len);
-    req->rep.cache_control = "no-cache";
-}
-
-static void handle_metrics(http_server *srv, request *req)
-{
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    buf b = {0};
-    metrics_render(&b, atomic_load(&srv->active_requests),
-                   pool_queued(srv->workers), budget_used(&srv->memory),
-                   info ? info->num_connections : 0, CONFIG_VERSION,
-                   blas_setup_corename());
-    buf_printf(&b,
-               "# HELP attention_deadline_closed_total Connections closed "
-               "because their request did not arrive within "
-               "--request-timeout.\n# TYPE attention_deadline_closed_total "
-               "counter\nattention_deadline_closed_total %llu\n",
-               conn_deadlines_expired(srv->deadlines));
-    if (buf_failed(&b)) {
-        buf_free(&b);
-        problem_reply(&req->rep, 503, "out_of_memory", NULL, "out of memory");
-        return;
-    }
-    size_t len;
-    char *text = buf_take(&b, &len);
-    reply_set_owned(&req->rep, 200, "text/plain; version=0.0.4; charset=utf-8",
-                    text, len);
-}
-
-static const route routes[] = {
-    {"/", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_index},
-    {"/healthz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_healthz},
-    {"/readyz", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_readyz},
-    {"/metrics", "GET, HEAD, OPTIONS", ROUTE_INLINE, false, handle_metrics},
-    {"/openapi.yaml", "GET, HEAD, OPTIONS", ROUTE_INLINE, false,
-     handle_openapi},
-    {"/v1/attention", "POST, OPTIONS", ROUTE_WORKER, true, NULL},
-};
-
-static const route *route_find(const char *path)
-{
-    for (size_t i = 0; i < sizeof routes / sizeof *routes; i++)
-        if (strcmp(routes[i].path, path) == 0)
-            return &routes[i];
-    return NULL;
-}
-
-static bool route_allows(const route *r, const char *method)
-{
-    if (r->kind == ROUTE_WORKER)
-        return strcmp(method, "POST") == 0;
-    return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-}
-
-/* ---- replies ---------------------------------------------------------- */
+/* ---- answering -------------------------------------------------------- */
 
 static enum MHD_Result queue_reply(request *req)
 {
@@ -229,10 +124,21 @@ static enum MHD_Result queue_reply(request *req)
     return response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
 }
 
-static void reply_preflight(request *req)
+/* The server's state for an inline endpoint, read now. */
+static api_env env_now(http_server *srv)
 {
-    reply_set_static(&req->rep, 204, NULL, "", 0);
-    req->rep.allow = req->route->methods;
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return (api_env){
+        .in_flight = atomic_load(&srv->active_requests),
+        .queue_depth = pool_queued(srv->workers),
+        .max_queue = srv->cfg->max_queue,
+        .memory_used = budget_used(&srv->memory),
+        .memory_limit = srv->memory.limit,
+        .connections = info ? info->num_connections : 0,
+        .deadline_closed = conn_deadlines_expired(srv->deadlines),
+        .draining = atomic_load(&srv->draining),
+    };
 }
 
 /* ---- the worker side -------------------------------------------------- */
@@ -250,7 +156,7 @@ static bool client_gone(const request *req)
 
 static bool client_gone_hook(void *arg) { return client_gone(arg); }
 
-static void attention_job(void *arg)
+static void pool_job(void *arg)
 {
     request *req = arg;
     http_server *srv = req->srv;
@@ -259,13 +165,21 @@ static void attention_job(void *arg)
         /* nobody to answer: 499 (as nginx logs it) is only logged */
         reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     } else if (atomic_load(&srv->abandon)) {
-        problem_reply(&req->rep, 503, "draining", NULL,
-                      "the server shut down before this request could run");
-        req->rep.retry_after = 1;
+        problem_reply_retry(
+            &req->rep, "draining",
+            "the server shut down before this request could run");
     } else {
-        api_attention(srv->workers, &srv->cfg->request, &srv->memory, req->body,
-                      req->body_len, &req->rep, &req->stats, client_gone_hook,
-                      req);
+        api_job job = {
+            .workers = srv->workers,
+            .limits = &srv->cfg->request,
+            .memory = &srv->memory,
+            .body = req->body,
+            .body_len = req->body_len,
+            .stats = &req->stats,
+            .cancelled = client_gone_hook,
+            .cancelled_ctx = req,
+        };
+        req->route->job(&job, &req->rep);
         if (req->rep.status == 0) /* cancelled: the client left */
             reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
@@ -276,13 +190,6 @@ static void attention_job(void *arg)
     /* from here on the event thread owns req */
     MHD_resume_connection(req->conn);
 }
-
-/* Memory a request holds while it is parsed, per byte of body, before its
- * shapes are known (the worker then reserves what computing and answering
- * need): the worst case is a body of 2-byte numbers ("0,") that goes to
- * jansson, which keeps about 40 bytes per number; simdjson needs about 8
- * (its tape) plus 4 (the doubles) per such number. */
-#define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
 
 static size_t estimate_memory(size_t body_len)
 {
@@ -297,29 +204,62 @@ static enum MHD_Result start_job(request *req)
     http_server *srv = req->srv;
     size_t need = estimate_memory(req->body_len);
     if (!budget_reserve(&srv->memory, need)) {
-        problem_reply(&req->rep, 503, "overloaded", NULL,
-                      "the server's memory budget for requests in flight is "
-                      "used up; retry shortly");
-        req->rep.retry_after = 1;
+        problem_reply_retry(&req->rep, "overloaded",
+                            "the server's memory budget for requests in "
+                            "flight is used up; retry shortly");
         return queue_reply(req);
     }
     req->memory_reserved = need;
     req->state = REQ_WORKING;
     req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
-    if (pool_submit(srv->workers, attention_job, req) != 0) {
+    if (pool_submit(srv->workers, pool_job, req) != 0) {
         MHD_resume_connection(req->conn);
         req->state = REQ_REPLIED;
-        problem_reply(&req->rep, 503, "overloaded", NULL,
-                      "%zu requests are already waiting; retry shortly",
-                      srv->cfg->max_queue);
-        req->rep.retry_after = 1;
+        problem_reply_retry(&req->rep, "overloaded",
+                            "%zu requests are already waiting; retry shortly",
+                            srv->cfg->max_queue);
         return MHD_YES; /* queued on the call that follows the resume */
     }
     return MHD_YES;
 }
 
 /* ---- the access handler ----------------------------------------------- */
+
+/* Decides, from the headers, whether the request goes on (REQ_RECEIVING) or
+ * is answered (REQ_REPLIED, with its reply set). */
+static void route_request(http_server *srv, request *req, const char *url,
+                          const char *method)
+{
+    const route *rt = req->route;
+    reply *r = &req->rep;
+    req->state = REQ_REPLIED; /* unless the request goes on */
+    if (!rt) {
+        problem_reply(r, 404, "not_found", NULL,
+                      "no such path; the API is POST /v1/attention");
+    } else if (strcmp(method, "OPTIONS") == 0) { /* CORS preflight */
+        reply_set_static(r, 204, NULL, "", 0);
+        r->allow = routes_allow_header(rt);
+    } else if (!routes_allows(rt, method)) {
+        problem_reply(r, 405, "method_not_allowed", NULL,
+                      "%s does not accept %s; allowed: %s", url, method,
+                      routes_allow_header(rt));
+        r->allow = routes_allow_header(rt);
+    } else if (rt->needs_auth && !guard_authorized(&srv->api_key, req->conn)) {
+        problem_reply(r, 401, "unauthorized", NULL,
+                      "a valid bearer token is required (Authorization: "
+                      "Bearer <key>)");
+        r->www_authenticate = true;
+    } else if (rt->lane == ROUTE_INLINE) {
+        api_env env = env_now(srv);
+        rt->answer(&env, r);
+    } else if (!guard_json_content_type(req->conn)) {
+        problem_reply(r, 415, "unsupported_media_type", NULL,
+                      "send the request with Content-Type: application/json");
+    } else {
+        req->state = REQ_RECEIVING;
+    }
+}
 
 /* First call: headers only.  Returns the request, with an early reply set
  * when the headers already decide the answer. */
@@ -339,34 +279,8 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
                      sizeof req->id);
     guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
                       sizeof req->origin_allowed);
-
-    req->route = route_find(url);
-    reply *r = &req->rep;
-    req->state = REQ_REPLIED; /* unless the request goes on */
-    if (!req->route) {
-        problem_reply(r, 404, "not_found", NULL,
-                      "no such path; the API is POST /v1/attention");
-    } else if (strcmp(method, "OPTIONS") == 0) {
-        reply_preflight(req);
-    } else if (!route_allows(req->route, method)) {
-        problem_reply(r, 405, "method_not_allowed", NULL,
-                      "%s does not accept %s; allowed: %s", url, method,
-                      req->route->methods);
-        r->allow = req->route->methods;
-    } else if (req->route->needs_auth &&
-               !guard_authorized(&srv->api_key, conn)) {
-        problem_reply(r, 401, "unauthorized", NULL,
-                      "a valid bearer token is required (Authorization: "
-                      "Bearer <key>)");
-        r->www_authenticate = true;
-    } else if (req->route->kind == ROUTE_INLINE) {
-        req->route->inline_handler(srv, req);
-    } else if (!guard_json_content_type(conn)) {
-        problem_reply(r, 415, "unsupported_media_type", NULL,
-                      "send the request with Content-Type: application/json");
-    } else {
-        req->state = REQ_RECEIVING;
-    }
+    req->route = routes_find(url);
+    route_request(srv, req, url, method);
     req->discard_body = req->state == REQ_REPLIED;
     return req;
 }
@@ -377,7 +291,7 @@ static bool body_append(request *req, const char *data, size_t size)
     if (size > max - req->body_len)
         return false;
     if (req->body_len + size > req->body_cap) {
-        size_t cap = req->body_cap ? req->body_cap : 4096;
+        size_t cap = req->body_cap ? req->body_cap : HTTP_BODY_START_CAP;
         while (cap < req->body_len + size)
             cap *= 2;
         if (cap > max)
@@ -393,6 +307,71 @@ static bool body_append(request *req, const char *data, size_t size)
     return true;
 }
 
+static void refuse_body_too_large(request *req)
+{
+    problem_reply(&req->rep, 413, "body_too_large", NULL,
+                  "the body is larger than %zu bytes (--max-body)",
+                  req->srv->cfg->max_body);
+    req->state = REQ_REPLIED;
+}
+
+/* The first call: the request is set up and its headers checked. */
+static enum MHD_Result access_first(http_server *srv,
+                                    struct MHD_Connection *conn,
+                                    const char *url, const char *method,
+                                    void **con_cls)
+{
+    request *req = request_begin(srv, conn, url, method);
+    if (!req)
+        return MHD_NO;
+    *con_cls = req;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    req->watch = info ? info->socket_context : NULL;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    req->fd = fd_info ? fd_info->connect_fd : -1;
+    if (guard_headers_refused(conn, &req->rep)) {
+        req->state = REQ_REPLIED;
+        return queue_reply(req);
+    }
+    unsigned long long declared = guard_content_length(conn);
+    if (req->state == REQ_RECEIVING && declared > srv->cfg->max_body) {
+        /* answered now, so the library closes the connection instead of
+         * reading a body we refuse */
+        refuse_body_too_large(req);
+        return queue_reply(req);
+    }
+    if (req->state == REQ_RECEIVING && declared > 0) {
+        /* the whole body in one allocation, no realloc chain */
+        req->body = malloc((size_t)declared);
+        req->body_cap = req->body ? (size_t)declared : 0;
+    }
+    return MHD_YES;
+}
+
+/* A chunk of the body. */
+static enum MHD_Result access_chunk(request *req, const char *data, size_t size)
+{
+    if (clock_seconds() - req->t_start > req->srv->cfg->request_timeout)
+        return MHD_NO; /* too slow: drop the connection */
+    if (req->discard_body) {
+        /* an answer is waiting for the end of a body we do not keep; a
+         * body without Content-Length (chunked) may never end, so past
+         * a bounded allowance the connection is closed instead */
+        req->discarded += size;
+        return req->discarded / HTTP_DISCARD_FACTOR > req->srv->cfg->max_body
+                   ? MHD_NO
+                   : MHD_YES;
+    }
+    if (!body_append(req, data, size)) {
+        refuse_body_too_large(req);
+        req->discard_body = true;
+        req->discarded = size;
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
                                       const char *url, const char *method,
                                       const char *version,
@@ -402,64 +381,13 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
     (void)version;
     http_server *srv = cls;
     request *req = *con_cls;
-    if (!req) {
-        req = request_begin(srv, conn, url, method);
-        if (!req)
-            return MHD_NO;
-        *con_cls = req;
-        const union MHD_ConnectionInfo *info =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        req->watch = info ? info->socket_context : NULL;
-        const union MHD_ConnectionInfo *fd_info =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        req->fd = fd_info ? fd_info->connect_fd : -1;
-        if (guard_headers_refused(conn, &req->rep)) {
-            req->state = REQ_REPLIED;
-            return queue_reply(req);
-        }
-        unsigned long long declared = guard_content_length(conn);
-        if (req->state == REQ_RECEIVING && declared > srv->cfg->max_body) {
-            /* answered now, so the library closes the connection instead of
-             * reading a body we refuse */
-            problem_reply(&req->rep, 413, "body_too_large", NULL,
-                          "the body is larger than %zu bytes (--max-body)",
-                          srv->cfg->max_body);
-            req->state = REQ_REPLIED;
-            return queue_reply(req);
-        }
-        if (req->state == REQ_RECEIVING && declared > 0) {
-            /* the whole body in one allocation, no realloc chain */
-            req->body = malloc((size_t)declared);
-            req->body_cap = req->body ? (size_t)declared : 0;
-        }
-        return MHD_YES;
-    }
-
+    if (!req)
+        return access_first(srv, conn, url, method, con_cls);
     if (*upload_data_size > 0) {
         size_t size = *upload_data_size;
         *upload_data_size = 0;
-        if (clock_seconds() - req->t_start > srv->cfg->request_timeout)
-            return MHD_NO; /* too slow: drop the connection */
-        if (req->discard_body) {
-            /* an answer is waiting for the end of a body we do not keep; a
-             * body without Content-Length (chunked) may never end, so past
-             * a bounded allowance the connection is closed instead */
-            req->discarded += size;
-            return req->discarded / HTTP_DISCARD_FACTOR > srv->cfg->max_body
-                       ? MHD_NO
-                       : MHD_YES;
-        }
-        if (!body_append(req, upload_data, size)) {
-            problem_reply(&req->rep, 413, "body_too_large", NULL,
-                          "the body is larger than %zu bytes (--max-body)",
-                          srv->cfg->max_body);
-            req->state = REQ_REPLIED;
-            req->discard_body = true;
-            req->discarded = size;
-        }
-        return MHD_YES;
+        return access_chunk(req, upload_data, size);
     }
-
     conn_deadlines_disarm(srv->deadlines, req->watch); /* fully arrived */
     switch (req->state) {
     case REQ_RECEIVING:
@@ -501,7 +429,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
     }
     entry.bytes_out = req->bytes_out;
     access_log_write(&entry);
-    metrics_record(metrics_route_of(req->path), req->rep.status,
+    metrics_record(routes_index(req->route), req->rep.status,
                    entry.total_seconds, req->body_len, req->bytes_out);
     conn_deadlines_rearm(srv->deadlines, req->watch);
     if (req->memory_reserved)
@@ -538,9 +466,33 @@ static void log_mhd_error(void *cls, const char *fmt, va_list ap)
     /* libmicrohttpd's messages can quote request data; they are not logged */
 }
 
+/* Metrics count requests under the route table's labels. */
+static bool label_metrics(char *err, size_t err_size)
+{
+    const char *labels[METRICS_MAX_ROUTES];
+    size_t count = routes_count();
+    if (count > METRICS_MAX_ROUTES) {
+        snprintf(err, err_size, "%zu routes; metrics label at most %d", count,
+                 METRICS_MAX_ROUTES);
+        return false;
+    }
+    for (size_t i = 0; i < count; i++)
+        labels[i] = routes_at(i)->label;
+    return metrics_set_routes(labels, count);
+}
+
+static http_server *start_failed(http_server *srv)
+{
+    conn_deadlines_stop(srv->deadlines);
+    free(srv);
+    return NULL;
+}
+
 http_server *http_start(const config *cfg, pool *workers, char *err,
                         size_t err_size)
 {
+    if (!routes_check(err, err_size) || !label_metrics(err, err_size))
+        return NULL;
     http_server *srv = calloc(1, sizeof *srv);
     if (!srv) {
         snprintf(err, err_size, "out of memory");
@@ -552,24 +504,18 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     srv->deadlines = conn_deadlines_start(cfg->request_timeout);
     if (!srv->deadlines) {
         snprintf(err, err_size, "cannot start the deadline watcher");
-        free(srv);
-        return NULL;
+        return start_failed(srv);
     }
     atomic_init(&srv->next_request_id, 1);
     if (cfg->api_key_file[0] &&
-        !guard_load_api_key(&srv->api_key, cfg->api_key_file, err, err_size)) {
-        conn_deadlines_stop(srv->deadlines);
-        free(srv);
-        return NULL;
-    }
+        !guard_load_api_key(&srv->api_key, cfg->api_key_file, err, err_size))
+        return start_failed(srv);
     struct sockaddr_in addr = {.sin_family = AF_INET,
                                .sin_port = htons((uint16_t)cfg->port)};
     if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
         snprintf(err, err_size, "--listen needs an IPv4 address, got %s",
                  cfg->host);
-        conn_deadlines_stop(srv->deadlines);
-        free(srv);
-        return NULL;
+        return start_failed(srv);
     }
     srv->daemon = MHD_start_daemon(
         /* poll(), not epoll: with epoll this libmicrohttpd misses a client's
@@ -593,9 +539,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(err, err_size, "cannot listen on %s:%u", cfg->host, cfg->port);
-        conn_deadlines_stop(srv->deadlines);
-        free(srv);
-        return NULL;
+        return start_failed(srv);
     }
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -621,7 +565,7 @@ bool http_wait_idle(http_server *srv, unsigned seconds)
             atomic_store(&srv->abandon, true);
             return false;
         }
-        struct timespec pause = {0, 20 * 1000 * 1000};
+        struct timespec pause = {0, HTTP_IDLE_POLL_NS};
         nanosleep(&pause, NULL);
     }
     return true;

@@ -1,7 +1,6 @@
 #include "server/obs/metrics.h"
 
 #include <stdatomic.h>
-#include <string.h>
 
 /* Status classes kept apart: the codes the service actually sends. */
 static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
@@ -16,26 +15,32 @@ static const double latency_bounds[] = {
     0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 #define BUCKET_COUNT (sizeof latency_bounds / sizeof *latency_bounds)
 
-static const char *const route_labels[METRICS_ROUTE_COUNT] = {
-    "/v1/attention", "/healthz", "/readyz", "/metrics",
-    "/openapi.yaml", "/",        "other"};
+/* The route labels in use, then "other"; set before the daemon starts its
+ * threads, read-only after. */
+static const char *route_labels[METRICS_MAX_ROUTES + 1] = {"other"};
+static size_t labelled; /* route_labels[labelled] is "other" */
 
-static atomic_ullong requests[METRICS_ROUTE_COUNT][STATUS_COUNT + 1];
-static atomic_ullong latency_buckets[METRICS_ROUTE_COUNT][BUCKET_COUNT + 1];
-static atomic_ullong latency_sum_us[METRICS_ROUTE_COUNT];
+static atomic_ullong requests[METRICS_MAX_ROUTES + 1][STATUS_COUNT + 1];
+static atomic_ullong latency_buckets[METRICS_MAX_ROUTES + 1][BUCKET_COUNT + 1];
+static atomic_ullong latency_sum_us[METRICS_MAX_ROUTES + 1];
 static atomic_ullong bytes_in_total, bytes_out_total;
 
-metrics_route metrics_route_of(const char *path)
+bool metrics_set_routes(const char *const *labels, size_t count)
 {
-    for (int r = 0; r < METRICS_ROUTE_OTHER; r++)
-        if (strcmp(path, route_labels[r]) == 0)
-            return (metrics_route)r;
-    return METRICS_ROUTE_OTHER;
+    if (count > METRICS_MAX_ROUTES)
+        return false;
+    for (size_t r = 0; r < count; r++)
+        route_labels[r] = labels[r];
+    route_labels[count] = "other";
+    labelled = count;
+    return true;
 }
 
-void metrics_record(metrics_route route, unsigned status, double seconds,
+void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out)
 {
+    if (route > labelled)
+        route = labelled; /* "other" */
     size_t s = 0;
     while (s < STATUS_COUNT && tracked_status[s] != status)
         s++;
@@ -57,7 +62,7 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
     buf_puts(out, "# HELP attention_requests_total Requests answered, by "
                   "route and status.\n# TYPE attention_requests_total "
                   "counter\n");
-    for (int r = 0; r < METRICS_ROUTE_COUNT; r++)
+    for (size_t r = 0; r <= labelled; r++)
         for (size_t s = 0; s <= STATUS_COUNT; s++) {
             unsigned long long count = atomic_load(&requests[r][s]);
             if (!count)
@@ -76,7 +81,7 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
     buf_puts(out, "# HELP attention_request_duration_seconds Time from the "
                   "first byte of headers to the reply being queued.\n"
                   "# TYPE attention_request_duration_seconds histogram\n");
-    for (int r = 0; r < METRICS_ROUTE_COUNT; r++) {
+    for (size_t r = 0; r <= labelled; r++) {
         unsigned long long cumulative = 0;
         for (size_t b = 0; b <= BUCKET_COUNT; b++) {
             cumulative += atomic_load(&latency_buckets[r][b]);

@@ -2,32 +2,30 @@
  * metrics.h - counters for GET /metrics (Prometheus text format 0.0.4).
  *
  * Lock-free: every counter is an atomic, updated once per request in the
- * "request completed" callback, read when /metrics is scraped.
+ * "request completed" callback, read when /metrics is scraped.  The routes
+ * are not listed here: the HTTP layer's route table names them.
  */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
 
 #include "server/base/buf.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* The routes metrics are kept for; anything else counts as "other". */
-typedef enum {
-    METRICS_ROUTE_ATTENTION,
-    METRICS_ROUTE_HEALTHZ,
-    METRICS_ROUTE_READYZ,
-    METRICS_ROUTE_METRICS,
-    METRICS_ROUTE_OPENAPI,
-    METRICS_ROUTE_INDEX,
-    METRICS_ROUTE_OTHER,
-    METRICS_ROUTE_COUNT
-} metrics_route;
+/* Routes that can be labelled; room for twice today's table.  The counters
+ * are static so that recording a request never allocates or fails. */
+#define METRICS_MAX_ROUTES 16
 
-/* Maps a request path to its route label. */
-metrics_route metrics_route_of(const char *path);
+/* The labels requests are counted under, in the exposition's order:
+ * metrics_record()'s route i is labels[i], and any index at or past count is
+ * "other".  Called once before the first request (the HTTP layer hands in
+ * its route table's labels); the strings must stay valid.  False when there
+ * are more than METRICS_MAX_ROUTES. */
+bool metrics_set_routes(const char *const *labels, size_t count);
 
 /* Records one finished request. */
-void metrics_record(metrics_route route, unsigned status, double seconds,
+void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out);
 
 /* Appends the exposition; gauges are passed in by the caller, who owns them. */

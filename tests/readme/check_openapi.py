@@ -35,6 +35,10 @@ def source_codes():
         for m in re.finditer(r'(?:problem_reply|codec_fail)\(\s*[^,]+,\s*'
                              r'[^,]+,\s*(?:[^"]*\?\s*)?"([a-z0-9_]+)"', text):
             codes.add(m.group(1))
+        # problem_reply_retry(r, "code", ...): a 503 with Retry-After
+        for m in re.finditer(r'problem_reply_retry\(\s*[^,]+,\s*'
+                             r'"([a-z0-9_]+)"', text):
+            codes.add(m.group(1))
         # codes chosen by a ternary: both sides are snake_case codes
         for m in re.finditer(r'\?\s*"([a-z0-9]+_[a-z0-9_]+)"\s*:\s*'
                              r'"([a-z0-9]+_[a-z0-9_]+)"', text):
@@ -139,6 +143,16 @@ def compare_fields(schemas, table):
     return failures
 
 
+def table_routes():
+    """The paths of the route table's rows (server/http/routes.c)."""
+    text = open("server/http/routes.c").read()
+    table = re.search(r"^static const route table\[\] = \{(.*?)^\};", text,
+                      re.S | re.M)
+    if not table:
+        sys.exit("server/http/routes.c: no route table found")
+    return set(re.findall(r'\.path = "([^"]*)"', table.group(1)))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
@@ -162,8 +176,7 @@ def main():
     if enum - sent:
         failures.append(f"codes in the spec never sent: {sorted(enum - sent)}")
 
-    routes = set(re.findall(r'\{"(/[^"]*)", "[A-Z, ]+", ROUTE_',
-                            open("server/http/daemon.c").read()))
+    routes = table_routes()
     if routes != set(spec["paths"]):
         failures.append(f"routes {sorted(routes)} vs spec "
                         f"{sorted(spec['paths'])}")

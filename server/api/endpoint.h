@@ -1,0 +1,68 @@
+/*
+ * endpoint.h - what an endpoint gets from the HTTP layer, and what it gives
+ * back.
+ *
+ * DESIGN
+ * Endpoints know nothing of libmicrohttpd.  A cheap endpoint (health,
+ * metrics, static files) runs on the event thread: it reads a snapshot of
+ * the server's state in plain values (api_env) and fills a reply.  An
+ * endpoint that computes runs as a pool job: it gets the uploaded body and
+ * the resources it may use (api_job) and fills a reply on a worker.  The
+ * HTTP layer's route table (server/http/routes.c) says which endpoint runs
+ * where.
+ */
+#ifndef SERVER_API_ENDPOINT_H
+#define SERVER_API_ENDPOINT_H
+
+#include "core/pool.h"
+#include "server/api/attention.h"
+#include "server/base/budget.h"
+#include "server/base/reply.h"
+#include "server/base/service_limits.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The server's state when an inline endpoint runs, read just before. */
+typedef struct {
+    size_t in_flight;   /* requests received and not yet answered */
+    size_t queue_depth; /* jobs waiting for a worker */
+    size_t max_queue;   /* --max-queue */
+    size_t memory_used; /* bytes reserved by requests in flight */
+    size_t memory_limit;
+    size_t connections;                 /* open client connections */
+    unsigned long long deadline_closed; /* cut by --request-timeout */
+    bool draining;                      /* SIGTERM arrived */
+} api_env;
+
+/* An endpoint that answers on the event thread. */
+typedef void (*api_handler)(const api_env *env, reply *out);
+
+/* What a pool job gets; every pointer outlives the job. */
+typedef struct {
+    pool *workers;
+    const request_limits *limits;
+    budget *memory;
+    const char *body; /* the upload, NULL when there was none */
+    size_t body_len;
+    api_attention_stats *stats; /* filled for the access log */
+    api_cancelled_fn cancelled; /* true once nobody waits for the answer */
+    void *cancelled_ctx;
+} api_job;
+
+/* An endpoint that runs as a pool job. */
+typedef void (*api_job_fn)(const api_job *job, reply *out);
+
+/* GET /healthz: the process answers. */
+void api_healthz(const api_env *env, reply *out);
+/* GET /readyz: 200 while the server takes work, 503 when it is draining or
+ * saturated, so that a balancer sends work elsewhere. */
+void api_readyz(const api_env *env, reply *out);
+/* GET /metrics: the Prometheus exposition. */
+void api_metrics_page(const api_env *env, reply *out);
+/* GET /: the visualizer page. */
+void api_static_index(const api_env *env, reply *out);
+/* GET /openapi.yaml: the API's description. */
+void api_static_openapi(const api_env *env, reply *out);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * routes.c - the one route table.
+ *
+ * DESIGN
+ * A row says everything the HTTP layer needs to know about a path: the
+ * methods it serves (as bits, from which the Allow header is written), the
+ * endpoint and whether it runs inline or as a pool job, whether it needs the
+ * bearer token, and its metrics label.  The rows are in the order metrics
+ * lists them.  Paths match exactly: the service has no path parameters.
+ */
+#include "server/http/routes.h"
+
+#include "server/api/attention.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* api_attention() keeps an argument list of its own (the fuzz harness calls
+ * it directly), so its row goes through this adapter. */
+static void attention_job(const api_job *job, reply *out)
+{
+    api_attention(job->workers, job->limits, job->memory, job->body,
+                  job->body_len, out, job->stats, job->cancelled,
+                  job->cancelled_ctx);
+}
+
+static const route table[] = {
+    {.path = "/v1/attention",
+     .methods = ROUTE_POST,
+     .lane = ROUTE_POOL,
+     .needs_auth = true,
+     .job = attention_job,
+     .label = "/v1/attention"},
+    {.path = "/healthz",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_healthz,
+     .label = "/healthz"},
+    {.path = "/readyz",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_readyz,
+     .label = "/readyz"},
+    {.path = "/metrics",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_metrics_page,
+     .label = "/metrics"},
+    {.path = "/openapi.yaml",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_static_openapi,
+     .label = "/openapi.yaml"},
+    {.path = "/",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_static_index,
+     .label = "/"},
+};
+
+#define ROUTE_COUNT (sizeof table / sizeof *table)
+
+/* Method names and bits, in the order the Allow header lists them. */
+static const struct {
+    const char *name;
+    unsigned bit;
+} methods[] = {{"GET", ROUTE_GET}, {"HEAD", ROUTE_HEAD}, {"POST", ROUTE_POST}};
+
+#define METHOD_COUNT (sizeof methods / sizeof *methods)
+
+/* Every method and OPTIONS, with separators. */
+#define ALLOW_MAX (sizeof "GET, HEAD, POST, OPTIONS")
+
+static char allow_text[ROUTE_COUNT][ALLOW_MAX];
+static pthread_once_t allow_once = PTHREAD_ONCE_INIT;
+
+static void write_allow_texts(void)
+{
+    for (size_t r = 0; r < ROUTE_COUNT; r++) {
+        size_t len = 0;
+        for (size_t m = 0; m < METHOD_COUNT; m++)
+            if (table[r].methods & methods[m].bit)
+                len += (size_t)snprintf(allow_text[r] + len, ALLOW_MAX - len,
+                                        "%s, ", methods[m].name);
+        snprintf(allow_text[r] + len, ALLOW_MAX - len, "OPTIONS");
+    }
+}
+
+const route *routes_find(const char *path)
+{
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        if (strcmp(table[i].path, path) == 0)
+            return &table[i];
+    return NULL;
+}
+
+bool routes_allows(const route *r, const char *method)
+{
+    for (size_t m = 0; m < METHOD_COUNT; m++)
+        if (strcmp(methods[m].name, method) == 0)
+            return (r->methods & methods[m].bit) != 0;
+    return false;
+}
+
+const char *routes_allow_header(const route *r)
+{
+    pthread_once(&allow_once, write_allow_texts);
+    return allow_text[routes_index(r)];
+}
+
+size_t routes_count(void) { return ROUTE_COUNT; }
+
+const route *routes_at(size_t i) { return &table[i]; }
+
+size_t routes_index(const route *r)
+{
+    return r ? (size_t)(r - table) : ROUTE_COUNT;
+}
+
+bool routes_check(char *err, size_t err_size)
+{
+    for (size_t r = 0; r < ROUTE_COUNT; r++) {
+        const route *row = &table[r];
+        bool runs = row->lane == ROUTE_INLINE ? row->answer && !row->job
+                                              : row->job && !row->answer;
+        if (!runs) {
+            snprintf(err, err_size,
+                     "route %s: its lane and its endpoint disagree", row->path);
+            return false;
+        }
+    }
+    return true;
+}

@@ -1,0 +1,55 @@
+/*
+ * routes.h - the route table: every path the service answers, one row each.
+ *
+ * Lookup, 404 and 405, the Allow header, the CORS preflight's allowed
+ * methods, authentication, the lane a request runs in and its metrics label
+ * all read this table; a new route is one row in routes.c.
+ */
+#ifndef SERVER_HTTP_ROUTES_H
+#define SERVER_HTTP_ROUTES_H
+
+#include "server/api/endpoint.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The methods a route serves, as bits.  OPTIONS is not among them: the HTTP
+ * layer answers the CORS preflight for every route. */
+enum { ROUTE_GET = 1u << 0, ROUTE_HEAD = 1u << 1, ROUTE_POST = 1u << 2 };
+
+typedef enum {
+    ROUTE_INLINE, /* answered on the event thread: cheap, no body */
+    ROUTE_POOL,   /* the body is read, then a pool job answers */
+} route_lane;
+
+typedef struct {
+    const char *path;
+    unsigned methods; /* ROUTE_GET | ROUTE_HEAD | ROUTE_POST */
+    route_lane lane;
+    bool needs_auth;    /* the bearer token of --api-key-file */
+    api_handler answer; /* ROUTE_INLINE's endpoint, else NULL */
+    api_job_fn job;     /* ROUTE_POOL's endpoint, else NULL */
+    const char *label;  /* the metrics route label */
+} route;
+
+/* The route serving path, or NULL (404). */
+const route *routes_find(const char *path);
+
+/* Whether r serves method ("GET", "POST", ...); OPTIONS is not asked here. */
+bool routes_allows(const route *r, const char *method);
+
+/* The Allow header's value for r ("GET, HEAD, OPTIONS"), derived from its
+ * methods; a static string. */
+const char *routes_allow_header(const route *r);
+
+/* Rows in the table; row i; the index of a row, where NULL (no route) is
+ * routes_count(), which metrics count as "other". */
+size_t routes_count(void);
+const route *routes_at(size_t i);
+size_t routes_index(const route *r);
+
+/* False, with a message, when a row's lane and its endpoint disagree (the
+ * server must not start then). */
+bool routes_check(char *err, size_t err_size);
+
+#endif
