@@ -18,7 +18,9 @@
  *   after the job resumes the connection, one more call queues its reply.
  * The job never touches the connection after MHD_resume_connection(): from
  * then on the event thread owns the request again and frees it in the
- * "request completed" callback.
+ * "request completed" callback.  How long a request may take to arrive is
+ * enforced in one place, conn_deadline.c, which also sees a client that
+ * stops sending altogether (the access handler is then never called).
  */
 #include "server/http/daemon.h"
 
@@ -350,11 +352,10 @@ static enum MHD_Result access_first(http_server *srv,
     return MHD_YES;
 }
 
-/* A chunk of the body. */
+/* A chunk of the body.  Its time is not checked here: the connection's
+ * deadline (conn_deadline.c) cuts a body that arrives too slowly. */
 static enum MHD_Result access_chunk(request *req, const char *data, size_t size)
 {
-    if (clock_seconds() - req->t_start > req->srv->cfg->request_timeout)
-        return MHD_NO; /* too slow: drop the connection */
     if (req->discard_body) {
         /* an answer is waiting for the end of a body we do not keep; a
          * body without Content-Length (chunked) may never end, so past
