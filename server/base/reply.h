@@ -1,9 +1,9 @@
 /*
- * reply.h - what a handler hands back to the HTTP layer.
+ * reply.h - what an endpoint hands back to the HTTP layer.
  *
- * Handlers run on pool workers and never touch libmicrohttpd; they fill a
- * reply, and the event thread turns it into a response after resuming the
- * connection.
+ * Endpoints never touch libmicrohttpd: they fill a reply (on a pool worker,
+ * or on the event thread for the cheap ones), and the event thread turns it
+ * into a response (server/http/response.c).
  */
 #ifndef SERVER_REPLY_H
 #define SERVER_REPLY_H
