@@ -57,11 +57,14 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
     decode_options options = {.workers = workers,
                               .split_min_bytes = API_SPLIT_MIN_BYTES};
     if (!decode_request(body, len, limits, &options, &req, &err)) {
-        problem_reply(out, err.status, err.code,
-                      err.pointer[0] || err.status == 400 ? err.pointer : NULL,
-                      "%s", err.detail);
+        /* the codec's error becomes problem+json here, and only here */
         if (err.status == 503)
-            out->retry_after = 1;
+            problem_reply_retry(out, err.code, "%s", err.detail);
+        else
+            problem_reply(out, err.status, err.code,
+                          err.pointer[0] || err.status == 400 ? err.pointer
+                                                              : NULL,
+                          "%s", err.detail);
         return;
     }
     const attn_problem *p = &req.problem;
@@ -85,10 +88,9 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
                       need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
                       limits->max_request_memory >> 20);
     } else if (!budget_reserve(memory, need)) {
-        problem_reply(out, 503, "overloaded", NULL,
-                      "the memory budget for requests in flight is used up; "
-                      "retry shortly");
-        out->retry_after = 1;
+        problem_reply_retry(out, "overloaded",
+                            "the memory budget for requests in flight is used "
+                            "up; retry shortly");
     } else {
         compute_and_encode(workers, &req, reply_bytes, out, stats, cancelled,
                            cancelled_ctx);
@@ -116,9 +118,9 @@ static void compute_and_encode(pool *workers, const api_request *req,
                       attn_stage_name(result.nonfinite_stage),
                       tensor_dtype_name(p->dtype));
     } else if (status != ATTN_OK) {
-        problem_reply(out, 503, "out_of_memory", NULL,
-                      "the server could not allocate memory for this request");
-        out->retry_after = 1;
+        problem_reply_retry(out, "out_of_memory",
+                            "the server could not allocate memory for this "
+                            "request");
     } else if (cancelled && cancelled(cancelled_ctx)) {
         attn_result_free(&result);
     } else {
@@ -135,9 +137,8 @@ static void compute_and_encode(pool *workers, const api_request *req,
             parts = malloc(chain.count * sizeof *parts);
         if (!parts) {
             buf_chain_free(&chain);
-            problem_reply(out, 503, "out_of_memory", NULL,
-                          "the server could not allocate the response");
-            out->retry_after = 1;
+            problem_reply_retry(out, "out_of_memory",
+                                "the server could not allocate the response");
             return;
         }
         size_t count = 0;

@@ -39,27 +39,6 @@ const char *problem_title(unsigned status)
     }
 }
 
-bool problem_pointer_append(char *pointer, size_t size, const char *token)
-{
-    size_t len = strlen(pointer);
-    if (len + 1 >= size)
-        return false;
-    pointer[len++] = '/';
-    for (const char *c = token; *c; c++) {
-        if (len + 3 > size)
-            return false; /* pointer is left cut short: the caller drops it */
-        if (*c == '~' || *c == '/') {
-            pointer[len++] = '~';
-            pointer[len++] = *c == '~' ? '0' : '1';
-        } else {
-            pointer[len++] = *c;
-        }
-        pointer[len] = '\0';
-    }
-    pointer[len] = '\0';
-    return true;
-}
-
 /* Builds the problem+json body of an already formatted detail. */
 static void problem_build(reply *r, unsigned status, const char *code,
                           const char *pointer, const char *detail)

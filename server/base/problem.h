@@ -32,9 +32,4 @@ void problem_reply_retry(reply *r, const char *code, const char *fmt, ...)
 /* The reason phrase of an HTTP status ("Bad Request"). */
 const char *problem_title(unsigned status);
 
-/* Appends "/token" to a JSON Pointer, escaping '~' and '/' (RFC 6901 §3).
- * Returns false when it does not fit in size bytes (then pointer is cut
- * short and must not be sent). */
-bool problem_pointer_append(char *pointer, size_t size, const char *token);
-
 #endif
