@@ -1,4 +1,4 @@
-"""Issue 6's benchmark: the core, the HTTP path and big requests, side by side.
+"""The benchmark: the core, the HTTP path and big requests, side by side.
 
     run_bench.py --server build/attention-server --bench-core build/bench/bench_core
                  [--quick] [--parts 1,2,3] [--rounds R] [--out FILE]
@@ -690,7 +690,7 @@ def main():
                 "Fresh servers per size; FastAPI as one uvicorn process with "
                 "OpenBLAS on 2 threads; peak RSS = VmHWM after the requests "
                 "(idle VmHWM in brackets).", ""] + big_table(big)
-    out += ["", "### Issue 6's targets", ""] + targets(core, web, big)
+    out += ["", "### Targets", ""] + targets(core, web, big)
     text = "\n".join(out) + "\n"
     print(text)
     if args.out:

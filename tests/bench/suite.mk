@@ -1,6 +1,6 @@
-# tests/bench - issue 6's benchmark: the core against PyTorch and NumPy, the
+# tests/bench - the benchmark: the core against PyTorch and NumPy, the
 # HTTP path against a FastAPI peer and nginx, big requests end to end.
-#   make bench              the full run (about 10 minutes), prints one table
+#   make bench              the full run (5 to 10 minutes), prints one table
 #   make bench-profile      perf: where a lesson-sized request's time goes
 #                           (PROFILE_BODY=n16 for the n=16, d=64 request)
 #   make test-bench-smoke   every part for a second or two (in `make test`):

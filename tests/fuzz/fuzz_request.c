@@ -25,7 +25,7 @@
  *      rejection, the same shapes and bit-identical tensors on acceptance;
  *   7. so does the fast path with every number tensor split into rows and
  *      parsed on the pool (decode_request with split_min_bytes 0,
- *      server/parse_rows.cpp), which the server does only for big tensors.
+ *      server/json/parse_rows.cpp), which the server does only for big tensors.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */

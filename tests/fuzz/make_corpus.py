@@ -120,7 +120,7 @@ bad["huge_dims_claim"] = variant(x=[[0] * 60])
 # found by the fuzzer: the pointer named /x/shape, which was not there
 bad["binary_without_shape"] = variant(x={})
 bad["binary_without_base64"] = variant(x={"shape": [3, 4]})
-# rows the row splitter (server/parse_rows.cpp) must hand back or read
+# rows the row splitter (server/json/parse_rows.cpp) must hand back or read
 bad["row_with_string"] = variant(x=[[1, "]", 2, 3]] * 3)
 bad["row_with_array"] = variant(x=[[1, [2], 3, 4]] * 3)
 

@@ -65,7 +65,7 @@ def random_request(rng, i):
     d = int(rng.integers(1, 33))
     if i % 40 == 39:
         # x of 200+ rows of 64+ numbers is past 64 KiB of text: the server
-        # parses it row by row on its pool (server/parse_rows.cpp)
+        # parses it row by row on its pool (server/json/parse_rows.cpp)
         n, d = int(rng.integers(200, 261)), int(rng.integers(64, 97))
     d_k = int(rng.integers(1, 9))
     d_v = int(rng.integers(1, 9))

@@ -42,8 +42,8 @@ def one(port, kind, rng, timeout):
         return s == 200, s
     if kind == "big":
         # tensors past 64 KiB of text: parsed row by row on the pool
-        # (server/parse_rows.cpp); (4, 128, 128) weights: formatted in pieces
-        # on the pool and sent as parts (server/buf_chain.h)
+        # (server/json/parse_rows.cpp); (4, 128, 128) weights: formatted in pieces
+        # on the pool and sent as parts (server/base/buf_chain.h)
         s, _, b = http(port, "POST", "/v1/attention",
                        attention_body(rng, 128, 128, 4,
                                       {"return": ["output", "weights"]}),

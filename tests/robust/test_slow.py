@@ -21,7 +21,7 @@ IDLE_TIMEOUT = 2       # s, --idle-timeout
 REQUEST_TIMEOUT = 5    # s, --request-timeout
 ATTACK_SECONDS = 20    # length of each slowhttptest run
 ATTACK_CONNECTIONS = 400
-NORMAL_LATENCY_MAX = 1.0   # s, what the issue asks for a normal client
+NORMAL_LATENCY_MAX = 1.0   # s, the most a normal client may wait
 # A trickled connection must be closed by the deadline; allow the event
 # loop's timer granularity on top.
 DEADLINE_SLACK = 2.0
