@@ -55,6 +55,10 @@ typedef struct {
     const void *w_k;      /* (d_c, h·d_k)                             */
     const void *w_v;      /* (d_c, h·d_v)                             */
     const void *w_o;      /* (h·d_v, d_out), or NULL: output = concat */
+    const void *b_q;      /* (h·d_k) added to x @ W_q, or NULL        */
+    const void *b_k;      /* (h·d_k) added to context @ W_k, or NULL  */
+    const void *b_v;      /* (h·d_v) added to context @ W_v, or NULL  */
+    const void *b_o;      /* (d_out) added to concat @ W_o, or NULL   */
     double scale;         /* multiplies Q Kᵀ; 0: divide by √d_k instead,
                              exactly as the lessons write it     */
     bool causal;          /* query i attends keys j ≤ i only          */

@@ -63,7 +63,7 @@ static double relative_error(const attn_problem *p, attn_stage s, const void *a,
 
 typedef struct {
     attn_problem p;
-    void *buffers[9];
+    void *buffers[13];
 } random_problem;
 
 static void make_random_problem(random_problem *rp, tensor_dtype dtype,
@@ -112,11 +112,18 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
             pad[j] = uniform() > 0.5;
         p->key_padding = rp->buffers[8] = pad;
     }
+    if (seed % 3 != 2) { /* biases on two problems in three */
+        p->b_q = rp->buffers[9] = random_tensor(dtype, width_k);
+        p->b_k = rp->buffers[10] = random_tensor(dtype, width_k);
+        p->b_v = rp->buffers[11] = random_tensor(dtype, width_v);
+        if (p->w_o)
+            p->b_o = rp->buffers[12] = random_tensor(dtype, p->d_out);
+    }
 }
 
 static void free_random_problem(random_problem *rp)
 {
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 13; i++)
         free(rp->buffers[i]);
 }
 
@@ -239,6 +246,13 @@ static void large_problems_match_the_reference(bool own)
         p->w_o = p->d_out ? (rp.buffers[5] =
                                  random_tensor(p->dtype, width_v * p->d_out))
                           : NULL;
+        if (seed % 3 == 0) { /* biases, with and without W_o */
+            p->b_q = rp.buffers[9] = random_tensor(p->dtype, 24);
+            p->b_k = rp.buffers[10] = random_tensor(p->dtype, 24);
+            p->b_v = rp.buffers[11] = random_tensor(p->dtype, width_v);
+            if (p->w_o)
+                p->b_o = rp.buffers[12] = random_tensor(p->dtype, p->d_out);
+        }
         p->causal = seed == 1;
         attn_result ref, all, fused;
         unsigned fused_want = ATTN_WANT(ATTN_OUTPUT) |
@@ -328,6 +342,50 @@ static void lesson_001_weights_and_output_match_numpy(void **state)
     for (int i = 0; i < 12; i++)
         assert_true(fabs(o[i] - output[i]) <= 1e-15);
     attn_result_free(&r);
+}
+
+/* q = x·W_q + b_q (and k, v, output alike): with identity weights and one
+ * token, every stage is the input plus its bias, and the output is
+ * v + b_o. */
+static void biases_are_added_after_each_projection(void **state)
+{
+    (void)state;
+    const double x[2] = {1, 2}, eye[4] = {1, 0, 0, 1};
+    const double b_q[2] = {10, 20}, b_k[2] = {-1, -2}, b_v[2] = {0.5, 0.25};
+    const double b_o[2] = {100, 200};
+    attn_problem p = {.dtype = TENSOR_FLOAT64,
+                      .n = 1,
+                      .m = 1,
+                      .d = 2,
+                      .d_c = 2,
+                      .heads = 1,
+                      .d_k = 2,
+                      .d_v = 2,
+                      .d_out = 2,
+                      .x = x,
+                      .w_q = eye,
+                      .w_k = eye,
+                      .w_v = eye,
+                      .w_o = eye,
+                      .b_q = b_q,
+                      .b_k = b_k,
+                      .b_v = b_v,
+                      .b_o = b_o};
+    for (int reference = 0; reference < 2; reference++) {
+        attn_result r;
+        unsigned want = (1u << ATTN_STAGE_COUNT) - 1;
+        assert_int_equal(reference ? attn_forward_reference(&p, want, &r)
+                                   : attn_forward(NULL, &p, want, &r),
+                         ATTN_OK);
+        const double *q = r.stage[ATTN_Q], *k = r.stage[ATTN_K];
+        const double *v = r.stage[ATTN_V], *out = r.stage[ATTN_OUTPUT];
+        assert_true(q[0] == 11 && q[1] == 22);
+        assert_true(k[0] == 0 && k[1] == 0);
+        assert_true(v[0] == 1.5 && v[1] == 2.25);
+        /* one key: weight 1, head output = v */
+        assert_true(out[0] == 101.5 && out[1] == 202.25);
+        attn_result_free(&r);
+    }
 }
 
 static void causal_mask_zeroes_the_upper_triangle(void **state)
@@ -534,6 +592,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(own_kernels_match_reference_on_random_problems),
+        cmocka_unit_test(biases_are_added_after_each_projection),
         cmocka_unit_test(openblas_path_matches_reference_on_random_problems),
         cmocka_unit_test(large_problems_match_the_reference_through_openblas),
         cmocka_unit_test(
