@@ -21,6 +21,10 @@ void api_request_free(api_request *req)
     free(req->w_v);
     free(req->w_o);
     free(req->bias);
+    free(req->b_q);
+    free(req->b_k);
+    free(req->b_v);
+    free(req->b_o);
     free(req->allow);
     free(req->key_padding);
     api_labels_free(&req->tokens);

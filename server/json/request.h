@@ -30,6 +30,7 @@ typedef struct {
     api_labels tokens;         /* n labels, or none                       */
     api_labels context_tokens; /* m labels, or none                  */
     void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;
+    void *b_q, *b_k, *b_v, *b_o;
     uint8_t *allow, *key_padding;
 } api_request;
 

@@ -14,6 +14,12 @@ static const schema_choice dtypes[] = {
     {"float32", TENSOR_FLOAT32, NULL},
 };
 
+/* value: whether the weights are out×in (y = x·Wᵀ) */
+static const schema_choice layouts[] = {
+    {"lesson", 0, "W is in×out, y = x·W"},
+    {"torch", 1, "W is out×in as nn.Linear.weight, y = x·Wᵀ"},
+};
+
 /* value: whether the reply's tensors are base64 */
 static const schema_choice encodings[] = {
     {"json", 0, "nested arrays"},
@@ -30,9 +36,10 @@ static const schema_choice encodings[] = {
 const schema_field api_schema[API_FIELD_COUNT] = {
     [API_X] = {"x", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), .required = true},
     [API_CONTEXT] = {"context", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
-    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
-    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    /* required unless PyTorch's names give them (validate.c) */
+    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
+    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
+    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
     [API_MASK] = {"mask", TENSOR(2, 2, SCHEMA_LEAF_EITHER)},
     [API_KEY_PADDING] = {"key_padding", TENSOR(1, 1, SCHEMA_LEAF_BOOL)},
@@ -51,6 +58,21 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_ENCODING] = {"encoding", CHOICES(encodings),
                       .type_code = "invalid_encoding",
                       .invalid_code = "invalid_encoding"},
+    [API_B_Q] = {"b_q", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
+    [API_B_K] = {"b_k", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
+    [API_B_V] = {"b_v", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
+    [API_B_O] = {"b_o", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_LAYOUT] = {"layout", CHOICES(layouts),
+                    .invalid_code = "invalid_layout"},
+    /* torch.nn.MultiheadAttention's state_dict names (always out×in) */
+    [API_IN_PROJ_WEIGHT] = {"in_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_IN_PROJ_BIAS] = {"in_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_OUT_PROJ_WEIGHT] = {"out_proj_weight",
+                             TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_OUT_PROJ_BIAS] = {"out_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
 };
 
 int schema_field_of(const char *name)
@@ -109,7 +131,7 @@ void schema_stage_list(char out[SCHEMA_LIST_MAX])
     join(out, ATTN_STAGE_COUNT, stage_name);
 }
 
-/* every field and stage name is at most 16 bytes, so 18 a name with ", " */
+/* every field and stage name is at most 16 bytes: 18 with ", " */
 _Static_assert(API_FIELD_COUNT * 18 < SCHEMA_LIST_MAX &&
                    ATTN_STAGE_COUNT * 18 < SCHEMA_LIST_MAX,
                "the lists of fields and stages fit SCHEMA_LIST_MAX");

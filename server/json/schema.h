@@ -46,6 +46,18 @@ typedef enum {
     API_TOKENS,
     API_CONTEXT_TOKENS,
     API_ENCODING,
+    API_B_Q,
+    API_B_K,
+    API_B_V,
+    API_B_O,
+    API_LAYOUT,
+    API_IN_PROJ_WEIGHT,
+    API_IN_PROJ_BIAS,
+    API_OUT_PROJ_WEIGHT,
+    API_OUT_PROJ_BIAS,
+    API_Q_PROJ_WEIGHT,
+    API_K_PROJ_WEIGHT,
+    API_V_PROJ_WEIGHT,
     API_FIELD_COUNT
 } api_field;
 
@@ -136,8 +148,8 @@ int schema_tensor_of(const char *name);
 /* The value of the choice of enum field f named name, or -1. */
 int schema_choice_of(api_field f, const char *name);
 
-/* Room for either list below: 16 names of up to 16 bytes and commas. */
-#define SCHEMA_LIST_MAX 320
+/* Room for either list below: every name (at most 16 bytes) and ", ". */
+#define SCHEMA_LIST_MAX 640
 
 /* Writes "x, context, ..." (every field, in table order) to out. */
 void schema_field_list(char out[SCHEMA_LIST_MAX]);

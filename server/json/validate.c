@@ -128,34 +128,135 @@ static bool take_inputs(api_fields *fields, const request_limits *limits,
     return true;
 }
 
-/* ---- weights ----------------------------------------------------------- */
+/* ---- weights and biases ------------------------------------------------ */
+
+/* Numbers of the request's fields in its dtype, each taken once: several
+ * weights may come out of one field (in_proj_weight holds three). */
+typedef struct {
+    api_fields *fields;
+    tensor_dtype dtype;
+    void *typed[API_FIELD_COUNT];
+} sources;
+
+static bool typed_of(sources *src, api_field f, codec_error *err)
+{
+    return src->typed[f] ||
+           take_numbers(src->fields, f, src->dtype, &src->typed[f], err);
+}
+
+static void sources_free(sources *src)
+{
+    for (int f = 0; f < API_FIELD_COUNT; f++)
+        free(src->typed[f]);
+}
+
+/* Where one of the core's weights (or biases) comes from: a field, which of
+ * its `parts` equal blocks of rows it is (in_proj_weight: [W_q; W_k; W_v]),
+ * and whether it is out×in (PyTorch's nn.Linear.weight, y = x·Wᵀ). */
+typedef struct {
+    api_field field; /* API_FIELD_COUNT: none was sent */
+    size_t part, parts;
+    bool torch;
+} source;
+
+static bool present(const api_fields *fields, api_field f)
+{
+    return fields->tensor[f].present;
+}
+
+/* The source of one weight or bias: the one of `names` that was sent (two
+ * of them: 400 naming both).  PyTorch's state_dict names are out×in
+ * always; our own names follow "layout". */
+static bool pick_source(const api_fields *fields, const api_field *names,
+                        size_t count, size_t part, bool torch_layout,
+                        source *out, codec_error *err)
+{
+    *out = (source){API_FIELD_COUNT, 0, 1, false};
+    for (size_t i = 0; i < count; i++) {
+        api_field f = names[i];
+        if (!present(fields, f))
+            continue;
+        if (out->field != API_FIELD_COUNT) {
+            char ptr[CODEC_POINTER_MAX];
+            return codec_fail(err, 400, "conflicting_fields",
+                              pointer_of(f, ptr),
+                              "%s and %s give the same projection; send one "
+                              "of them",
+                              api_schema[out->field].name, api_schema[f].name);
+        }
+        bool packed = f == API_IN_PROJ_WEIGHT || f == API_IN_PROJ_BIAS;
+        bool ours = f == API_W_Q || f == API_W_K || f == API_W_V ||
+                    f == API_W_O || f == API_B_Q || f == API_B_K ||
+                    f == API_B_V || f == API_B_O;
+        *out = (source){f, packed ? part : 0, packed ? 3 : 1,
+                        ours ? torch_layout : true};
+    }
+    return true;
+}
 
 typedef struct {
-    api_field field;
+    source from;
     size_t heads;       /* stack depth (rank 3) or 0 */
-    size_t rows, width; /* as a wide (rows, width) matrix */
+    size_t rows, width; /* as the core's wide (rows, width) matrix */
 } weight;
 
-static bool weight_take(api_fields *fields, api_field f, tensor_dtype dtype,
-                        weight *w, void **out, codec_error *err)
+/* a (rows, cols) → (cols, rows), elements of elem bytes. */
+static void transpose_into(char *dst, const char *a, size_t rows, size_t cols,
+                           size_t elem)
 {
-    const schema_tensor *t = &fields->tensor[f];
-    w->field = f;
-    size_t dims[SCHEMA_MAX_RANK];
-    int rank = t->rank;
-    memcpy(dims, t->dims, sizeof dims);
-    if (!take_numbers(fields, f, dtype, out, err))
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            memcpy(dst + (c * rows + r) * elem, a + (r * cols + c) * elem,
+                   elem);
+}
+
+/* The weight of `from` in the core's layout: in×out, per-head stacks made
+ * wide. */
+static bool weight_take(sources *src, source from, weight *w, void **out,
+                        codec_error *err)
+{
+    const schema_tensor *t = &src->fields->tensor[from.field];
+    size_t elem = tensor_dtype_size(src->dtype);
+    char ptr[CODEC_POINTER_MAX];
+    w->from = from;
+    if (!typed_of(src, from.field, err))
         return false;
-    if (rank == 2) {
-        w->heads = 0;
-        w->rows = dims[0];
-        w->width = dims[1];
-        return true;
+    size_t heads = t->rank == 3 ? t->dims[0] : 1;
+    size_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+    if (rows % from.parts != 0)
+        return codec_fail(err, 400, "shape_mismatch",
+                          pointer_of(from.field, ptr),
+                          "%s has %zu rows, which are not %zu equal blocks "
+                          "[W_q; W_k; W_v]",
+                          api_schema[from.field].name, rows, from.parts);
+    rows /= from.parts;
+    const char *block =
+        (const char *)src->typed[from.field] + from.part * rows * cols * elem;
+    /* each head's matrix as in×out */
+    size_t in = from.torch ? cols : rows, width = from.torch ? rows : cols;
+    if (!from.torch && from.parts == 1) {
+        *out = src->typed[from.field]; /* as sent: no copy */
+        src->typed[from.field] = NULL;
+    } else {
+        *out = malloc(heads * in * width * elem + 1);
+        if (!*out)
+            return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        for (size_t h = 0; h < heads; h++)
+            if (from.torch)
+                transpose_into((char *)*out + h * in * width * elem,
+                               block + h * rows * cols * elem, rows, cols,
+                               elem);
+            else
+                memcpy((char *)*out + h * in * width * elem,
+                       block + h * rows * cols * elem, rows * cols * elem);
     }
-    w->heads = dims[0];
-    w->rows = dims[1];
-    w->width = dims[0] * dims[2];
-    void *wide = stack_to_wide(*out, dims, tensor_dtype_size(dtype));
+    w->heads = t->rank == 3 ? heads : 0;
+    w->rows = in;
+    w->width = heads * width;
+    if (t->rank == 2)
+        return true;
+    size_t dims[3] = {heads, in, width};
+    void *wide = stack_to_wide(*out, dims, elem);
     free(*out);
     *out = wide;
     if (!wide)
@@ -175,7 +276,7 @@ static bool fit_heads(const weight all[3], size_t heads, size_t *out,
     for (int i = 0; i < 3; i++) {
         if (!all[i].heads)
             continue;
-        const char *name = api_schema[all[i].field].name;
+        const char *name = api_schema[all[i].from.field].name;
         if (heads && all[i].heads != heads) {
             if (stack_source < 0)
                 return codec_fail(err, 400, "invalid_num_heads",
@@ -183,9 +284,10 @@ static bool fit_heads(const weight all[3], size_t heads, size_t *out,
                                   "%s is %zu but %s stacks %zu heads",
                                   num_heads, heads, name, all[i].heads);
             return codec_fail(
-                err, 400, "invalid_num_heads", pointer_of(all[i].field, ptr),
+                err, 400, "invalid_num_heads",
+                pointer_of(all[i].from.field, ptr),
                 "%s stacks %zu heads but %s stacks %zu", name, all[i].heads,
-                api_schema[all[stack_source].field].name, heads);
+                api_schema[all[stack_source].from.field].name, heads);
         }
         if (!heads)
             stack_source = i;
@@ -196,17 +298,17 @@ static bool fit_heads(const weight all[3], size_t heads, size_t *out,
     for (int i = 0; i < 3; i++) {
         if (all[i].width % heads == 0)
             continue;
-        const char *name = api_schema[all[i].field].name;
+        const char *name = api_schema[all[i].from.field].name;
         if (stack_source < 0)
             return codec_fail(err, 400, "invalid_num_heads",
                               pointer_of(API_NUM_HEADS, ptr),
                               "%zu heads do not divide the %zu columns of %s",
                               heads, all[i].width, name);
         return codec_fail(err, 400, "invalid_num_heads",
-                          pointer_of(all[i].field, ptr),
+                          pointer_of(all[i].from.field, ptr),
                           "%s stacks %zu heads, which do not divide the %zu "
                           "columns of %s",
-                          api_schema[all[stack_source].field].name, heads,
+                          api_schema[all[stack_source].from.field].name, heads,
                           all[i].width, name);
     }
     *out = heads;
@@ -221,18 +323,21 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
     attn_problem *p = &req->problem;
     size_t expect_rows[3] = {p->d, p->d_c, p->d_c};
     for (int i = 0; i < 3; i++) {
-        const char *name = api_schema[all[i].field].name;
+        api_field f = all[i].from.field;
+        const char *name = api_schema[f].name;
         char ptr[CODEC_POINTER_MAX];
         size_t first = 0;
         codec_pointer(ptr, name, &first, all[i].heads ? 1 : 0);
         if (all[i].rows != expect_rows[i])
-            return codec_fail(err, 400, "shape_mismatch", ptr,
-                              "%s has %zu rows but %s has %zu columns: "
-                              "x @ W needs them equal",
-                              name, all[i].rows,
-                              i == 0 || !p->context ? "x" : "context",
-                              expect_rows[i]);
-        pointer_of(all[i].field, ptr);
+            return codec_fail(
+                err, 400, "shape_mismatch", ptr,
+                all[i].from.torch ? "%s has %zu columns but %s has %zu "
+                                    "columns: x @ Wᵀ needs them equal"
+                                  : "%s has %zu rows but %s has %zu columns: "
+                                    "x @ W needs them equal",
+                name, all[i].rows, i == 0 || !p->context ? "x" : "context",
+                expect_rows[i]);
+        pointer_of(f, ptr);
         if (all[i].width > limits->max_width)
             return codec_fail(err, 413, "limit_exceeded", ptr,
                               "%s is %zu wide; at most %zu (--max-width)", name,
@@ -246,10 +351,12 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
         return false;
     if (all[1].width != all[0].width) {
         char ptr[CODEC_POINTER_MAX];
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_W_K, ptr),
-                          "w_k gives keys %zu wide per head but w_q gives "
-                          "queries %zu wide: Q Kᵀ needs them equal",
-                          all[1].width / heads, all[0].width / heads);
+        return codec_fail(
+            err, 400, "shape_mismatch", pointer_of(all[1].from.field, ptr),
+            "%s gives keys %zu wide per head but %s gives "
+            "queries %zu wide: Q Kᵀ needs them equal",
+            api_schema[all[1].from.field].name, all[1].width / heads,
+            api_schema[all[0].from.field].name, all[0].width / heads);
     }
     p->heads = heads;
     p->d_k = all[0].width / heads;
@@ -257,38 +364,135 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
     return true;
 }
 
+/* A bias of `heads` × `per_head` numbers (one head: per_head = the width)
+ * from `from`: a vector, an (h, width) stack, or its block of
+ * in_proj_bias, which holds [b_q; b_k; b_v] (offset, total: where this one
+ * starts and how long all three are). */
+static bool bias_take(sources *src, source from, size_t heads, size_t per_head,
+                      size_t offset, size_t total, const char *what, void **out,
+                      codec_error *err)
+{
+    if (from.field == API_FIELD_COUNT)
+        return true;
+    const schema_tensor *t = &src->fields->tensor[from.field];
+    const char *name = api_schema[from.field].name;
+    char ptr[CODEC_POINTER_MAX];
+    pointer_of(from.field, ptr);
+    size_t width = heads * per_head, elem = tensor_dtype_size(src->dtype);
+    size_t length = t->rank == 2 ? t->dims[0] * t->dims[1] : t->dims[0];
+    if (from.parts > 1 && length != total)
+        return codec_fail(err, 400, "shape_mismatch", ptr,
+                          "%s has %zu entries but [b_q; b_k; b_v] are %zu",
+                          name, length, total);
+    if (from.parts == 1 &&
+        (length != width ||
+         (t->rank == 2 && (t->dims[0] != heads || t->dims[1] != per_head))))
+        return codec_fail(err, 400, "shape_mismatch", ptr,
+                          "%s has %s%zu entries but %s %zu wide (%zu heads "
+                          "× %zu)",
+                          name, t->rank == 2 ? "a stack of " : "", length, what,
+                          width, heads, per_head);
+    if (!typed_of(src, from.field, err))
+        return false;
+    *out = malloc(width * elem + 1);
+    if (!*out)
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    if (from.parts == 1)
+        offset = 0; /* a bias of its own, not a block of in_proj_bias */
+    memcpy(*out, (const char *)src->typed[from.field] + offset * elem,
+           width * elem);
+    return true;
+}
+
 static bool take_weights(api_fields *fields, const request_limits *limits,
                          api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
+    bool torch = fields->value[API_LAYOUT].present &&
+                 fields->value[API_LAYOUT].choice != 0;
+    static const api_field q_names[] = {API_W_Q, API_IN_PROJ_WEIGHT,
+                                        API_Q_PROJ_WEIGHT};
+    static const api_field k_names[] = {API_W_K, API_IN_PROJ_WEIGHT,
+                                        API_K_PROJ_WEIGHT};
+    static const api_field v_names[] = {API_W_V, API_IN_PROJ_WEIGHT,
+                                        API_V_PROJ_WEIGHT};
+    static const api_field o_names[] = {API_W_O, API_OUT_PROJ_WEIGHT};
+    static const api_field *const w_names[3] = {q_names, k_names, v_names};
+    static const api_field bq_names[] = {API_B_Q, API_IN_PROJ_BIAS};
+    static const api_field bk_names[] = {API_B_K, API_IN_PROJ_BIAS};
+    static const api_field bv_names[] = {API_B_V, API_IN_PROJ_BIAS};
+    static const api_field bo_names[] = {API_B_O, API_OUT_PROJ_BIAS};
+    void **w_out[3] = {&req->w_q, &req->w_k, &req->w_v};
+
+    sources src = {.fields = fields, .dtype = p->dtype};
+    source from[3], bias[4], out_from;
+    bool ok = true;
+    for (int i = 0; ok && i < 3; i++) {
+        ok =
+            pick_source(fields, w_names[i], 3, (size_t)i, torch, &from[i], err);
+        if (ok && from[i].field == API_FIELD_COUNT) {
+            char ptr[CODEC_POINTER_MAX];
+            const char *name = api_schema[w_names[i][0]].name;
+            ok = codec_fail(err, 400, "missing_field",
+                            pointer_of(w_names[i][0], ptr),
+                            "%s is required (or in_proj_weight, or %s)", name,
+                            api_schema[w_names[i][2]].name);
+        }
+    }
+    ok = ok && pick_source(fields, o_names, 2, 0, torch, &out_from, err) &&
+         pick_source(fields, bq_names, 2, 0, torch, &bias[0], err) &&
+         pick_source(fields, bk_names, 2, 1, torch, &bias[1], err) &&
+         pick_source(fields, bv_names, 2, 2, torch, &bias[2], err) &&
+         pick_source(fields, bo_names, 2, 0, torch, &bias[3], err);
+
     const schema_value *num_heads = &fields->value[API_NUM_HEADS];
     size_t heads = num_heads->present ? (size_t)num_heads->number : 0;
     weight w[3] = {0};
-    if (!weight_take(fields, API_W_Q, p->dtype, &w[0], &req->w_q, err) ||
-        !weight_take(fields, API_W_K, p->dtype, &w[1], &req->w_k, err) ||
-        !weight_take(fields, API_W_V, p->dtype, &w[2], &req->w_v, err) ||
-        !fit_weights(req, w, heads, limits, err))
-        return false;
-    p->w_q = req->w_q;
-    p->w_k = req->w_k;
-    p->w_v = req->w_v;
-
-    const schema_tensor *wo = &fields->tensor[API_W_O];
-    if (!wo->present)
-        return true;
-    if (wo->dims[0] != p->heads * p->d_v) {
-        char ptr[CODEC_POINTER_MAX];
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_W_O, ptr),
-                          "w_o has %zu rows but the concatenated heads are "
-                          "%zu wide (%zu heads × %zu)",
-                          wo->dims[0], p->heads * p->d_v, p->heads, p->d_v);
+    for (int i = 0; ok && i < 3; i++)
+        ok = weight_take(&src, from[i], &w[i], w_out[i], err);
+    ok = ok && fit_weights(req, w, heads, limits, err);
+    if (ok) {
+        p->w_q = req->w_q;
+        p->w_k = req->w_k;
+        p->w_v = req->w_v;
+        size_t hk = p->heads * p->d_k, hv = p->heads * p->d_v;
+        ok = bias_take(&src, bias[0], p->heads, p->d_k, 0, 2 * hk + hv,
+                       "the queries are", &req->b_q, err) &&
+             bias_take(&src, bias[1], p->heads, p->d_k, hk, 2 * hk + hv,
+                       "the keys are", &req->b_k, err) &&
+             bias_take(&src, bias[2], p->heads, p->d_v, 2 * hk, 2 * hk + hv,
+                       "the values are", &req->b_v, err);
+        p->b_q = req->b_q;
+        p->b_k = req->b_k;
+        p->b_v = req->b_v;
     }
-    p->d_out = wo->dims[1];
-    if (!check_size(API_W_O, 0, p->d_out, limits, err) ||
-        !take_numbers(fields, API_W_O, p->dtype, &req->w_o, err))
-        return false;
-    p->w_o = req->w_o;
-    return true;
+    if (ok && out_from.field != API_FIELD_COUNT) {
+        weight wo;
+        ok = weight_take(&src, out_from, &wo, &req->w_o, err);
+        char ptr[CODEC_POINTER_MAX];
+        pointer_of(out_from.field, ptr);
+        if (ok && (wo.heads || wo.rows != p->heads * p->d_v))
+            ok = codec_fail(err, 400, "shape_mismatch", ptr,
+                            "%s takes %zu inputs but the concatenated heads "
+                            "are %zu wide (%zu heads × %zu)",
+                            api_schema[out_from.field].name, wo.rows,
+                            p->heads * p->d_v, p->heads, p->d_v);
+        if (ok) {
+            p->d_out = wo.width;
+            p->w_o = req->w_o;
+            ok = check_size(out_from.field, 0, p->d_out, limits, err) &&
+                 bias_take(&src, bias[3], 1, p->d_out, 0, 0, "the output is",
+                           &req->b_o, err);
+            p->b_o = req->b_o;
+        }
+    } else if (ok && bias[3].field != API_FIELD_COUNT) {
+        char ptr[CODEC_POINTER_MAX];
+        ok = codec_fail(err, 400, "missing_field", pointer_of(API_W_O, ptr),
+                        "%s is added after w_o, which is absent",
+                        api_schema[bias[3].field].name);
+    }
+    sources_free(&src);
+    return ok;
 }
 
 /* ---- the scale, the masks, the labels ----------------------------------- */

@@ -316,6 +316,11 @@ static void compare_parsers(const char *which, const char *body, size_t size,
     CHECK(same_bytes(a->w_k, b->w_k, a->d_c * hk * e), "w_k differs");
     CHECK(same_bytes(a->w_v, b->w_v, a->d_c * hv * e), "w_v differs");
     CHECK(same_bytes(a->w_o, b->w_o, hv * a->d_out * e), "w_o differs");
+    CHECK(same_bytes(a->b_q, b->b_q, hk * e) &&
+              same_bytes(a->b_k, b->b_k, hk * e) &&
+              same_bytes(a->b_v, b->b_v, hv * e) &&
+              same_bytes(a->b_o, b->b_o, a->d_out * e),
+          "biases differ");
     CHECK(same_bytes(a->bias, b->bias, a->n * a->m * e), "mask differs");
     CHECK(same_bytes(a->allow, b->allow, a->n * a->m), "mask differs");
     CHECK(same_bytes(a->key_padding, b->key_padding, a->m),

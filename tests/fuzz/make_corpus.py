@@ -65,7 +65,6 @@ valid["float32_overflow_422"] = {"x": [[1e30]], "w_q": [[1e30]],
 valid["fully_masked_row"] = dict(base(2, 2), mask=[[False, False],
                                                    [True, True]])
 valid["unicode_tokens"] = dict(base(2, 2), tokens=["\u00e9t\u00e9", "\u732b"])
-
 bad = {}
 good = base(2, 2)
 def variant(**kw):
@@ -146,6 +145,37 @@ raw = {
     "rows_bad_numbers": b'{"x":[[1.,2],[01,-]],"w_q":[[1],[2]],"w_k":[[1],[2]],"w_v":[[1],[2]]}',
     "num_heads_big_int": b'{"x":[[1,2]],"w_q":[[1,2],[3,4]],"w_k":[[1,2],[3,4]],"w_v":[[1,2],[3,4]],"num_heads":18446744073709551617}',
 }
+
+
+# biases, PyTorch's layout and state_dict names (drawn after the seeds
+# above, so that those stay as they are)
+r = base(3, 4, 2)
+r.update(num_heads=2, b_q=[0.5] * 4, b_k=[[1, -1], [2, -2]], b_v=[0.25] * 4,
+         w_o=mat(4, 3), b_o=[1, 2, 3])
+valid["biases"] = r
+valid["layout_torch_stacks"] = {"x": mat(3, 4), "layout": "torch",
+                                "w_q": stack(2, 2, 4), "w_k": stack(2, 2, 4),
+                                "w_v": stack(2, 3, 4), "w_o": mat(3, 6)}
+valid["state_dict_in_proj"] = {"x": mat(3, 4), "num_heads": 2,
+                               "in_proj_weight": mat(12, 4),
+                               "in_proj_bias": [0.1] * 12,
+                               "out_proj_weight": mat(4, 4),
+                               "out_proj_bias": [0.2] * 4}
+valid["state_dict_kdim"] = {"x": mat(3, 4), "context": mat(5, 3),
+                            "q_proj_weight": mat(4, 4),
+                            "k_proj_weight": mat(4, 3),
+                            "v_proj_weight": mat(4, 3), "num_heads": 2}
+bad["b_q_length"] = variant(b_q=[1, 2, 3])
+bad["b_k_stack_shape"] = variant(b_k=[[1], [2]])
+bad["b_o_without_w_o"] = variant(b_o=[1, 2])
+bad["layout_unknown"] = variant(layout="numpy")
+bad["in_proj_with_w_q"] = variant(in_proj_weight=mat(6, 2))
+bad["in_proj_not_three_blocks"] = variant(w_q=None, w_k=None, w_v=None,
+                                          in_proj_weight=mat(4, 2))
+bad["in_proj_bias_length"] = variant(w_q=None, w_k=None, w_v=None,
+                                     in_proj_weight=mat(6, 2),
+                                     in_proj_bias=[1, 2])
+bad["out_proj_with_w_o"] = variant(w_o=mat(2, 2), out_proj_weight=mat(2, 2))
 
 
 def main():

@@ -6,7 +6,9 @@ stack W[h] (lesson 000 vs 002); scores Q Kᵀ scaled by 1/√d_k; softmax with
 the row maximum subtracted (lesson 001); heads concatenated on the last axis,
 then an optional @ W_o (lesson 002).  Extensions the service documents:
 causal / boolean / additive masks and key padding hide keys (−∞), a query row
-with no key left gets all-zero weights, and `context` is the key/value source.
+with no key left gets all-zero weights, `context` is the key/value source, and
+biases b_q, b_k, b_v, b_o are added after their projections.  Requests here
+are in the lessons' layout: run_oracle.py rewrites them into PyTorch's.
 """
 import numpy as np
 
@@ -39,6 +41,11 @@ def attention(req):
     q = np.stack([x @ w_q[h] for h in range(heads)])      # (h, n, d_k)
     k = np.stack([ctx @ w_k[h] for h in range(heads)])    # (h, m, d_k)
     v = np.stack([ctx @ w_v[h] for h in range(heads)])    # (h, m, d_v)
+    # biases: h·w numbers (or an h×w stack), head h owns the h-th w of them
+    for name, stage in (("b_q", q), ("b_k", k), ("b_v", v)):
+        if name in req:
+            b = np.asarray(req[name], dtype=dtype).reshape(heads, 1, -1)
+            stage += b
     scores = q @ k.transpose(0, 2, 1)                      # (h, n, m)
     if "scale" in req:
         scaled = scores * dtype(req["scale"])
@@ -68,6 +75,8 @@ def attention(req):
     concat = np.concatenate(list(head_outputs), axis=-1)   # (n, h·d_v)
     output = concat @ np.asarray(req["w_o"], dtype=dtype) if "w_o" in req \
         else concat
+    if "b_o" in req:
+        output = output + np.asarray(req["b_o"], dtype=dtype)
     return {"q": q, "k": k, "v": v, "scores": scores,
             "scaled_scores": scaled, "masked_scores": masked,
             "weights": weights, "head_outputs": head_outputs,

@@ -11,6 +11,14 @@ asks for no (h, n, m) stage so that the fused online-softmax pass runs; every
 seventh travels both ways in the binary encoding (base64 of little-endian
 numbers):
 relative error ≤ 1e-12 for float64 and ≤ 1e-5 for float32.
+
+Requests from index PARITY_FROM on also carry biases (vectors or per-head
+stacks, b_o with w_o) and travel in one of PyTorch's forms: `"layout":
+"torch"` (every weight transposed, stacks per head), or the state_dict names
+of nn.MultiheadAttention (in_proj_weight / in_proj_bias when the three
+projections have one shape, else q_proj_weight, k_proj_weight,
+v_proj_weight; out_proj_weight / out_proj_bias); the reference computes the
+lesson-layout request they were made from.
 """
 import argparse
 import base64
@@ -25,6 +33,12 @@ STAGES = ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
           "weights", "head_outputs", "concat", "output"]
 FUSED_STAGES = ["q", "k", "v", "head_outputs", "concat", "output"]
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
+# requests before this index are the lessons' own forms only
+PARITY_FROM = 240
+TENSORS = ("x", "context", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v",
+           "b_o", "in_proj_weight", "in_proj_bias", "q_proj_weight",
+           "k_proj_weight", "v_proj_weight", "out_proj_weight",
+           "out_proj_bias")
 
 
 def as_list(a, dtype):
@@ -48,7 +62,7 @@ def from_binary(obj, dtype):
 def binary_variant(req):
     """The same request with every numeric tensor and the reply in base64."""
     out = dict(req, encoding="base64")
-    for name in ("x", "context", "w_q", "w_k", "w_v", "w_o"):
+    for name in TENSORS:
         if name in req:
             out[name] = to_binary(req[name], req["dtype"])
     mask = req.get("mask")
@@ -105,6 +119,56 @@ def random_request(rng, i):
     return req
 
 
+def add_biases(rng, req, i):
+    """Biases on the lesson-layout request: vectors, or per-head stacks."""
+    npdt = np.float32 if req["dtype"] == "float32" else np.float64
+    heads = req.get("num_heads") or len(req["w_q"])
+    for name, w in (("b_q", "w_q"), ("b_k", "w_k"), ("b_v", "w_v")):
+        if i % 5 == 0 and name != "b_q":
+            continue  # some requests bias only some projections
+        width = np.asarray(req[w]).shape[-1] * (
+            heads if np.ndim(req[w]) == 3 else 1)
+        b = rng.normal(size=width)
+        req[name] = as_list(b.reshape(heads, -1) if i % 3 == 0 else b, npdt)
+    if "w_o" in req and i % 4 != 1:
+        req["b_o"] = as_list(rng.normal(size=np.shape(req["w_o"])[1]), npdt)
+
+
+def torch_form(req, i):
+    """The same request as a PyTorch user writes it (see the docstring)."""
+    out = dict(req)
+    flat = all(np.ndim(req[w]) == 2 for w in ("w_q", "w_k", "w_v"))
+    if not flat or i % 3 == 0:
+        out["layout"] = "torch"
+        for w in ("w_q", "w_k", "w_v", "w_o"):
+            if w in req:
+                a = np.asarray(req[w])
+                out[w] = np.swapaxes(a, -1, -2).tolist()
+        return out
+    ts = {w: np.asarray(req[w]).T for w in ("w_q", "w_k", "w_v")}
+    for w in ("w_q", "w_k", "w_v"):
+        del out[w]
+    same = ts["w_q"].shape == ts["w_k"].shape == ts["w_v"].shape
+    if same and i % 2 == 0:
+        out["in_proj_weight"] = np.concatenate(
+            [ts["w_q"], ts["w_k"], ts["w_v"]]).tolist()
+        if all(b in req and np.ndim(req[b]) == 1
+               for b in ("b_q", "b_k", "b_v")):
+            out["in_proj_bias"] = (req["b_q"] + req["b_k"] + req["b_v"])
+            for b in ("b_q", "b_k", "b_v"):
+                del out[b]
+    else:
+        out["q_proj_weight"] = ts["w_q"].tolist()
+        out["k_proj_weight"] = ts["w_k"].tolist()
+        out["v_proj_weight"] = ts["w_v"].tolist()
+    if "w_o" in req:
+        out["out_proj_weight"] = np.asarray(req["w_o"]).T.tolist()
+        del out["w_o"]
+        if "b_o" in req:
+            out["out_proj_bias"] = out.pop("b_o")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
@@ -115,10 +179,14 @@ def main():
     failures, worst = 0, {"float64": 0.0, "float32": 0.0}
     with Server(args.server, "--threads", "2") as server:
         for i in range(args.requests):
-            req = random_request(rng, i)
+            req = sent = random_request(rng, i)
+            if i >= PARITY_FROM:
+                add_biases(rng, req, i)
+                sent = torch_form(req, i)
             # every seventh request travels in the binary encoding
             binary = i % 7 == 6
-            status, body = server.post(binary_variant(req) if binary else req)
+            status, body = server.post(binary_variant(sent) if binary
+                                       else sent)
             if status != 200:
                 print(f"request {i}: status {status}: {body}")
                 failures += 1

@@ -190,6 +190,29 @@ static const rejection rejections[] = {
     {"{\"x\":[[1,2]],\"w_q\":[[[1],[1]],[[1],[1]]],"
      "\"w_k\":[[[1],[1]],[[1],[1]]],\"w_v\":[[1,2,3],[1,2,3]]}",
      400, "invalid_num_heads", "/w_v"},
+    /* biases, PyTorch's layout and state_dict names */
+    {"{\"x\":[[1,2]],\"b_q\":[1,2,3]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/b_q"},
+    {"{\"x\":[[1,2]],\"b_v\":[[1,2]]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/b_v"},
+    {"{\"x\":[[1,2]],\"b_o\":[1]," VALID_TAIL "}", 400, "missing_field",
+     "/w_o"},
+    {"{\"x\":[[1,2]],\"layout\":\"numpy\"," VALID_TAIL "}", 400,
+     "invalid_layout", "/layout"},
+    {"{\"x\":[[1,2]],\"layout\":\"torch\",\"w_q\":[[1,1]],"
+     "\"w_k\":[[1,1]],\"w_v\":[[1],[1]]}",
+     400, "shape_mismatch", "/w_v"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]]," VALID_TAIL "}",
+     400, "conflicting_fields", "/in_proj_weight"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2]]}", 400, "shape_mismatch",
+     "/in_proj_weight"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]],"
+     "\"in_proj_bias\":[1,2]}",
+     400, "shape_mismatch", "/in_proj_bias"},
+    {"{\"x\":[[1,2]],\"q_proj_weight\":[[1,2]],\"w_k\":[[1],[1]]}", 400,
+     "missing_field", "/w_v"},
+    {"{\"x\":[[1,2]],\"w_o\":[[1]],\"out_proj_weight\":[[1]]," VALID_TAIL "}",
+     400, "conflicting_fields", "/out_proj_weight"},
     /* a field name too long for a pointer: no truncated pointer */
     {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
      ""},
@@ -231,6 +254,39 @@ static void every_bad_request_gets_its_code_and_pointer(void **state)
                      r->body, ok, err.status, ok ? "" : err.code, err.pointer,
                      err.detail, r->status, r->code, r->pointer);
     }
+}
+
+/* nn.MultiheadAttention's state_dict (out×in, rows [W_q; W_k; W_v]) decodes
+ * to the same core problem as the lessons' in×out weights and biases. */
+static void state_dict_names_decode_to_the_lesson_layout(void **state)
+{
+    (void)state;
+    const char *torch = "{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[3,4],"
+                        "[5,6],[7,8],[9,10],[11,12]],"
+                        "\"in_proj_bias\":[1,2,3,4,5,6],"
+                        "\"out_proj_weight\":[[1,2],[3,4]],"
+                        "\"out_proj_bias\":[7,8]}";
+    const char *lesson = "{\"x\":[[1,2]],\"w_q\":[[1,3],[2,4]],"
+                         "\"w_k\":[[5,7],[6,8]],\"w_v\":[[9,11],[10,12]],"
+                         "\"b_q\":[1,2],\"b_k\":[3,4],\"b_v\":[5,6],"
+                         "\"w_o\":[[1,3],[2,4]],\"b_o\":[7,8]}";
+    api_request a, b;
+    codec_error err;
+    assert_true(decode_request(torch, strlen(torch), &limits, NULL, &a, &err));
+    assert_true(
+        decode_request(lesson, strlen(lesson), &limits, NULL, &b, &err));
+    assert_int_equal(a.problem.d_k, 2);
+    assert_int_equal(a.problem.d_out, 2);
+    assert_memory_equal(a.w_q, b.w_q, 4 * sizeof(double));
+    assert_memory_equal(a.w_k, b.w_k, 4 * sizeof(double));
+    assert_memory_equal(a.w_v, b.w_v, 4 * sizeof(double));
+    assert_memory_equal(a.w_o, b.w_o, 4 * sizeof(double));
+    assert_memory_equal(a.b_q, b.b_q, 2 * sizeof(double));
+    assert_memory_equal(a.b_k, b.b_k, 2 * sizeof(double));
+    assert_memory_equal(a.b_v, b.b_v, 2 * sizeof(double));
+    assert_memory_equal(a.b_o, b.b_o, 2 * sizeof(double));
+    api_request_free(&a);
+    api_request_free(&b);
 }
 
 static void malformed_json_names_line_and_column(void **state)
@@ -582,6 +638,7 @@ int main(void)
         cmocka_unit_test(strings_in_replies_are_always_valid_utf8),
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
         cmocka_unit_test(malformed_json_names_line_and_column),
+        cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
         cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
