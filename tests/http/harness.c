@@ -204,10 +204,18 @@ int group_stop(void **state)
 
 void bytes_append(bytes *b, const void *data, size_t len)
 {
-    char *grown = realloc(b->data, b->len + len + 1);
-    if (!grown)
-        abort();
-    b->data = grown;
+    /* doubling: a body built number by number costs linear time, also
+     * under AddressSanitizer, whose realloc always copies */
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown)
+            abort();
+        b->data = grown;
+        b->cap = cap;
+    }
     memcpy(b->data + b->len, data, len);
     b->len += len;
     b->data[b->len] = '\0';

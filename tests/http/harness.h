@@ -103,6 +103,7 @@ int group_stop(void **state);
 typedef struct {
     char *data; /* NUL-terminated, owned; free() it */
     size_t len;
+    size_t cap; /* bytes allocated at data */
 } bytes;
 
 /* Appends len bytes of data to b (aborts when out of memory). */
