@@ -52,7 +52,9 @@ const char *attn_stage_name(attn_stage s)
     return (unsigned)s < ATTN_STAGE_COUNT ? stage_names[s] : NULL;
 }
 
-int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3])
+/* The shape of stage s of one sequence. */
+static int sequence_stage_shape(const attn_problem *p, attn_stage s,
+                                size_t dims[3])
 {
     size_t h = p->heads;
     switch (s) {
@@ -85,10 +87,20 @@ int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3])
     }
 }
 
-/* Elements of stage s, or SIZE_MAX on overflow. */
+int attn_stage_shape(const attn_problem *p, attn_stage s,
+                     size_t dims[ATTN_MAX_RANK])
+{
+    if (!p->batch)
+        return sequence_stage_shape(p, s, dims);
+    dims[0] = p->batch;
+    int rank = sequence_stage_shape(p, s, dims + 1);
+    return rank ? rank + 1 : 0;
+}
+
+/* Elements of stage s (of the whole batch), or SIZE_MAX on overflow. */
 static size_t stage_elements(const attn_problem *p, attn_stage s)
 {
-    size_t dims[3], count = 1;
+    size_t dims[ATTN_MAX_RANK], count = 1;
     int rank = attn_stage_shape(p, s, dims);
     for (int i = 0; i < rank; i++)
         if (!tensor_mul_size(count, dims[i], &count))
@@ -148,7 +160,58 @@ static size_t fused_scratch(const attn_problem *p)
     return scratch_rows(p) * (tile_keys(p) + p->d_v + 2);
 }
 
+static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
+                                    size_t threads);
+
+/* Sequence b of a batch, as a problem of its own. */
+static attn_problem sequence_of(const attn_problem *p, size_t b)
+{
+    attn_problem seq = *p;
+    size_t elem = tensor_dtype_size(p->dtype);
+    seq.batch = 0;
+    seq.x = (const char *)p->x + b * p->n * p->d * elem;
+    if (p->context)
+        seq.context = (const char *)p->context + b * p->m * p->d_c * elem;
+    if (p->key_padding)
+        seq.key_padding = p->key_padding + b * p->m;
+    if (p->mask_per_sequence) {
+        if (p->allow)
+            seq.allow = p->allow + b * p->n * p->m;
+        if (p->bias)
+            seq.bias = (const char *)p->bias + b * p->n * p->m * elem;
+    }
+    seq.mask_per_sequence = false;
+    return seq;
+}
+
+/* Stages a batch hands back: the wanted ones and the output. */
+static unsigned batch_stages(unsigned want)
+{
+    return want | ATTN_WANT(ATTN_OUTPUT);
+}
+
 size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
+{
+    if (!p->batch)
+        return sequence_bytes_needed(p, want, threads);
+    /* one sequence at work, and the batch's stages it is copied into */
+    attn_problem seq = sequence_of(p, 0);
+    size_t bytes = sequence_bytes_needed(&seq, want, threads), elements = 0;
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+        if ((batch_stages(want) & ATTN_WANT(s)) &&
+            !tensor_mul_add_size(&elements, stage_elements(p, (attn_stage)s),
+                                 1))
+            return SIZE_MAX;
+    size_t stage_bytes;
+    if (bytes == SIZE_MAX ||
+        !tensor_mul_size(elements, tensor_dtype_size(p->dtype), &stage_bytes) ||
+        stage_bytes > SIZE_MAX - bytes)
+        return SIZE_MAX;
+    return bytes + stage_bytes;
+}
+
+static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
+                                    size_t threads)
 {
     size_t elements = 0;
     unsigned stages = want | stages_always(p);
@@ -257,20 +320,67 @@ static bool attn_own_kernels(void)
 #undef ROWS
 #undef KERN
 
+/* One sequence (p->batch == 0), by the fast pass or the reference. */
+static attn_status forward_sequence(pool *workers, const attn_problem *p,
+                                    unsigned want, attn_result *out,
+                                    bool reference)
+{
+    memset(out, 0, sizeof *out);
+    if (reference)
+        return p->dtype == TENSOR_FLOAT32 ? reference_f32(p, want, out)
+                                          : reference_f64(p, want, out);
+    return p->dtype == TENSOR_FLOAT32 ? forward_f32(workers, p, want, out)
+                                      : forward_f64(workers, p, want, out);
+}
+
+/* A batch: each sequence in turn, its stages copied into the batch's. */
+static attn_status forward_batch(pool *workers, const attn_problem *p,
+                                 unsigned want, attn_result *out,
+                                 bool reference)
+{
+    memset(out, 0, sizeof *out);
+    unsigned stages = batch_stages(want);
+    size_t elem = tensor_dtype_size(p->dtype);
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+        if (stages & ATTN_WANT(s)) {
+            out->stage[s] = malloc(stage_elements(p, (attn_stage)s) * elem + 1);
+            if (!out->stage[s]) {
+                attn_result_free(out);
+                return ATTN_ERR_NOMEM;
+            }
+        }
+    for (size_t b = 0; b < p->batch; b++) {
+        attn_problem seq = sequence_of(p, b);
+        attn_result one;
+        attn_status status =
+            forward_sequence(workers, &seq, want, &one, reference);
+        if (status != ATTN_OK) {
+            attn_result_free(out);
+            out->nonfinite_stage = one.nonfinite_stage;
+            return status;
+        }
+        for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+            if (stages & ATTN_WANT(s)) {
+                size_t bytes = stage_elements(&seq, (attn_stage)s) * elem;
+                memcpy((char *)out->stage[s] + b * bytes, one.stage[s], bytes);
+            }
+        attn_result_free(&one);
+    }
+    return ATTN_OK;
+}
+
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out)
 {
-    memset(out, 0, sizeof *out);
-    if (p->dtype == TENSOR_FLOAT32)
-        return forward_f32(workers, p, want, out);
-    return forward_f64(workers, p, want, out);
+    if (p->batch)
+        return forward_batch(workers, p, want, out, false);
+    return forward_sequence(workers, p, want, out, false);
 }
 
 attn_status attn_forward_reference(const attn_problem *p, unsigned want,
                                    attn_result *out)
 {
-    memset(out, 0, sizeof *out);
-    if (p->dtype == TENSOR_FLOAT32)
-        return reference_f32(p, want, out);
-    return reference_f64(p, want, out);
+    if (p->batch)
+        return forward_batch(NULL, p, want, out, true);
+    return forward_sequence(NULL, p, want, out, true);
 }

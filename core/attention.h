@@ -46,8 +46,16 @@ typedef enum {
 
 #define ATTN_WANT(stage) (1u << (stage))
 
+/* The most dimensions a stage has: (B, h, n, m) in a batch. */
+#define ATTN_MAX_RANK 4
+
+/* One sequence, or a batch of B sequences that share the weights: then x,
+ * context, key_padding (and allow/bias when mask_per_sequence) hold B of
+ * what the comments below say, stacked on a leading axis, and every stage
+ * gains that axis: (B, h, n, m), (B, n, d_out), ... */
 typedef struct {
     tensor_dtype dtype;
+    size_t batch; /* B ≥ 1, or 0: one sequence, no batch axis */
     size_t n, m, d, d_c, heads, d_k, d_v, d_out;
     const void *x;        /* (n, d)                                   */
     const void *context;  /* (m, d_c), or NULL: self-attention (x)    */
@@ -65,6 +73,7 @@ typedef struct {
     const uint8_t *allow; /* (n, m) 1 = may attend, or NULL     */
     const void *bias;     /* (n, m) added to scaled scores, or NULL */
     const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
+    bool mask_per_sequence;     /* allow/bias: (B, n, m), not one (n, m) */
 } attn_problem;
 
 typedef enum {
@@ -80,8 +89,9 @@ typedef struct {
     attn_stage nonfinite_stage; /* set with ATTN_ERR_NONFINITE */
 } attn_result;
 
-/* Shape of a stage: writes up to 3 dims and returns how many. */
-int attn_stage_shape(const attn_problem *p, attn_stage s, size_t dims[3]);
+/* Shape of a stage: writes up to ATTN_MAX_RANK dims and returns how many. */
+int attn_stage_shape(const attn_problem *p, attn_stage s,
+                     size_t dims[ATTN_MAX_RANK]);
 
 const char *attn_stage_name(attn_stage s);
 
@@ -92,8 +102,9 @@ const char *attn_stage_name(attn_stage s);
 size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads);
 
 /* Runs the forward pass, spreading heads and row blocks over `workers` (may be
- * NULL).  `want` is a set of ATTN_WANT() bits.  On ATTN_OK the caller owns
- * out->stage[] buffers; on error nothing is left allocated. */
+ * NULL); a batch runs sequence after sequence, each spread the same way. `want`
+ * is a set of ATTN_WANT() bits.  On ATTN_OK the caller owns out->stage[]
+ * buffers; on error nothing is left allocated. */
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out);
 

@@ -31,7 +31,7 @@ static size_t reply_numbers(const attn_problem *p, unsigned want)
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         if (!(want & ATTN_WANT(s)))
             continue;
-        size_t dims[3], count = 1;
+        size_t dims[ATTN_MAX_RANK], count = 1;
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
         for (int i = 0; i < rank; i++)
             if (!tensor_mul_size(count, dims[i], &count))

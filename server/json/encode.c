@@ -215,14 +215,17 @@ void encode_response(const api_request *req, const attn_result *result,
     encode_labels(out, "tokens", &req->tokens);
     encode_labels(out, "context_tokens", &req->context_tokens);
 
-    size_t dims[3];
+    size_t dims[ATTN_MAX_RANK];
+    /* x and context as sent: (B, rows, width) in a batch */
+    size_t lead = p->batch ? 1 : 0;
+    dims[0] = p->batch;
     buf_puts(out, ",\"shapes\":{\"x\":");
-    dims[0] = p->n, dims[1] = p->d;
-    encode_shape(out, dims, 2);
+    dims[lead] = p->n, dims[lead + 1] = p->d;
+    encode_shape(out, dims, 2 + (int)lead);
     if (p->context) {
         buf_puts(out, ",\"context\":");
-        dims[0] = p->m, dims[1] = p->d_c;
-        encode_shape(out, dims, 2);
+        dims[lead] = p->m, dims[lead + 1] = p->d_c;
+        encode_shape(out, dims, 2 + (int)lead);
     }
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         int rank = attn_stage_shape(p, (attn_stage)s, dims);

@@ -193,7 +193,7 @@ static double max_abs(const void *a, size_t count, tensor_dtype dtype)
 
 static size_t stage_count(const attn_problem *p, attn_stage s)
 {
-    size_t dims[3], count = 1;
+    size_t dims[ATTN_MAX_RANK], count = 1;
     int rank = attn_stage_shape(p, s, dims);
     for (int i = 0; i < rank; i++)
         count *= dims[i];

@@ -39,7 +39,7 @@ static double element(const void *a, tensor_dtype dtype, size_t i)
 
 static size_t stage_count(const attn_problem *p, attn_stage s)
 {
-    size_t dims[3], count = 1;
+    size_t dims[ATTN_MAX_RANK], count = 1;
     int rank = attn_stage_shape(p, s, dims);
     for (int i = 0; i < rank; i++)
         count *= dims[i];
@@ -464,13 +464,84 @@ static void shapes_follow_the_lesson_002_example(void **state)
     (void)state;
     attn_problem p = {
         .n = 5, .m = 5, .d = 8, .d_c = 8, .heads = 2, .d_k = 4, .d_v = 4};
-    size_t dims[3];
+    size_t dims[ATTN_MAX_RANK];
     assert_int_equal(attn_stage_shape(&p, ATTN_Q, dims), 3);
     assert_true(dims[0] == 2 && dims[1] == 5 && dims[2] == 4);
     assert_int_equal(attn_stage_shape(&p, ATTN_WEIGHTS, dims), 3);
     assert_true(dims[0] == 2 && dims[1] == 5 && dims[2] == 5);
     assert_int_equal(attn_stage_shape(&p, ATTN_OUTPUT, dims), 2);
     assert_true(dims[0] == 5 && dims[1] == 8);
+}
+
+/* B sequences in one problem give, stage by stage, exactly what B problems
+ * of one sequence give (the same code runs each), with a leading B axis;
+ * per-sequence key padding and masks go to their own sequence. */
+static void a_batch_equals_its_sequences_one_by_one(void **state)
+{
+    (void)state;
+    pool *workers = pool_create(2, 4);
+    enum { B = 3 };
+    for (unsigned seed = 0; seed < 6; seed++) {
+        random_problem rp;
+        make_random_problem(&rp, seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64,
+                            seed + 40);
+        attn_problem batch = rp.p;
+        size_t elem = tensor_dtype_size(batch.dtype);
+        size_t n = batch.n, m = batch.m;
+        batch.batch = B;
+        void *x = random_tensor(batch.dtype, B * n * batch.d);
+        void *ctx = batch.context
+                        ? random_tensor(batch.dtype, B * m * batch.d_c)
+                        : NULL;
+        uint8_t *pad = malloc(B * m), *allow = malloc(B * n * m);
+        for (size_t j = 0; j < B * m; j++)
+            pad[j] = uniform() > 0.6;
+        for (size_t j = 0; j < B * n * m; j++)
+            allow[j] = uniform() > -0.5;
+        batch.x = x;
+        batch.context = ctx;
+        batch.key_padding = seed % 2 ? pad : NULL;
+        batch.allow = seed % 3 ? allow : NULL;
+        batch.bias = NULL;
+        batch.mask_per_sequence = seed % 3 == 1;
+        size_t dims[ATTN_MAX_RANK];
+        assert_int_equal(attn_stage_shape(&batch, ATTN_WEIGHTS, dims), 4);
+        assert_true(dims[0] == B && dims[1] == batch.heads && dims[2] == n &&
+                    dims[3] == m);
+        attn_result all;
+        assert_int_equal(attn_forward(workers, &batch, want_all, &all),
+                         ATTN_OK);
+        for (size_t b = 0; b < B; b++) {
+            attn_problem one = batch;
+            one.batch = 0;
+            one.x = (char *)x + b * n * batch.d * elem;
+            if (ctx)
+                one.context = (char *)ctx + b * m * batch.d_c * elem;
+            if (batch.key_padding)
+                one.key_padding = pad + b * m;
+            if (batch.allow && batch.mask_per_sequence)
+                one.allow = allow + b * n * m;
+            one.mask_per_sequence = false;
+            attn_result single;
+            assert_int_equal(attn_forward(workers, &one, want_all, &single),
+                             ATTN_OK);
+            for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+                size_t bytes = stage_count(&one, s) * elem;
+                if (memcmp((char *)all.stage[s] + b * bytes, single.stage[s],
+                           bytes) != 0)
+                    fail_msg("seed %u sequence %zu: %s differs", seed, b,
+                             attn_stage_name(s));
+            }
+            attn_result_free(&single);
+        }
+        attn_result_free(&all);
+        free(x);
+        free(ctx);
+        free(pad);
+        free(allow);
+        free_random_problem(&rp);
+    }
+    pool_destroy(workers);
 }
 
 static void absurd_shapes_overflow_to_size_max(void **state)
@@ -593,6 +664,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(own_kernels_match_reference_on_random_problems),
         cmocka_unit_test(biases_are_added_after_each_projection),
+        cmocka_unit_test(a_batch_equals_its_sequences_one_by_one),
         cmocka_unit_test(openblas_path_matches_reference_on_random_problems),
         cmocka_unit_test(large_problems_match_the_reference_through_openblas),
         cmocka_unit_test(
