@@ -126,11 +126,17 @@ static enum MHD_Result queue_reply(request *req)
     return response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
 }
 
-/* The server's state for an inline endpoint, read now. */
-static api_env env_now(http_server *srv)
+/* The server's state for an inline endpoint, read now.  The daemon comes
+ * from the connection: srv->daemon is written by the thread that started
+ * the daemon, after its event thread may already be answering. */
+static api_env env_now(http_server *srv, struct MHD_Connection *conn)
 {
+    const union MHD_ConnectionInfo *of =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
     const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        of ? MHD_get_daemon_info(of->daemon,
+                                 MHD_DAEMON_INFO_CURRENT_CONNECTIONS)
+           : NULL;
     return (api_env){
         .in_flight = atomic_load(&srv->active_requests),
         .queue_depth = pool_queued(srv->workers),
@@ -253,7 +259,7 @@ static void route_request(http_server *srv, request *req, const char *url,
                       "Bearer <key>)");
         r->www_authenticate = true;
     } else if (rt->lane == ROUTE_INLINE) {
-        api_env env = env_now(srv);
+        api_env env = env_now(srv, req->conn);
         rt->answer(&env, r);
     } else if (!guard_json_content_type(req->conn)) {
         problem_reply(r, 415, "unsupported_media_type", NULL,
