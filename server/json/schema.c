@@ -34,15 +34,17 @@ static const schema_choice encodings[] = {
     .choice_count = sizeof(list) / sizeof *(list)
 
 const schema_field api_schema[API_FIELD_COUNT] = {
-    [API_X] = {"x", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), .required = true},
-    [API_CONTEXT] = {"context", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    /* rank 3: a batch of sequences (B, n, d), and then (B, m, d_c) */
+    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    [API_CONTEXT] = {"context", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     /* required unless PyTorch's names give them (validate.c) */
     [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_MASK] = {"mask", TENSOR(2, 2, SCHEMA_LEAF_EITHER)},
-    [API_KEY_PADDING] = {"key_padding", TENSOR(1, 1, SCHEMA_LEAF_BOOL)},
+    /* (n, m) for every sequence, or (B, n, m); padding (m), or (B, m) */
+    [API_MASK] = {"mask", TENSOR(2, 3, SCHEMA_LEAF_EITHER)},
+    [API_KEY_PADDING] = {"key_padding", TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
     [API_NUM_HEADS] = {"num_heads", .kind = SCHEMA_INTEGER, .min = 1,
                        .limit_offset = offsetof(request_limits, max_heads),
                        .limit_flag = "--max-heads",

@@ -104,27 +104,46 @@ static bool check_size(api_field f, size_t rows, size_t cols,
     return true;
 }
 
+/* x, and context when there is one: one sequence (n, d), or a batch of B
+ * (B, n, d) whose contexts are (B, m, d_c).  The token limit applies to
+ * the batch's rows together. */
 static bool take_inputs(api_fields *fields, const request_limits *limits,
                         api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
     const schema_tensor *x = &fields->tensor[API_X];
-    p->n = p->m = x->dims[0];
-    p->d = p->d_c = x->dims[1];
-    if (!check_size(API_X, p->n, p->d, limits, err) ||
+    size_t lead = x->rank == 3 ? 1 : 0;
+    p->batch = lead ? x->dims[0] : 0;
+    p->n = p->m = x->dims[lead];
+    p->d = p->d_c = x->dims[lead + 1];
+    size_t sequences = p->batch ? p->batch : 1;
+    /* products bounded by the parser's element budget */
+    if (!check_size(API_X, sequences * p->n, p->d, limits, err) ||
         !take_numbers(fields, API_X, p->dtype, &req->x, err))
         return false;
     p->x = req->x;
 
     const schema_tensor *ctx = &fields->tensor[API_CONTEXT];
-    if (ctx->present) {
-        p->m = ctx->dims[0];
-        p->d_c = ctx->dims[1];
-        if (!check_size(API_CONTEXT, p->m, p->d_c, limits, err) ||
-            !take_numbers(fields, API_CONTEXT, p->dtype, &req->context, err))
-            return false;
-        p->context = req->context;
-    }
+    if (!ctx->present)
+        return true;
+    char ptr[CODEC_POINTER_MAX];
+    if (ctx->rank != x->rank)
+        return codec_fail(err, 400, "shape_mismatch",
+                          pointer_of(API_CONTEXT, ptr),
+                          "context has %d dimensions but x has %d: one "
+                          "sequence (m, d_c) per sequence of x",
+                          ctx->rank, x->rank);
+    if (lead && ctx->dims[0] != p->batch)
+        return codec_fail(err, 400, "shape_mismatch",
+                          pointer_of(API_CONTEXT, ptr),
+                          "context holds %zu sequences but x holds %zu",
+                          ctx->dims[0], p->batch);
+    p->m = ctx->dims[lead];
+    p->d_c = ctx->dims[lead + 1];
+    if (!check_size(API_CONTEXT, sequences * p->m, p->d_c, limits, err) ||
+        !take_numbers(fields, API_CONTEXT, p->dtype, &req->context, err))
+        return false;
+    p->context = req->context;
     return true;
 }
 
@@ -516,18 +535,32 @@ static bool take_scale(const api_fields *fields, api_request *req,
     return true;
 }
 
+/* mask: (n, m) for every sequence, or in a batch (B, n, m), one each;
+ * key_padding: (m), or (B, m) in a batch. */
 static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
     char ptr[CODEC_POINTER_MAX];
     schema_tensor *mask = &fields->tensor[API_MASK];
     if (mask->present) {
-        if (mask->dims[0] != p->n || mask->dims[1] != p->m)
+        size_t lead = mask->rank == 3 ? 1 : 0;
+        if (lead && !p->batch)
             return codec_fail(err, 400, "shape_mismatch",
                               pointer_of(API_MASK, ptr),
-                              "mask is %zu×%zu but the scores are %zu×%zu "
-                              "(queries × keys)",
-                              mask->dims[0], mask->dims[1], p->n, p->m);
+                              "mask has 3 dimensions, one (n, m) mask per "
+                              "sequence, but x is one sequence");
+        if (lead && mask->dims[0] != p->batch)
+            return codec_fail(err, 400, "shape_mismatch",
+                              pointer_of(API_MASK, ptr),
+                              "mask holds %zu masks but x holds %zu sequences",
+                              mask->dims[0], p->batch);
+        if (mask->dims[lead] != p->n || mask->dims[lead + 1] != p->m)
+            return codec_fail(
+                err, 400, "shape_mismatch", pointer_of(API_MASK, ptr),
+                "mask is %zu×%zu but the scores are %zu×%zu "
+                "(queries × keys)",
+                mask->dims[lead], mask->dims[lead + 1], p->n, p->m);
+        p->mask_per_sequence = lead;
         if (mask->is_bool) {
             req->allow = mask->data;
             mask->data = NULL;
@@ -537,11 +570,23 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
     }
     schema_tensor *padding = &fields->tensor[API_KEY_PADDING];
     if (padding->present) {
-        if (padding->dims[0] != p->m)
-            return codec_fail(err, 400, "shape_mismatch",
-                              pointer_of(API_KEY_PADDING, ptr),
+        pointer_of(API_KEY_PADDING, ptr);
+        int rank = p->batch ? 2 : 1;
+        if (padding->rank != rank)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "key_padding has %d dimensions; %s",
+                              padding->rank,
+                              p->batch ? "a batch takes (B, m), one row of "
+                                         "keys per sequence"
+                                       : "one sequence takes (m)");
+        if (p->batch && padding->dims[0] != p->batch)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "key_padding has %zu rows for %zu sequences",
+                              padding->dims[0], p->batch);
+        if (padding->dims[rank - 1] != p->m)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
                               "key_padding has %zu entries for %zu keys",
-                              padding->dims[0], p->m);
+                              padding->dims[rank - 1], p->m);
         req->key_padding = padding->data;
         padding->data = NULL;
     }

@@ -86,7 +86,7 @@ bad["x_ragged"] = variant(x=[[1, 2], [3]])
 bad["x_empty"] = variant(x=[])
 bad["x_empty_row"] = variant(x=[[]])
 bad["x_rank1"] = variant(x=[1, 2])
-bad["x_rank3"] = variant(x=[[[1, 2]], [[3, 4]]])
+bad["x_rank4"] = variant(x=[[[[1, 2]], [[3, 4]]]])
 bad["w_q_mismatch"] = variant(w_q=mat(3, 2))
 bad["w_k_width_mismatch"] = variant(w_k=mat(2, 4))
 bad["num_heads_zero"] = variant(num_heads=0)
@@ -165,6 +165,13 @@ valid["state_dict_kdim"] = {"x": mat(3, 4), "context": mat(5, 3),
                             "q_proj_weight": mat(4, 4),
                             "k_proj_weight": mat(4, 3),
                             "v_proj_weight": mat(4, 3), "num_heads": 2}
+valid["batch_padded"] = dict(base(3, 4), x=[mat(3, 4) for _ in range(2)],
+                             key_padding=[[False] * 3, [False, False, True]],
+                             mask=[[[True] * 3] * 3, [[True, False, True]] * 3])
+valid["batch_cross"] = dict(base(2, 4), x=[mat(2, 4) for _ in range(3)],
+                            context=[mat(4, 4) for _ in range(3)])
+bad["batch_context_count"] = variant(x=[mat(2, 2)] * 2, context=[mat(2, 2)])
+bad["batch_padding_rank"] = variant(x=[mat(2, 2)] * 2, key_padding=[True, False])
 bad["b_q_length"] = variant(b_q=[1, 2, 3])
 bad["b_k_stack_shape"] = variant(b_k=[[1], [2]])
 bad["b_o_without_w_o"] = variant(b_o=[1, 2])

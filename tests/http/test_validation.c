@@ -96,8 +96,9 @@ static void empty_row_is_rejected(void **state)
 static void wrong_nesting_depth_is_rejected(void **state)
 {
     (void)state;
-    expect_rejected_change("{\"x\":[[[1,0,1,0]]]}", 400, "wrong_rank",
-                           "/x/0/0");
+    /* x is a matrix, or a batch of them (rank 3); never deeper */
+    expect_rejected_change("{\"x\":[[[[1,0,1,0]]]]}", 400, "wrong_rank",
+                           "/x/0/0/0");
 }
 
 static void weight_rows_must_match_x_width(void **state)

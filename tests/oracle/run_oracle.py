@@ -18,7 +18,10 @@ stacks, b_o with w_o) and travel in one of PyTorch's forms: `"layout":
 of nn.MultiheadAttention (in_proj_weight / in_proj_bias when the three
 projections have one shape, else q_proj_weight, k_proj_weight,
 v_proj_weight; out_proj_weight / out_proj_bias); the reference computes the
-lesson-layout request they were made from.
+lesson-layout request they were made from.  Every third of them is a batch
+of 1-8 sequences (x of rank 3), each with its own padded tail of keys
+(key_padding (B, m)) and, in some, its own mask (B, n, m); the reference is
+each sequence computed alone, stacked.
 """
 import argparse
 import base64
@@ -66,7 +69,7 @@ def binary_variant(req):
         if name in req:
             out[name] = to_binary(req[name], req["dtype"])
     mask = req.get("mask")
-    if mask is not None and not isinstance(mask[0][0], bool):
+    if mask is not None and np.asarray(mask).dtype != bool:
         out["mask"] = to_binary(mask, req["dtype"])
     return out
 
@@ -134,6 +137,44 @@ def add_biases(rng, req, i):
         req["b_o"] = as_list(rng.normal(size=np.shape(req["w_o"])[1]), npdt)
 
 
+def batch_of(rng, req, i):
+    """(the request made a batch, each of its sequences as a request)."""
+    npdt = np.float32 if req["dtype"] == "float32" else np.float64
+    batch = int(rng.integers(1, 9))
+    n, d = np.shape(req["x"])
+    xs = rng.normal(size=(batch, n, d))
+    out = dict(req, x=as_list(xs, npdt))
+    m = n
+    if "context" in req:
+        m, d_c = np.shape(req["context"])
+        out["context"] = as_list(rng.normal(size=(batch, m, d_c)), npdt)
+    # sequences padded to different lengths: each hides its own tail
+    lengths = rng.integers(1, m + 1, size=batch)
+    padding = np.arange(m)[None, :] >= lengths[:, None]
+    out["key_padding"] = padding.tolist()
+    if "mask" in req and i % 2 == 0:
+        mask = np.asarray(req["mask"])
+        masks = np.stack([rng.permutation(mask.ravel()).reshape(mask.shape)
+                          for _ in range(batch)])
+        out["mask"] = masks.tolist() if masks.dtype == bool \
+            else as_list(masks, npdt)
+    sequences = []
+    for b in range(batch):
+        one = dict(out, x=out["x"][b], key_padding=out["key_padding"][b])
+        if "context" in out:
+            one["context"] = out["context"][b]
+        if "mask" in out and np.ndim(out["mask"]) == 3:
+            one["mask"] = out["mask"][b]
+        sequences.append(one)
+    return out, sequences
+
+
+def reference_of(sequences):
+    """Every stage of a batch: each sequence alone, stacked."""
+    each = [attention(one) for one in sequences]
+    return {stage: np.stack([e[stage] for e in each]) for stage in each[0]}
+
+
 def torch_form(req, i):
     """The same request as a PyTorch user writes it (see the docstring)."""
     out = dict(req)
@@ -180,8 +221,11 @@ def main():
     with Server(args.server, "--threads", "2") as server:
         for i in range(args.requests):
             req = sent = random_request(rng, i)
+            sequences = None
             if i >= PARITY_FROM:
                 add_biases(rng, req, i)
+                if i % 3 == 0:
+                    req, sequences = batch_of(rng, req, i)
                 sent = torch_form(req, i)
             # every seventh request travels in the binary encoding
             binary = i % 7 == 6
@@ -191,7 +235,7 @@ def main():
                 print(f"request {i}: status {status}: {body}")
                 failures += 1
                 continue
-            want = attention(req)
+            want = reference_of(sequences) if sequences else attention(req)
             bad = 0
             for stage in req["return"]:
                 got = (from_binary(body[stage], req["dtype"]) if binary

@@ -3,7 +3,9 @@
 
 Each case builds nn.MultiheadAttention(e, h, bias=True, batch_first=True,
 kdim, vdim) in float64 or float32 with random weights and biases, runs it on
-one sequence with need_weights=True, average_attn_weights=False, and sends
+one sequence (every sixth case: a batch of 2-5, each sequence with its own
+padded tail in key_padding_mask) with need_weights=True,
+average_attn_weights=False, and sends
 the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
 or q/k/v_proj_weight, out_proj.weight → out_proj_weight, out_proj.bias →
 out_proj_bias) with num_heads.  Cases vary self- and cross-attention,
@@ -44,17 +46,24 @@ def random_case(rng, i):
         for name, p in mha.named_parameters():
             if name.endswith("bias"):
                 p.normal_()
-    x = torch.tensor(rng.normal(size=(1, n, e)), dtype=tdt)
-    ctx = torch.tensor(rng.normal(size=(1, m, kdim)), dtype=tdt) if cross \
+    batch = int(rng.integers(2, 6)) if i % 6 == 5 else 0
+    seqs = batch or 1
+    x = torch.tensor(rng.normal(size=(seqs, n, e)), dtype=tdt)
+    ctx = torch.tensor(rng.normal(size=(seqs, m, kdim)), dtype=tdt) if cross \
         else x
-    req = {"x": x[0].tolist(), "num_heads": heads, "dtype": dtype,
-           "return": ["output", "weights"]}
+    req = {"x": x.tolist() if batch else x[0].tolist(), "num_heads": heads,
+           "dtype": dtype, "return": ["output", "weights"]}
     if cross:
-        req["context"] = ctx[0].tolist()
+        req["context"] = ctx.tolist() if batch else ctx[0].tolist()
     for name, value in mha.state_dict().items():
         req[name.replace(".", "_")] = value.tolist()
     kwargs = {}
-    if i % 5 == 1:
+    if batch:
+        lengths = rng.integers(1, m + 1, size=batch)
+        padding = np.arange(m)[None, :] >= lengths[:, None]
+        kwargs["key_padding_mask"] = torch.tensor(padding)
+        req["key_padding"] = padding.tolist()
+    elif i % 5 == 1:
         padding = rng.random(m) > 0.7
         kwargs["key_padding_mask"] = torch.tensor(padding[None, :])
         req["key_padding"] = padding.tolist()
@@ -69,8 +78,10 @@ def random_case(rng, i):
     with torch.no_grad():
         out, weights = mha(x, ctx, ctx, need_weights=True,
                            average_attn_weights=False, **kwargs)
-    return out[0].numpy().astype(np.float64), \
-        weights[0].numpy().astype(np.float64), req
+    if not batch:
+        out, weights = out[0], weights[0]
+    return out.numpy().astype(np.float64), \
+        weights.numpy().astype(np.float64), req
 
 
 def compare(got, want, hidden_row, tolerance):
