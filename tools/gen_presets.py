@@ -95,7 +95,7 @@ def lesson_002():
 
 
 def lessons():
-    return (("001", lesson_001()), ("000", lesson_000()), ("002", lesson_002()))
+    return (("000", lesson_000()), ("001", lesson_001()), ("002", lesson_002()))
 
 
 def render_json():

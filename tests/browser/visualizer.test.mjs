@@ -86,11 +86,11 @@ function rawTensor(text, name) {
 const renders = () => page.evaluate(() => window.attentionVisualizer.renders);
 
 // Runs action, then waits until the page has drawn a newer successful result.
-async function rendered(action) {
+async function rendered(action, timeout = STEP_MS) {
   const before = await renders();
   await action();
   await page.waitForFunction((n) => window.attentionVisualizer.renders > n
-    && document.getElementById("results").dataset.state === "ok", before, { timeout: STEP_MS });
+    && document.getElementById("results").dataset.state === "ok", before, { timeout });
   return JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
 }
 
@@ -99,33 +99,78 @@ async function failed(action) {
   await page.waitForSelector("#results[data-state=error]", { timeout: STEP_MS });
 }
 
-// data-value of every cell of one stage's table(s), row-major, heads first.
-function cellValues(stage, heads) {
-  return page.evaluate(({ stage, heads }) => {
-    const ids = heads === null ? [`all-${stage}`] : Array.from({ length: heads }, (_, h) => `h${h}-${stage}`);
-    return ids.flatMap((id) => [...document.querySelectorAll(`#${id} td[data-value]`)].map((td) => td.dataset.value));
-  }, { stage, heads });
+// Opens head h (the small multiples are buttons; one head needs none).
+async function openHead(h) {
+  const button = page.locator(`#group-heads button[data-head="${h}"]`);
+  if (await button.count()) await button.click();
+  await page.waitForSelector(`#h${h}-weights`);
 }
 
-async function heatmap(head) {
-  return page.evaluate((h) => [...document.querySelectorAll(`#h${h}-weights td[data-value]`)].map((td) => ({
-    row: Number(td.dataset.row), col: Number(td.dataset.col), value: td.dataset.value, title: td.title,
-  })), head);
+// The cells of one stage card: exact value, shown text, classes.
+function cells(id) {
+  return page.evaluate((id) => [...document.querySelectorAll(`#${id} td[data-value]`)].map((td) => ({
+    row: Number(td.dataset.row), col: Number(td.dataset.col), value: td.dataset.value, text: td.textContent,
+    title: td.title, masked: td.classList.contains("masked") })), id);
+}
+
+// The page's one rule for numbers, as docs/visualizer.md states it.
+function shown(v) {
+  if (v === null) return "−∞";
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e-3 && a < 999.5) return v.toPrecision(3);
+  if (a >= 999.5 && a < 9999.5) return String(Math.round(v));
+  return v.toExponential(2).replace("e+", "e");
 }
 
 const shot = (name, opts = {}) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true, ...opts });
 
-// Every stage the page shows equals, text for text, the API's answer to `body`.
+// Every stage the page shows equals the API's answer to `body`, number for
+// number (the page shows the shortest text of the same double), and its text
+// follows the one rule; a masked weight shows "·".
 async function assertPageShowsApi(body) {
   const reply = await api({ ...body, return: STAGES });
   assert.equal(reply.status, 200, reply.text);
   const heads = reply.json.num_heads;
-  for (const stage of STAGES) {
-    const want = rawTensor(reply.text, stage);
-    const got = await cellValues(stage, PER_HEAD.includes(stage) ? heads : null);
-    assert.deepEqual(got, want, `${stage}: the page's cells differ from the API's numbers`);
+  const compare = (id, want, what) => cells(id).then((got) => {
+    assert.equal(got.length, want.length, `${what}: ${got.length} cells, the API has ${want.length}`);
+    got.forEach((c, k) => {
+      const v = want[k];
+      assert.equal(c.value === "−∞" ? null : Number(c.value), v, `${what} cell ${k}: ${c.value} ≠ ${v}`);
+      if (!c.masked || !id.endsWith("weights")) assert.equal(c.text, shown(v), `${what} cell ${k} shows ${c.text}`);
+      else assert.equal(c.text, "·");
+    });
+  });
+  for (let h = 0; h < heads; h++) {
+    await openHead(h);
+    for (const stage of PER_HEAD) await compare(`h${h}-${stage}`, reply.json[stage][h].flat(), `head ${h} ${stage}`);
   }
+  for (const stage of ["concat", "output"]) await compare(`all-${stage}`, reply.json[stage].flat(), stage);
+  await compare("input-x", body.x.flat(), "x");
+  await openHead(0);
   return reply;
+}
+
+// Random-looking but fixed numbers with 3 decimals: an n-token case.
+function bigCase(n, d, h) {
+  let s = 7;
+  const rnd = () => { s = (s * 16807) % 2147483647; return Math.round(((s / 2147483647) * 2 - 1) * 1000) / 1000; };
+  const mat = (r, c) => Array.from({ length: r }, () => Array.from({ length: c }, rnd));
+  return { x: mat(n, d), w_q: mat(d, d), w_k: mat(d, d), w_v: mat(d, d), num_heads: h };
+}
+
+// Types a case into the page's text editors (the way a student pastes it),
+// with "update as I type" off so no half-typed case is sent, then computes.
+async function typeCase(c, timeout = STEP_MS) {
+  await page.uncheck("#auto");
+  await page.fill("#tokens", "");
+  await page.fill("#num_heads", String(c.num_heads));
+  for (const key of ["w_q", "w_k", "w_v", "x"]) {
+    if (!(await page.locator(`#text-${key}`).isVisible())) await page.click(`#field-${key} .seg label:has(input[value="text"])`);
+    await page.fill(`#text-${key}`, JSON.stringify(c[key]));
+  }
+  await page.check("#auto");
+  return rendered(() => page.click("#compute"), timeout);
 }
 
 before(async () => {
@@ -135,6 +180,7 @@ before(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
+    hasTouch: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
@@ -174,9 +220,11 @@ test("GET / serves the page: HTML that loads nothing from elsewhere", async () =
   assert.match(html, /fetch\(API/);
   assert.match(html, /const API = "v1\/attention"/, "a relative API URL, so a path prefix works");
   assert.equal(await page.title(), "Attention, step by step — visualizer");
+  const order = await page.$$eval("#presets button", (bs) => bs.map((b) => b.dataset.preset));
+  assert.deepEqual(order, ["000", "001", "002"], "the lesson buttons in the lessons' order");
 });
 
-for (const key of ["001", "000", "002"]) {
+for (const key of ["000", "001", "002"]) {
   test(`lesson ${key}: the preset sends the lesson's numbers and every cell equals the API's`, async () => {
     const lesson = LESSONS[key];
     const sent = await rendered(() => page.click(`button[data-preset="${key}"]`));
@@ -184,32 +232,26 @@ for (const key of ["001", "000", "002"]) {
       assert.deepEqual(sent[name], lesson[name], `the preset's ${name} is the lesson's`);
     assert.deepEqual(sent.return, STAGES, "the page asks for every stage");
     assert.equal(await page.getAttribute(`button[data-preset="${key}"]`, "aria-pressed"), "true");
+    assert.equal(await page.textContent("#preset-note"), lesson.note);
 
-    // the test's own request: the lesson's numbers, weights only
     const own = { x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v,
-                  num_heads: lesson.num_heads, tokens: lesson.tokens, return: ["weights"] };
-    const reply = await api(own);
-    assert.equal(reply.status, 200, reply.text);
-    const weights = rawTensor(reply.text, "weights");
+                  num_heads: lesson.num_heads, tokens: lesson.tokens };
+    const reply = await assertPageShowsApi(own);
     const n = lesson.x.length, h = lesson.num_heads;
-    assert.equal(weights.length, h * n * n);
     for (let head = 0; head < h; head++) {
-      const cells = await heatmap(head);
-      assert.equal(cells.length, n * n, `head ${head} heatmap is ${n}×${n}`);
-      cells.forEach((c, k) => {
+      await openHead(head);
+      const weights = await cells(`h${head}-weights`);
+      assert.equal(weights.length, n * n, `head ${head} heatmap is ${n}×${n}`);
+      weights.forEach((c, k) => {
         assert.deepEqual([c.row, c.col], [Math.floor(k / n), k % n]);
-        const want = weights[head * n * n + k];
-        assert.equal(c.value, want, `head ${head} cell (${c.row}, ${c.col})`);
-        assert.equal(Number(c.value), reply.json.weights[head][c.row][c.col]);
-        assert.ok(c.title.endsWith(`= ${want}`), `hover shows the exact value: ${c.title}`);
-        assert.ok(c.title.includes(`${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}`), c.title);
+        assert.equal(c.title, `weights[${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}] = ${c.value}`);
       });
       const rowLabels = await page.$$eval(`#h${head}-weights tbody th`, (ths) => ths.map((t) => t.textContent));
       assert.deepEqual(rowLabels, lesson.tokens, "rows are labelled with the tokens");
       const colLabels = await page.$$eval(`#h${head}-weights thead th[scope=col]`, (ths) => ths.map((t) => t.textContent));
       assert.deepEqual(colLabels, [...lesson.tokens, "Σ"]);
     }
-    await assertPageShowsApi(own);
+    await openHead(0);
 
     // each stage's shape, as the API gives it
     const stacked = Array.isArray(lesson.w_q[0][0]); // (h, d, d_k) or (d, h·d_k)
@@ -219,15 +261,22 @@ for (const key of ["001", "000", "002"]) {
     assert.equal(await badge("h0-weights"), `(${n}, ${n})`);
     assert.equal(await page.getAttribute("#h0-weights h3 .shape", "title"), `a slice of weights (${h}, ${n}, ${n})`);
     assert.equal(await badge("all-concat"), `(${n}, ${h * dk})`);
-    assert.equal(await page.locator("section.head").count(), h);
+    assert.equal(await badge("input-x"), `(${n}, ${lesson.x[0].length})`);
+    assert.equal(await page.locator("#group-heads button").count(), h > 1 ? h : 0, "one small multiple per head");
     if (key === "002") {
       // the lesson prints (2, 5, 4) (2, 5, 5) (5, 8) and True (rows sum to 1)
+      await openHead(1);
       assert.equal(await page.getAttribute("#h1-q h3 .shape", "title"), "a slice of q (2, 5, 4)");
       assert.equal(await page.getAttribute("#h1-weights h3 .shape", "title"), "a slice of weights (2, 5, 5)");
       assert.equal(await badge("all-output"), "(5, 8)");
-      const sums = await page.$$eval("table.heat td.sum", (tds) => tds.map((t) => t.textContent));
-      assert.deepEqual(sums, new Array(10).fill("1.000"));
+      const sums = await page.$$eval("#h1-weights td.sum", (tds) => tds.map((t) => t.textContent));
+      assert.deepEqual(sums, new Array(5).fill("1.00"));
+      // the concatenation marks which columns came from which head
+      const marks = await page.$$eval("#all-concat th.group", (ths) => ths.map((t) => [t.textContent, t.colSpan]));
+      assert.deepEqual(marks, [["head 0", 4], ["head 1", 4]]);
+      await openHead(0);
     }
+    assert.equal(reply.json.num_heads, h);
     await shot(`lesson-${key}.png`);
     if (key === "002") {
       await page.screenshot({ path: path.join(ARTIFACTS, "visualizer.png"), clip: { x: 0, y: 0, width: 1280, height: 1500 },
@@ -236,65 +285,104 @@ for (const key of ["001", "000", "002"]) {
   });
 }
 
-test("causal: the upper triangle of every head's weights becomes exactly 0", async () => {
+test("stages read in the order they are computed: X, Q, K, V, scores, weights, outputs", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const ids = await page.$$eval("#stage-area .card", (cs) => cs.map((c) => c.id));
+  assert.deepEqual(ids, ["input-x", "h0-q", "h0-k", "h0-v", "h0-scores", "h0-scaled_scores", "h0-masked_scores",
+                         "h0-weights", "h0-head_outputs", "all-concat", "all-output"]);
+});
+
+test("one rule for numbers: 3 significant digits, exponents only outside [0.001, 10000)", async () => {
+  const got = await page.evaluate(() => [0.00128, 7.5e-5, 0, 0.2, -0.5, 999.7, 1234.5, 12345, 1e-7, -Infinity, 0.0999996].map(fmt));
+  assert.deepEqual(got, ["0.00128", "7.50e-5", "0", "0.200", "-0.500", "1000", "1235", "1.23e4", "1.00e-7", "−∞", "0.100"]);
+  for (const v of [0.00128, 7.5e-5, 0.2, 1234.5, 12345, 1e-7, 0.0999996]) assert.equal(shown(v), await page.evaluate((x) => fmt(x), v));
+});
+
+test("causal: the upper triangle of every head's weights is 0 and drawn as masked, not as a tiny weight", async () => {
   const lesson = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
-  const upper = (cells) => cells.filter((c) => c.col > c.row);
-  const open = [...await heatmap(0), ...await heatmap(1)];
-  assert.ok(upper(open).some((c) => c.value !== "0"), "without causal some query attends a later key");
-
   const sent = await rendered(() => page.check("#causal"));
   assert.equal(sent.causal, true);
   for (const head of [0, 1]) {
-    const cells = await heatmap(head);
-    assert.equal(upper(cells).length, 10);
-    for (const c of upper(cells)) assert.equal(c.value, "0", `head ${head} (${c.row}, ${c.col})`);
-    assert.equal(cells[0].value, "1", "the first query sees only itself");
-    const masked = await page.$$eval(`#h${head}-masked_scores td[data-value]`, (tds) => tds.map((t) => [t.dataset.value, t.textContent]));
-    masked.forEach(([value, shown], k) => {
-      if (k % 5 > Math.floor(k / 5)) assert.deepEqual([value, shown], ["null", "−∞"]);
-      else assert.notEqual(value, "null");
-    });
+    await openHead(head);
+    const weights = await cells(`h${head}-weights`);
+    for (const c of weights) {
+      assert.equal(c.masked, c.col > c.row, `head ${head} (${c.row}, ${c.col}) masked only above the diagonal`);
+      if (c.masked) assert.deepEqual([c.value, c.text], ["0", "·"]);
+    }
+    assert.equal(weights[0].value, "1", "the first query sees only itself");
+    const masked = await cells(`h${head}-masked_scores`);
+    masked.forEach((c) => assert.equal(c.value === "−∞", c.col > c.row));
+    // a masked cell does not look like the smallest weight
+    const looks = await page.evaluate((id) => {
+      const style = (td) => getComputedStyle(td).backgroundImage + getComputedStyle(td).backgroundColor;
+      const masked = document.querySelector(`#${id} td.masked`);
+      const small = [...document.querySelectorAll(`#${id} td[data-value]:not(.masked)`)]
+        .sort((a, b) => Number(a.dataset.value) - Number(b.dataset.value))[0];
+      return [style(masked), style(small)];
+    }, `h${head}-weights`);
+    assert.notEqual(looks[0], looks[1]);
   }
-  const reply = await assertPageShowsApi({ x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v,
-                                           num_heads: 2, tokens: lesson.tokens, causal: true });
-  assert.equal(reply.json.causal, true);
+  await openHead(0);
   assert.match(await page.textContent("#summary"), /causal true/);
+  assert.match(await page.textContent("#h0-masked_scores .formula"), /causal/);
+  await assertPageShowsApi({ x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v,
+                             num_heads: 2, tokens: lesson.tokens, causal: true });
   await shot("causal.png");
-
   await rendered(() => page.uncheck("#causal"));
-  assert.deepEqual([...await heatmap(0), ...await heatmap(1)], open, "unchecking restores the full weights");
 });
 
-test("mask and key padding: a diagonal mask gives identity weights, a padded key gets none", async () => {
+test("mask and key padding: both mean checked = may be attended; a closed panel still says what it hides", async () => {
   const lesson = LESSONS["001"];
   await rendered(() => page.click('button[data-preset="001"]'));
+  assert.equal(await page.textContent("#mask-state"), "off");
   await page.click("#mask-panel > summary");
   await rendered(() => page.check("#use-mask"));
   const sent = await rendered(() => page.click('button[data-fill="diag"]'));
   assert.deepEqual(sent.mask, [[true, false, false], [false, true, false], [false, false, true]]);
-  assert.deepEqual((await heatmap(0)).map((c) => c.value), ["1", "0", "0", "0", "1", "0", "0", "0", "1"]);
+  assert.deepEqual((await cells("h0-weights")).map((c) => c.value), ["1", "0", "0", "0", "1", "0", "0", "0", "1"]);
 
   await rendered(() => page.click('button[data-fill="all"]'));
   await rendered(() => page.check("#use-padding"));
-  const padded = await rendered(() => page.check('input[aria-label="key word 1 is padding"]'));
-  assert.deepEqual(padded.key_padding, [true, false, false]);
-  const cells = await heatmap(0);
-  for (const c of cells.filter((c) => c.col === 0)) assert.equal(c.value, "0");
+  const keep = page.locator('input[aria-label="key word 1 may be attended"]');
+  assert.equal(await keep.isChecked(), true, "a key starts as attended");
+  const padded = await rendered(() => keep.uncheck());
+  assert.deepEqual(padded.key_padding, [true, false, false], "unticked = padding");
+  for (const c of (await cells("h0-weights")).filter((c) => c.col === 0)) assert.ok(c.masked && c.value === "0");
   await assertPageShowsApi({ x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v, num_heads: 1,
                              tokens: lesson.tokens, mask: padded.mask, key_padding: [true, false, false] });
+  await page.click("#mask-panel > summary"); // closed: the summary line still tells
+  assert.equal(await page.textContent("#mask-state"), "mask on (0 pairs hidden), 1 key padded");
+  assert.match(await page.textContent("#summary"), /hidden keys mask, 1 padded key/);
+
+  // a query that may attend no key: its row is all 0, and the page says why
+  await page.click("#mask-panel > summary");
+  await rendered(() => page.uncheck('input[aria-label="query word 3 may attend key word 2"]'));
+  await rendered(() => page.uncheck('input[aria-label="query word 3 may attend key word 3"]'));
+  assert.match(await page.textContent("#h0-weights .warn"), /^word 3: no key left to attend/);
+  assert.deepEqual((await cells("h0-head_outputs")).slice(8).map((c) => c.value), ["0", "0", "0", "0"]);
+  await rendered(() => page.uncheck("#use-mask"));
+  await rendered(() => page.uncheck("#use-padding"));
+  assert.equal(await page.textContent("#mask-state"), "off");
+  await page.click("#mask-panel > summary");
 });
 
-test("W_o and cross-attention: identity W_o keeps the concatenation; a 2-row context gives 3×2 weights", async () => {
+test("W_o: ticking it alone works (it starts as the identity), and the output is then the concatenation", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.click("#wo-panel > summary");
+  const sent = await rendered(() => page.check("#use-w_o"));
+  assert.equal(sent.w_o.length, 8);
+  assert.deepEqual(sent.w_o[3], [0, 0, 0, 1, 0, 0, 0, 0]);
+  assert.deepEqual((await cells("all-output")).map((c) => c.value), (await cells("all-concat")).map((c) => c.value));
+  assert.equal(await page.textContent("#all-output .formula"), "concat · W_o");
+  assert.equal(await page.textContent("#wo-state"), "on");
+  await rendered(() => page.uncheck("#use-w_o"));
+  await page.click("#wo-panel > summary");
+});
+
+test("cross-attention: a 2-row context gives 3×2 weights labelled with its tokens", async () => {
   const lesson = LESSONS["001"];
   await rendered(() => page.click('button[data-preset="001"]'));
-  await page.click("#wo-panel > summary");
-  const sent = await rendered(() => page.click("#wo-identity"));
-  assert.deepEqual(sent.w_o, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]);
-  assert.deepEqual(await cellValues("output", null), await cellValues("concat", null));
-  assert.equal(await page.textContent("#all-output .formula"), "concat · W_o");
-  await rendered(() => page.uncheck("#use-w_o"));
-
   await page.click("#context-panel > summary");
   await rendered(() => page.check("#use-context"));
   await page.click('#field-context .seg label:has(input[value="text"])');
@@ -302,14 +390,40 @@ test("W_o and cross-attention: identity W_o keeps the concatenation; a 2-row con
   const cross = await rendered(() => page.fill("#context_tokens", "key A, key B"));
   assert.deepEqual(cross.context, [[1, 0, 1, 0], [0, 2, 0, 2]]);
   assert.deepEqual(cross.context_tokens, ["key A", "key B"]);
-  const cells = await heatmap(0);
-  assert.equal(cells.length, 6);
-  assert.ok(cells[1].title.startsWith("weights[word 1 → key B] = "), cells[1].title);
+  const weights = await cells("h0-weights");
+  assert.equal(weights.length, 6);
+  assert.ok(weights[1].title.startsWith("weights[word 1 → key B] = "), weights[1].title);
   assert.equal(await page.textContent("#h0-weights h3 .shape"), "(3, 2)");
+  assert.equal(await page.textContent("#input-context h3 .shape"), "(2, 4)");
   await assertPageShowsApi({ x: lesson.x, context: cross.context, w_q: lesson.w_q, w_k: lesson.w_k,
                              w_v: lesson.w_v, num_heads: 1, tokens: lesson.tokens,
                              context_tokens: ["key A", "key B"] });
   await rendered(() => page.uncheck("#use-context"));
+  await page.click("#context-panel > summary");
+});
+
+test("labels: a row without one is labelled by its index (+ row, a pasted 4-row X, too many labels)", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  const more = await rendered(() => page.click('#field-x button[aria-label="X: add row"]'));
+  assert.equal(more.x.length, 4);
+  assert.deepEqual(more.tokens, ["word 1", "word 2", "word 3", "3"]);
+  assert.deepEqual(await page.$$eval("#h0-weights tbody th", (t) => t.map((x) => x.textContent)),
+                   ["word 1", "word 2", "word 3", "3"]);
+  await page.click('#field-x .seg label:has(input[value="text"])');
+  const pasted = await rendered(() => page.fill("#text-x", "1 0 1 0\n0 2 0 2\n1 1 1 1\n0 0 1 1"));
+  assert.deepEqual(pasted.tokens, ["word 1", "word 2", "word 3", "3"]);
+  const fewer = await rendered(() => page.fill("#tokens", "a, b, c, d, e"));
+  assert.deepEqual(fewer.tokens, ["a", "b", "c", "d"]);
+  assert.match(await page.textContent("#tokens-note"), /X has 4 rows: the last 1 label is not used/);
+});
+
+test("a lesson's note and button go once its numbers are edited", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 0 column 0"]', "0.7"));
+  assert.equal(await page.getAttribute('button[data-preset="001"]', "aria-pressed"), "false");
+  assert.match(await page.textContent("#preset-note"), /^Edited: started from Lesson 001/);
+  await rendered(() => page.click('button[data-preset="001"]'));
+  assert.equal(await page.getAttribute('button[data-preset="001"]', "aria-pressed"), "true");
 });
 
 test("errors: a ragged X is shown next to the X editor with the API's own words", async () => {
@@ -338,7 +452,7 @@ test("errors: a ragged X is shown next to the X editor with the API's own words"
   assert.equal(await page.getAttribute("#text-x", "aria-invalid"), null);
 });
 
-test("errors: each pointer lands at its own field (num_heads, w_k from the grid, tokens, a typo)", async () => {
+test("errors: each pointer lands at its own field (num_heads, w_k from the grid, a typo)", async () => {
   await rendered(() => page.click('button[data-preset="001"]'));
   // 3 heads cannot split 4 columns
   await failed(() => page.fill("#num_heads", "3"));
@@ -353,23 +467,19 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   assert.match(await page.textContent("#field-w_k #err-w_k"), /^shape_mismatch at \/w_k: w_k has 3 rows/);
   await rendered(() => page.click('#field-w_k button[aria-label="W_k: add row"]'));
 
-  // two labels for three tokens
-  await failed(() => page.fill("#tokens", "a, b"));
-  assert.match(await page.textContent("#err-tokens"), /^shape_mismatch at \/tokens: tokens has 2 labels for 3 tokens/);
-  await rendered(() => page.fill("#tokens", "a, b, c"));
-  assert.deepEqual((await heatmap(0)).slice(0, 3).map((c) => c.title.split(" = ")[0]),
-                   ["weights[a → a]", "weights[a → b]", "weights[a → c]"]);
-
   // a typo is caught by the page itself, next to the cell's editor, and nothing is sent
   const before = await renders();
   await failed(() => page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0.3x"));
   assert.equal(await page.textContent("#err-w_q"), 'W_q row 1 column 2: "0.3x" is not a number');
   assert.equal(await renders(), before);
+  await page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0,3");
+  await page.waitForFunction(() => document.getElementById("err-w_q").textContent.includes("0,3"));
+  assert.equal(await page.textContent("#err-w_q"), 'W_q row 1 column 2: "0,3" is ambiguous: write 0.3 for a decimal, or 0, 3 for two numbers');
   await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0.3"));
   await shot("errors-fixed.png");
 });
 
-test("pasted NumPy printouts and whitespace rows are read exactly", async () => {
+test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a decimal comma is refused", async () => {
   const lesson = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
   await page.click('#field-x .seg label:has(input[value="text"])');
@@ -383,25 +493,91 @@ test("pasted NumPy printouts and whitespace rows are read exactly", async () => 
   const rows = lesson.x.map((r) => r.map(String).join("  ")).join("\n");
   const b = await rendered(() => page.fill("#text-x", `${rows}\n`));
   assert.deepEqual(b.x, lesson.x);
+  // PyTorch's printout, with its dtype and grad notes, and typeset minus signs
+  const torch = "tensor([[ 1.0000e-01, −2.5000e+00,  3.0000e+00,  0.0000e+00,  1.0, 2.0, 3.0, 4.0],\n"
+    + "        [−5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]], dtype=torch.float64, requires_grad=True)";
+  const t = await rendered(() => page.fill("#text-x", torch));
+  assert.deepEqual(t.x, [[0.1, -2.5, 3, 0, 1, 2, 3, 4], [-5, 6, 7, 8, 9, 10, 11, 12]]);
+  // "1,5" is a decimal comma or a missing space: refused, not split in two
+  await failed(() => page.fill("#text-x", "1,5 2 3 4 5 6 7 8"));
+  assert.match(await page.textContent("#err-x"), /line 1: "1,5" is ambiguous: write 1.5 for a decimal, or 1, 5 for two numbers/);
+  const c2 = await rendered(() => page.fill("#text-x", "1.5, 2, 3, 4, 5, 6, 7, 8"));
+  assert.deepEqual(c2.x, [[1.5, 2, 3, 4, 5, 6, 7, 8]]);
   // a per-head stack pasted as blocks separated by a blank line
+  await rendered(() => page.click('button[data-preset="002"]'));
   await page.click('#field-w_v .seg label:has(input[value="text"])');
   const stack = [0, 1].map((hd) => lesson.w_v.map((r) => r.slice(4 * hd, 4 * hd + 4).join(" ")).join("\n")).join("\n\n");
   const c = await rendered(() => page.fill("#text-w_v", stack));
   assert.equal(c.w_v.length, 2);
   assert.deepEqual(c.w_v[1][7], lesson.w_v[7].slice(4, 8));
   // the same numbers as columns of one matrix: same weights
-  const again = await heatmap(1);
+  await openHead(1);
+  const again = await cells("h1-weights");
   await rendered(() => page.click('button[data-preset="002"]'));
-  assert.deepEqual(await heatmap(1), again);
+  await openHead(1);
+  assert.deepEqual(await cells("h1-weights"), again);
+  await openHead(0);
 });
 
-test("narrow screen: no sideways scrolling at 390 px, and every control has a name", async () => {
+// Every stage card shows its matrix whole: nothing cut, no sideways scroll.
+async function assertNothingClipped(where) {
+  const clipped = await page.evaluate(() => {
+    const bad = [];
+    for (const card of document.querySelectorAll("#stage-area .card")) {
+      for (const box of [card, ...card.querySelectorAll(".scroll, .canvas-wrap")])
+        if (box.scrollWidth > box.clientWidth) bad.push(`${card.id}: ${box.className || "card"} ${box.scrollWidth} > ${box.clientWidth}`);
+      for (const cell of card.querySelectorAll("td, th"))
+        if (cell.scrollWidth > cell.clientWidth) { bad.push(`${card.id}: cell "${cell.textContent}" ${cell.scrollWidth} > ${cell.clientWidth}`); break; }
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth) bad.push(`page ${document.documentElement.scrollWidth} px wide`);
+    return bad;
+  });
+  assert.deepEqual(clipped, [], `${where}: clipped`);
+}
+
+test("every card fits at 390, 1280 and 1920 px, for the lessons and 64 tokens", async () => {
+  const big = bigCase(64, 32, 4);
+  try {
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const key of ["000", "001", "002"]) {
+        await rendered(() => page.click(`button[data-preset="${key}"]`));
+        await assertNothingClipped(`lesson ${key} at ${width} px`);
+        if (key === "002") await shot(`lesson-002-${width}.png`);
+      }
+      await typeCase(big);
+      await assertNothingClipped(`64 tokens at ${width} px`);
+      await shot(`tokens-64-${width}.png`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+test("phone: results near the top, a skip link first, exact values by keyboard and by touch", async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   try {
     await rendered(() => page.click('button[data-preset="002"]'));
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(width <= 390, `page is ${width} px wide at a 390 px viewport`);
-    await shot("narrow-390.png");
+    const top = await page.evaluate(() => document.getElementById("results").getBoundingClientRect().top + scrollY);
+    assert.ok(top < 500, `the results start ${top} px down`);
+    // the first thing Tab reaches is the skip link, which moves focus to the results
+    const first = await page.evaluate(() => document.querySelector("a[href], button, input, select, textarea, [tabindex]").textContent);
+    assert.equal(first, "Skip to the results");
+    await page.focus("a.skip");
+    await page.keyboard.press("Enter");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "results");
+    // keyboard: one tab stop per matrix; arrows move; the readout says the exact value
+    const l = LESSONS["002"];
+    const reply = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["weights"] });
+    await page.focus("#h0-weights td[tabindex='0']");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowDown");
+    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok1 → tok1] = ${reply.json.weights[0][1][1]}`);
+    assert.equal(await page.evaluate(() => document.querySelectorAll("#h0-weights [tabindex='0']").length), 1);
+    // touch: a tap on a cell does the same
+    await page.tap("#h0-weights td[data-row='3'][data-col='2']");
+    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok3 → tok2] = ${reply.json.weights[0][3][2]}`);
+    await shot("phone-390.png");
   } finally {
     await page.setViewportSize({ width: 1280, height: 900 });
   }
@@ -412,11 +588,33 @@ test("narrow screen: no sideways scrolling at 390 px, and every control has a na
   assert.deepEqual(unnamed, []);
 });
 
+test("a big matrix is a canvas: keyboard cursor with the exact value, text at least 4.5:1 on every cell", async () => {
+  const c = bigCase(64, 32, 4);
+  await typeCase(c);
+  assert.equal(await page.locator("#h0-weights canvas.overlay").count(), 1, "64×64 weights are drawn, not tabled");
+  const reply = await api({ ...c, return: ["weights"] });
+  await page.focus("#h0-weights canvas.overlay");
+  for (const k of ["ArrowDown", "ArrowDown", "ArrowRight"]) await page.keyboard.press(k);
+  assert.equal(await page.textContent("#h0-weights .readout"), `weights[2 → 1] = ${reply.json.weights[0][2][1]}`);
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const worst = await page.evaluate(() => {
+    const rgb = (s) => s.match(/\d+/g).slice(0, 3).map(Number);
+    let min = Infinity;
+    for (const td of document.querySelectorAll("#stage-area td[data-value]:not(.masked)")) {
+      const st = getComputedStyle(td);
+      const a = luminance(rgb(st.color)), b = luminance(rgb(st.backgroundColor));
+      min = Math.min(min, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+    }
+    return min;
+  });
+  assert.ok(worst >= 4.5, `lowest contrast of a cell's text: ${worst.toFixed(2)}:1`);
+});
+
 test("the page talked only to its own server and raised no errors", () => {
   assert.deepEqual(outside, []);
-  // Chromium logs each 4xx answer; the four are the API errors provoked above
-  // (ragged X, num_heads, w_k, tokens).
+  // Chromium logs each 4xx answer; the three are the API errors provoked above
+  // (ragged X, num_heads, w_k).
   const provoked = /Failed to load resource: the server responded with a status of 400/;
-  assert.equal(pageErrors.filter((e) => provoked.test(e)).length, 4);
+  assert.equal(pageErrors.filter((e) => provoked.test(e)).length, 3);
   assert.deepEqual(pageErrors.filter((e) => !provoked.test(e)), []);
 });
