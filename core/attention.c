@@ -169,7 +169,14 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
     attn_problem seq = *p;
     size_t elem = tensor_dtype_size(p->dtype);
     seq.batch = 0;
-    seq.x = (const char *)p->x + b * p->n * p->d * elem;
+    if (p->x)
+        seq.x = (const char *)p->x + b * p->n * p->d * elem;
+    if (p->q) {
+        size_t h = p->heads;
+        seq.q = (const char *)p->q + b * h * p->n * p->d_k * elem;
+        seq.k = (const char *)p->k + b * h * p->m * p->d_k * elem;
+        seq.v = (const char *)p->v + b * h * p->m * p->d_v * elem;
+    }
     if (p->context)
         seq.context = (const char *)p->context + b * p->m * p->d_c * elem;
     if (p->key_padding)

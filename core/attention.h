@@ -57,16 +57,22 @@ typedef struct {
     tensor_dtype dtype;
     size_t batch; /* B ≥ 1, or 0: one sequence, no batch axis */
     size_t n, m, d, d_c, heads, d_k, d_v, d_out;
-    const void *x;        /* (n, d)                                   */
-    const void *context;  /* (m, d_c), or NULL: self-attention (x)    */
-    const void *w_q;      /* (d, h·d_k)                               */
-    const void *w_k;      /* (d_c, h·d_k)                             */
-    const void *w_v;      /* (d_c, h·d_v)                             */
-    const void *w_o;      /* (h·d_v, d_out), or NULL: output = concat */
-    const void *b_q;      /* (h·d_k) added to x @ W_q, or NULL        */
-    const void *b_k;      /* (h·d_k) added to context @ W_k, or NULL  */
-    const void *b_v;      /* (h·d_v) added to context @ W_v, or NULL  */
-    const void *b_o;      /* (d_out) added to concat @ W_o, or NULL   */
+    const void *x;       /* (n, d)                                   */
+    const void *context; /* (m, d_c), or NULL: self-attention (x)    */
+    const void *w_q;     /* (d, h·d_k)                               */
+    const void *w_k;     /* (d_c, h·d_k)                             */
+    const void *w_v;     /* (d_c, h·d_v)                             */
+    const void *w_o;     /* (h·d_v, d_out), or NULL: output = concat */
+    const void *b_q;     /* (h·d_k) added to x @ W_q, or NULL        */
+    const void *b_k;     /* (h·d_k) added to context @ W_k, or NULL  */
+    const void *b_v;     /* (h·d_v) added to context @ W_v, or NULL  */
+    const void *b_o;     /* (d_out) added to concat @ W_o, or NULL   */
+    /* Q, K and V given directly (as scaled_dot_product_attention takes
+     * them) instead of projected: then x, context and W_q, W_k, W_v, W_o
+     * and the biases are NULL, d and d_c are 0. */
+    const void *q;        /* (h, n, d_k), or NULL */
+    const void *k;        /* (h, m, d_k)          */
+    const void *v;        /* (h, m, d_v)          */
     double scale;         /* multiplies Q Kᵀ; 0: divide by √d_k instead,
                              exactly as the lessons write it     */
     bool causal;          /* query i attends keys j ≤ i only          */

@@ -219,9 +219,12 @@ void encode_response(const api_request *req, const attn_result *result,
     /* x and context as sent: (B, rows, width) in a batch */
     size_t lead = p->batch ? 1 : 0;
     dims[0] = p->batch;
-    buf_puts(out, ",\"shapes\":{\"x\":");
-    dims[lead] = p->n, dims[lead + 1] = p->d;
-    encode_shape(out, dims, 2 + (int)lead);
+    buf_puts(out, ",\"shapes\":{");
+    if (p->x) { /* absent when q, k and v were given */
+        buf_puts(out, "\"x\":");
+        dims[lead] = p->n, dims[lead + 1] = p->d;
+        encode_shape(out, dims, 2 + (int)lead);
+    }
     if (p->context) {
         buf_puts(out, ",\"context\":");
         dims[lead] = p->m, dims[lead + 1] = p->d_c;
@@ -229,7 +232,7 @@ void encode_response(const api_request *req, const attn_result *result,
     }
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
-        buf_puts(out, ",\"");
+        buf_puts(out, s == 0 && !p->x ? "\"" : ",\"");
         buf_puts(out, attn_stage_name((attn_stage)s));
         buf_puts(out, "\":");
         encode_shape(out, dims, rank);

@@ -25,6 +25,9 @@ void api_request_free(api_request *req)
     free(req->b_k);
     free(req->b_v);
     free(req->b_o);
+    free(req->q);
+    free(req->k);
+    free(req->v);
     free(req->allow);
     free(req->key_padding);
     api_labels_free(&req->tokens);

@@ -31,6 +31,7 @@ typedef struct {
     api_labels context_tokens; /* m labels, or none                  */
     void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;
     void *b_q, *b_k, *b_v, *b_o;
+    void *q, *k, *v; /* given directly (per head), or NULL */
     uint8_t *allow, *key_padding;
 } api_request;
 

@@ -35,7 +35,8 @@ static const schema_choice encodings[] = {
 
 const schema_field api_schema[API_FIELD_COUNT] = {
     /* rank 3: a batch of sequences (B, n, d), and then (B, m, d_c) */
-    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), .required = true},
+    /* required unless q, k and v are given (validate.c) */
+    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_CONTEXT] = {"context", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     /* required unless PyTorch's names give them (validate.c) */
     [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
@@ -75,6 +76,11 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
     [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
     [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    /* given directly, as scaled_dot_product_attention takes them: (h, n,
+     * d_k), (h, m, d_k), (h, m, d_v), or with a leading B */
+    [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    [API_K] = {"k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    [API_V] = {"v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
 };
 
 int schema_field_of(const char *name)

@@ -58,11 +58,14 @@ typedef enum {
     API_Q_PROJ_WEIGHT,
     API_K_PROJ_WEIGHT,
     API_V_PROJ_WEIGHT,
+    API_Q,
+    API_K,
+    API_V,
     API_FIELD_COUNT
 } api_field;
 
-/* The deepest tensor a field may hold: a per-head weight stack (h, d, d_k). */
-#define SCHEMA_MAX_RANK 3
+/* The deepest tensor a field may hold: a batch of per-head q (B, h, n, d_k). */
+#define SCHEMA_MAX_RANK 4
 
 typedef enum {
     SCHEMA_TENSOR,  /* nested arrays, or a binary tensor {shape, base64}  */

@@ -514,6 +514,122 @@ static bool take_weights(api_fields *fields, const request_limits *limits,
     return ok;
 }
 
+/* ---- Q, K and V given directly ------------------------------------------ */
+
+/* Fields that project from x: none may come with q, k and v. */
+static const api_field projecting[] = {
+    API_X,
+    API_CONTEXT,
+    API_W_Q,
+    API_W_K,
+    API_W_V,
+    API_W_O,
+    API_B_Q,
+    API_B_K,
+    API_B_V,
+    API_B_O,
+    API_IN_PROJ_WEIGHT,
+    API_IN_PROJ_BIAS,
+    API_OUT_PROJ_WEIGHT,
+    API_OUT_PROJ_BIAS,
+    API_Q_PROJ_WEIGHT,
+    API_K_PROJ_WEIGHT,
+    API_V_PROJ_WEIGHT,
+};
+
+static bool given_qkv(const api_fields *fields)
+{
+    return present(fields, API_Q) || present(fields, API_K) ||
+           present(fields, API_V);
+}
+
+/* q (h, n, d_k), k (h, m, d_k), v (h, m, d_v), each with a leading B in a
+ * batch, as scaled_dot_product_attention takes them. */
+static bool take_given(api_fields *fields, const request_limits *limits,
+                       api_request *req, codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    char ptr[CODEC_POINTER_MAX];
+    static const api_field qkv[3] = {API_Q, API_K, API_V};
+    for (size_t i = 0; i < sizeof projecting / sizeof *projecting; i++)
+        if (present(fields, projecting[i]))
+            return codec_fail(err, 400, "conflicting_fields",
+                              pointer_of(projecting[i], ptr),
+                              "%s comes with q, k and v: send q, k and v "
+                              "alone (as scaled_dot_product_attention), or x "
+                              "and the weights",
+                              api_schema[projecting[i]].name);
+    if (fields->value[API_LAYOUT].present)
+        return codec_fail(err, 400, "conflicting_fields",
+                          pointer_of(API_LAYOUT, ptr),
+                          "layout says how weights are laid out, and q, k "
+                          "and v come without weights");
+    for (int i = 0; i < 3; i++)
+        if (!present(fields, qkv[i]))
+            return codec_fail(err, 400, "missing_field",
+                              pointer_of(qkv[i], ptr),
+                              "q, k and v go together; %s is missing",
+                              api_schema[qkv[i]].name);
+    const schema_tensor *q = &fields->tensor[API_Q];
+    const schema_tensor *k = &fields->tensor[API_K];
+    const schema_tensor *v = &fields->tensor[API_V];
+    size_t lead = q->rank == 4 ? 1 : 0;
+    for (int i = 1; i < 3; i++) {
+        const schema_tensor *t = &fields->tensor[qkv[i]];
+        const char *name = api_schema[qkv[i]].name;
+        pointer_of(qkv[i], ptr);
+        if (t->rank != q->rank)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s has %d dimensions but q has %d", name,
+                              t->rank, q->rank);
+        if (lead && t->dims[0] != q->dims[0])
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s holds %zu sequences but q holds %zu", name,
+                              t->dims[0], q->dims[0]);
+        if (t->dims[lead] != q->dims[lead])
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s has %zu heads but q has %zu", name,
+                              t->dims[lead], q->dims[lead]);
+    }
+    if (k->dims[lead + 2] != q->dims[lead + 2])
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_K, ptr),
+                          "keys are %zu wide but queries are %zu: Q Kᵀ "
+                          "needs them equal",
+                          k->dims[lead + 2], q->dims[lead + 2]);
+    if (v->dims[lead + 1] != k->dims[lead + 1])
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_V, ptr),
+                          "v has %zu rows (keys) but k has %zu",
+                          v->dims[lead + 1], k->dims[lead + 1]);
+    p->batch = lead ? q->dims[0] : 0;
+    p->heads = q->dims[lead];
+    p->n = q->dims[lead + 1];
+    p->d_k = q->dims[lead + 2];
+    p->m = k->dims[lead + 1];
+    p->d_v = v->dims[lead + 2];
+    const schema_value *num_heads = &fields->value[API_NUM_HEADS];
+    if (num_heads->present && (size_t)num_heads->number != p->heads)
+        return codec_fail(err, 400, "invalid_num_heads",
+                          pointer_of(API_NUM_HEADS, ptr),
+                          "num_heads is %zu but q has %zu heads",
+                          (size_t)num_heads->number, p->heads);
+    if (p->heads > limits->max_heads)
+        return codec_fail(err, 413, "limit_exceeded", pointer_of(API_Q, ptr),
+                          "at most %zu heads (--max-heads)", limits->max_heads);
+    size_t sequences = p->batch ? p->batch : 1;
+    /* products bounded by the parser's element budget */
+    if (!check_size(API_Q, sequences * p->n, p->heads * p->d_k, limits, err) ||
+        !check_size(API_K, sequences * p->m, p->heads * p->d_k, limits, err) ||
+        !check_size(API_V, sequences * p->m, p->heads * p->d_v, limits, err) ||
+        !take_numbers(fields, API_Q, p->dtype, &req->q, err) ||
+        !take_numbers(fields, API_K, p->dtype, &req->k, err) ||
+        !take_numbers(fields, API_V, p->dtype, &req->v, err))
+        return false;
+    p->q = req->q;
+    p->k = req->k;
+    p->v = req->v;
+    return true;
+}
+
 /* ---- the scale, the masks, the labels ----------------------------------- */
 
 static bool take_scale(const api_fields *fields, api_request *req,
@@ -629,12 +745,20 @@ bool validate_request(api_fields *fields, const request_limits *limits,
     p->causal =
         fields->value[API_CAUSAL].present && fields->value[API_CAUSAL].boolean;
 
-    if (!take_inputs(fields, limits, req, err) ||
-        !take_weights(fields, limits, req, err) ||
-        !take_scale(fields, req, err) || !take_masks(fields, req, err) ||
+    if (!given_qkv(fields) && !present(fields, API_X)) {
+        char ptr[CODEC_POINTER_MAX];
+        return codec_fail(err, 400, "missing_field", pointer_of(API_X, ptr),
+                          "x is required (or q, k and v)");
+    }
+    bool inputs = given_qkv(fields)
+                      ? take_given(fields, limits, req, err)
+                      : take_inputs(fields, limits, req, err) &&
+                            take_weights(fields, limits, req, err);
+    if (!inputs || !take_scale(fields, req, err) ||
+        !take_masks(fields, req, err) ||
         !take_labels(fields, API_TOKENS, p->n, &req->tokens, err))
         return false;
-    if (fields->value[API_CONTEXT_TOKENS].present && !p->context) {
+    if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {
         char ptr[CODEC_POINTER_MAX];
         return codec_fail(err, 400, "missing_field",
                           pointer_of(API_CONTEXT, ptr),

@@ -170,6 +170,13 @@ valid["batch_padded"] = dict(base(3, 4), x=[mat(3, 4) for _ in range(2)],
                              mask=[[[True] * 3] * 3, [[True, False, True]] * 3])
 valid["batch_cross"] = dict(base(2, 4), x=[mat(2, 4) for _ in range(3)],
                             context=[mat(4, 4) for _ in range(3)])
+valid["given_qkv"] = {"q": stack(2, 3, 2), "k": stack(2, 4, 2),
+                      "v": stack(2, 4, 3), "causal": True}
+valid["given_qkv_batch"] = {"q": [stack(1, 2, 2)] * 2, "k": [stack(1, 3, 2)] * 2,
+                            "v": [stack(1, 3, 2)] * 2,
+                            "key_padding": [[False, False, True]] * 2}
+bad["given_qkv_with_x"] = dict(valid["given_qkv"], x=mat(3, 2))
+bad["given_qkv_heads"] = dict(valid["given_qkv"], k=stack(3, 4, 2))
 bad["batch_context_count"] = variant(x=[mat(2, 2)] * 2, context=[mat(2, 2)])
 bad["batch_padding_rank"] = variant(x=[mat(2, 2)] * 2, key_padding=[True, False])
 bad["b_q_length"] = variant(b_q=[1, 2, 3])

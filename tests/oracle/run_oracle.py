@@ -21,7 +21,10 @@ v_proj_weight; out_proj_weight / out_proj_bias); the reference computes the
 lesson-layout request they were made from.  Every third of them is a batch
 of 1-8 sequences (x of rank 3), each with its own padded tail of keys
 (key_padding (B, m)) and, in some, its own mask (B, n, m); the reference is
-each sequence computed alone, stacked.
+each sequence computed alone, stacked.  Another third sends NumPy's own q,
+k and v of the request directly (as scaled_dot_product_attention takes
+them), with its masks, causal flag and scale, and compares every stage from
+the scores on.
 """
 import argparse
 import base64
@@ -41,7 +44,7 @@ PARITY_FROM = 240
 TENSORS = ("x", "context", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v",
            "b_o", "in_proj_weight", "in_proj_bias", "q_proj_weight",
            "k_proj_weight", "v_proj_weight", "out_proj_weight",
-           "out_proj_bias")
+           "out_proj_bias", "q", "k", "v")
 
 
 def as_list(a, dtype):
@@ -175,6 +178,23 @@ def reference_of(sequences):
     return {stage: np.stack([e[stage] for e in each]) for stage in each[0]}
 
 
+GIVEN_KEEP = ("dtype", "scale", "causal", "mask", "key_padding", "num_heads",
+              "tokens")
+
+
+def given_form(req):
+    """(q, k, v given directly in place of x and the weights, the lesson
+    request whose stages from the scores on they must reproduce)."""
+    plain = {k: v for k, v in req.items() if k not in ("w_o", "b_o")}
+    stages = attention(plain)
+    out = {k: req[k] for k in GIVEN_KEEP if k in req}
+    out.update(q=stages["q"].tolist(), k=stages["k"].tolist(),
+               v=stages["v"].tolist(),
+               **{"return": [s for s in req["return"]
+                             if s not in ("q", "k", "v")]})
+    return out, plain
+
+
 def torch_form(req, i):
     """The same request as a PyTorch user writes it (see the docstring)."""
     out = dict(req)
@@ -226,7 +246,10 @@ def main():
                 add_biases(rng, req, i)
                 if i % 3 == 0:
                     req, sequences = batch_of(rng, req, i)
-                sent = torch_form(req, i)
+                if i % 3 == 1:
+                    sent, req = given_form(req)
+                else:
+                    sent = torch_form(req, i)
             # every seventh request travels in the binary encoding
             binary = i % 7 == 6
             status, body = server.post(binary_variant(sent) if binary
@@ -237,7 +260,7 @@ def main():
                 continue
             want = reference_of(sequences) if sequences else attention(req)
             bad = 0
-            for stage in req["return"]:
+            for stage in sent["return"]:
                 got = (from_binary(body[stage], req["dtype"]) if binary
                        else from_wire(body[stage]))
                 err = relative_error(got, want[stage])

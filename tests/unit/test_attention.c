@@ -544,6 +544,54 @@ static void a_batch_equals_its_sequences_one_by_one(void **state)
     pool_destroy(workers);
 }
 
+/* Q, K and V given directly give every later stage exactly as the same
+ * Q, K and V projected from x do (both passes, and the reference). */
+static void given_qkv_match_projected_ones(void **state)
+{
+    (void)state;
+    for (unsigned seed = 0; seed < 12; seed++) {
+        random_problem rp;
+        make_random_problem(&rp, seed % 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64,
+                            seed + 70);
+        attn_problem *p = &rp.p;
+        p->w_o = NULL; /* output = concat on both sides */
+        p->b_o = NULL;
+        p->d_out = 0;
+        attn_result projected;
+        assert_int_equal(attn_forward(NULL, p, want_all, &projected), ATTN_OK);
+        attn_problem given = *p;
+        given.x = given.context = NULL;
+        given.w_q = given.w_k = given.w_v = NULL;
+        given.b_q = given.b_k = given.b_v = NULL;
+        given.d = given.d_c = 0;
+        given.q = projected.stage[ATTN_Q];
+        given.k = projected.stage[ATTN_K];
+        given.v = projected.stage[ATTN_V];
+        size_t elem = tensor_dtype_size(p->dtype);
+        for (int reference = 0; reference < 2; reference++) {
+            attn_result r;
+            assert_int_equal(reference
+                                 ? attn_forward_reference(&given, want_all, &r)
+                                 : attn_forward(NULL, &given, want_all, &r),
+                             ATTN_OK);
+            for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+                size_t count = stage_count(p, s);
+                if (!reference &&
+                    memcmp(r.stage[s], projected.stage[s], count * elem) != 0)
+                    fail_msg("seed %u: %s differs", seed, attn_stage_name(s));
+                if (reference &&
+                    relative_error(p, s, r.stage[s], projected.stage[s]) >
+                        (elem == 4 ? 1e-5 : 1e-12))
+                    fail_msg("seed %u reference: %s differs", seed,
+                             attn_stage_name(s));
+            }
+            attn_result_free(&r);
+        }
+        attn_result_free(&projected);
+        free_random_problem(&rp);
+    }
+}
+
 static void absurd_shapes_overflow_to_size_max(void **state)
 {
     (void)state;
@@ -665,6 +713,7 @@ int main(void)
         cmocka_unit_test(own_kernels_match_reference_on_random_problems),
         cmocka_unit_test(biases_are_added_after_each_projection),
         cmocka_unit_test(a_batch_equals_its_sequences_one_by_one),
+        cmocka_unit_test(given_qkv_match_projected_ones),
         cmocka_unit_test(openblas_path_matches_reference_on_random_problems),
         cmocka_unit_test(large_problems_match_the_reference_through_openblas),
         cmocka_unit_test(
