@@ -514,6 +514,56 @@ def run_big(args):
     return results
 
 
+BATCH_SEQUENCES = 8  # B of the batch row: the size the API's users batch
+BATCH_N, BATCH_D, BATCH_H = 256, 256, 8
+
+
+def run_batch(args):
+    """B sequences in one request vs the same B sent one after another on
+    one keep-alive connection (the same numbers either way)."""
+    rng = np.random.default_rng(8)
+    d = BATCH_D
+    weights = {k: (rng.normal(size=(d, d)) / math.sqrt(d)).tolist()
+               for k in ("w_q", "w_k", "w_v", "w_o")}
+    xs = rng.normal(size=(BATCH_SEQUENCES, BATCH_N, d))
+    common = dict(weights, num_heads=BATCH_H, **{"return": ["output"]})
+    batch = json.dumps(dict(common, x=xs.tolist())).encode()
+    singles = [json.dumps(dict(common, x=x.tolist())).encode() for x in xs]
+    srv = start_ours(args)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=600)
+        status, data = post(None, batch, conn)
+        whole = json.loads(data)["output"]
+        for b, payload in enumerate(singles):
+            status_one, one = post(None, payload, conn)
+            if status != 200 or status_one != 200 or \
+                    json.loads(one)["output"] != whole[b]:
+                raise BenchError(f"batch sequence {b} differs from alone")
+        lat = {"one batch": [], "one by one": []}
+        for r in range(args.mid_reps):
+            time.sleep(QUIET_SECONDS)
+            start = time.perf_counter()
+            post(None, batch, conn)
+            lat["one batch"].append(time.perf_counter() - start)
+            time.sleep(QUIET_SECONDS)
+            start = time.perf_counter()
+            for payload in singles:
+                post(None, payload, conn)
+            lat["one by one"].append(time.perf_counter() - start)
+    finally:
+        srv.stop()
+    return lat
+
+
+def batch_table(lat):
+    one, each = median(lat["one batch"]), median(lat["one by one"])
+    return ["| requests | median ms | ÷ one batch |", "|---|---:|---:|",
+            f"| one request, x ({BATCH_SEQUENCES}, {BATCH_N}, {BATCH_D}) "
+            f"| {one * 1e3:.1f} | 1 |",
+            f"| {BATCH_SEQUENCES} requests, x ({BATCH_N}, {BATCH_D}) each, "
+            f"keep-alive | {each * 1e3:.1f} | {each / one:.2f}× |"]
+
+
 def big_table(results):
     lines = ["| request | server | median ms | peak RSS MiB (idle) "
              "| this ÷ ours (time) |", "|---|---|---:|---:|---:|"]
@@ -528,7 +578,7 @@ def big_table(results):
     return lines
 
 
-# ---- issue 6's targets ----------------------------------------------------------
+# ---- targets ----------------------------------------------------------
 
 def verdict(ok):
     return "met" if ok else "**not met**"
@@ -619,7 +669,7 @@ def main():
     ap.add_argument("--bench-core", required=True)
     ap.add_argument("--work", default="build/bench",
                     help="folder for bodies, logs and nginx's config")
-    ap.add_argument("--parts", default="1,2,3")
+    ap.add_argument("--parts", default="1,2,3,4")
     ap.add_argument("--quick", action="store_true",
                     help="a few seconds per part: checks the harness")
     ap.add_argument("--rounds", type=int, default=5)
@@ -651,6 +701,8 @@ def main():
         core = timed("part 1 (core)", run_core, args) if 1 in parts else None
         web = timed("part 2 (HTTP)", run_http, args) if 2 in parts else None
         big = timed("part 3 (big)", run_big, args) if 3 in parts else None
+        batch = timed("part 4 (batch)", run_batch, args) \
+            if 4 in parts else None
     except BenchError as exc:
         log(f"bench FAILED: {exc}")
         return 1
@@ -690,6 +742,12 @@ def main():
                 "Fresh servers per size; FastAPI as one uvicorn process with "
                 "OpenBLAS on 2 threads; peak RSS = VmHWM after the requests "
                 "(idle VmHWM in brackets).", ""] + big_table(big)
+    if batch:
+        out += ["", f"### A batch of {BATCH_SEQUENCES} sequences (n={BATCH_N}, "
+                f"d={BATCH_D}, h={BATCH_H}, w_o, output only) vs its sequences "
+                "one by one", "",
+                "One server, one keep-alive connection, the same numbers "
+                "either way (checked).", ""] + batch_table(batch)
     out += ["", "### Targets", ""] + targets(core, web, big)
     text = "\n".join(out) + "\n"
     print(text)
