@@ -142,12 +142,13 @@ test-layout:
 
 # Every suite lives in the folder it tests, with a suite.mk that adds its
 # target to TEST_SUITES and its Debian packages to DEB_TEST; the order here is
-# the order `make test` runs them in.
-include tests/unit/suite.mk tests/http/suite.mk tests/oracle/suite.mk \
-        tests/lessons/suite.mk
-include $(filter-out tests/unit/suite.mk tests/http/suite.mk \
-           tests/oracle/suite.mk tests/lessons/suite.mk, \
-           $(wildcard tests/*/suite.mk)) docker/suite.mk
+# the order `make test` runs them in.  Through $(wildcard): the image's build
+# stage copies the Makefile alone to run `make deps`.
+FIRST_SUITES := tests/unit/suite.mk tests/http/suite.mk \
+                tests/oracle/suite.mk tests/lessons/suite.mk
+include $(wildcard $(FIRST_SUITES))
+include $(filter-out $(FIRST_SUITES),$(wildcard tests/*/suite.mk)) \
+        $(wildcard docker/suite.mk)
 
 # dependency files of this build only (other builds live under build/ too)
 -include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests \
