@@ -4,6 +4,7 @@
  * attend_kernels_impl.inc.
  */
 #include "core/attend_kernels.h"
+#include "core/arch.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -13,26 +14,20 @@
  * need its 32 vector registers.  Built for AVX2, with each vector split in
  * two, the tiles need twice the 16 registers AVX2 has; with 32-byte vectors
  * and tiles that fit them (scores 6 × 2, product 4 × 3 vectors) they are
- * still slower than OpenBLAS's Haswell kernels.  So on CPUs without AVX-512
- * attention_impl.inc calls OpenBLAS (attend_kernels_usable). */
+ * still slower than OpenBLAS's Haswell kernels.  So below AVX-512, and on
+ * every other architecture, attention_impl.inc calls OpenBLAS
+ * (attend_kernels_usable); there the code below is built for the plain
+ * target and never called. */
 #define ATTEND_VEC_BYTES 64
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KERNEL_TARGET                                                          \
-    __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#if ARCH_X86_64
+#define KERNEL_TARGET __attribute__((target(ARCH_TARGET_AVX512)))
 #else
 #define KERNEL_TARGET
 #endif
 
 bool attend_kernels_usable(void)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    return __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
+    return arch_simd_level() >= ARCH_SIMD_AVX512;
 }
 
 /* Scores tile: 8 query rows × 2 vectors of keys = 16 accumulators (of 32

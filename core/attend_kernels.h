@@ -44,9 +44,10 @@
  * multiple of W, starts at element j0 · d_k.  Elements of the packed Kᵀ for
  * m keys: d_k times m rounded up to W.  The padding is read (into scores that
  * are then dropped), so the caller zeroes it. */
-/* Does this CPU run the scores and product kernels (AVX-512 with FMA)?
- * Without it they must not be called; the packing helpers and the sizes
- * below work anywhere. */
+/* May the scores and product kernels run: an x86-64 CPU with AVX-512, and
+ * arch_simd_level() (core/arch.h) not capped below it?  When false they
+ * must not be called; the packing helpers and the sizes below work
+ * anywhere. */
 bool attend_kernels_usable(void);
 
 size_t attend_key_tile_f64(void); /* W */

@@ -1,4 +1,9 @@
+/*
+ * softmax_rows.c - the row loops of softmax_rows.h: exp, built once per SIMD
+ * level this architecture has and called at the level core/arch.h names.
+ */
 #include "core/softmax_rows.h"
+#include "core/arch.h"
 
 #include <math.h>
 
@@ -69,13 +74,29 @@ static inline float exp_f32(float x)
 double softmax_exp_f64(double x) { return exp_f64(x); }
 float softmax_exp_f32(float x) { return exp_f32(x); }
 
+/* The loops of one element type at one SIMD level, as softmax_rows.h
+ * declares them (row, m, ...). */
+#define ROW_LOOPS(REAL)                                                        \
+    struct {                                                                   \
+        REAL (*exp_row)(REAL *, size_t, REAL);                                 \
+        REAL (*row_max)(const REAL *, size_t);                                 \
+        void (*scale_row)(const REAL *, REAL *, size_t, REAL, bool);           \
+        void (*normalize_row)(REAL *, size_t, REAL);                           \
+        bool (*all_finite)(const REAL *, size_t);                              \
+    }
+typedef ROW_LOOPS(double) row_loops_f64;
+typedef ROW_LOOPS(float) row_loops_f32;
+
 /* Sums and maxima are kept in independent lanes (a 64-byte vector of each
  * type) so that the loops vectorise without -ffast-math, which would let the
  * compiler reorder any floating-point sum; the lanes are combined in a fixed
- * order.  The file is built with -ffp-contract=fast (Makefile): the clones
+ * order.  The file is built with -ffp-contract=fast (Makefile): the builds
  * for CPUs with FMA evaluate exp's polynomial with fused multiply-adds, the
- * baseline clone with separate ones, so the last bit of an exponential may
- * differ between a CPU with FMA and one without (both within 2 ulp). */
+ * generic x86-64 build with separate ones, so the last bit of an
+ * exponential may differ between a CPU with FMA and one without (both
+ * within 2 ulp).  And with -fno-trapping-math: exp's clamps are then
+ * selects, not branches, and the exponential loop vectorises at every level
+ * (AVX-512 alone has the masked stores that vectorise it with branches). */
 #define REAL double
 #define SFX(name) name##_f64
 #define LANES 8
@@ -83,7 +104,7 @@ typedef double vec_f64 __attribute__((vector_size(64)));
 typedef int64_t ivec_f64 __attribute__((vector_size(64)));
 #define VEC vec_f64
 #define IVEC ivec_f64
-#include "core/softmax_rows_impl.inc"
+#include "core/softmax_rows_levels.inc"
 #undef REAL
 #undef SFX
 #undef LANES
@@ -97,7 +118,7 @@ typedef float vec_f32 __attribute__((vector_size(64)));
 typedef int32_t ivec_f32 __attribute__((vector_size(64)));
 #define VEC vec_f32
 #define IVEC ivec_f32
-#include "core/softmax_rows_impl.inc"
+#include "core/softmax_rows_levels.inc"
 #undef REAL
 #undef SFX
 #undef LANES

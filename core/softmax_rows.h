@@ -3,17 +3,19 @@
  *
  * glibc's exp() is a scalar call of ~15 ns; an (h, n, n) softmax at n = 2048
  * needs 33 M of them, more time than all the matrix products.  These loops
- * have no calls and no branches, so the compiler turns them into SIMD code,
- * and target_clones builds them for AVX-512, AVX2 and baseline x86-64, the
- * best chosen when the program loads.
+ * have no calls and no branches, so the compiler turns them into SIMD code.
+ * On x86-64 they are built three times, for AVX-512, for AVX2 with FMA and
+ * for the build's own target, and each call runs the build of the level
+ * core/arch.h says is in use (the CPU's best unless capped); elsewhere once,
+ * for the build's target (NEON on AArch64).
  *
  * exp(x) = 2^k · exp(r) with k = round(x / ln 2) and r = x − k·ln 2 (ln 2 in
  * two parts, Cody & Waite, so r is exact), |r| ≤ ln 2 / 2.  exp(r) is its
  * Taylor polynomial: degree 13 for double (truncation < 5e-18, below half an
  * ulp) and degree 7 for float (< 6e-9).  Measured against glibc: at most
- * 2 ulp apart (tests/unit/test_attention.c).  Inputs are ≤ 0 here (a score
- * minus its row maximum); below the smallest normal result the value is 0,
- * and −∞ (a masked key) gives exactly 0.
+ * 2 ulp apart, at every level (tests/arch/test_simd_levels.c).  Inputs are
+ * ≤ 0 here (a score minus its row maximum); below the smallest normal result
+ * the value is 0, and −∞ (a masked key) gives exactly 0.
  */
 #ifndef CORE_SOFTMAX_ROWS_H
 #define CORE_SOFTMAX_ROWS_H
@@ -22,17 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-/* Not under TSan: the ifunc resolvers of target_clones run during relocation,
- * before the TSan runtime exists, and crash when instrumented. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    !defined(__SANITIZE_THREAD__)
-#define SOFTMAX_CLONES                                                         \
-    __attribute__((                                                            \
-        target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SOFTMAX_CLONES
-#endif
 
 /* row[j] = exp(row[j] − max) for j < m; returns the sum of the row. */
 double softmax_exp_row_f64(double *row, size_t m, double max);

@@ -1,4 +1,5 @@
 #include "server/setup/blas_setup.h"
+#include "core/arch.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -17,8 +18,7 @@ void blas_setup_kernels(char **argv)
     if (strcmp(core, "Prescott") != 0 && strcmp(core, "Core2") != 0 &&
         strcmp(core, "Nehalem") != 0)
         return;
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    if (arch_simd_cpu() < ARCH_SIMD_AVX2) /* x86-64 with AVX2 and FMA */
         return;
     /* Haswell kernels need AVX2+FMA only; SkylakeX's AVX-512 kernels are
      * not used, since this OpenBLAS predates several CPUs that have it. */
