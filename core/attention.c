@@ -62,10 +62,10 @@ static int sequence_stage_shape(const attn_problem *p, attn_stage s,
         dims[0] = h, dims[1] = p->n, dims[2] = p->d_k;
         return 3;
     case ATTN_K:
-        dims[0] = h, dims[1] = p->m, dims[2] = p->d_k;
+        dims[0] = attn_kv_heads(p), dims[1] = p->m, dims[2] = p->d_k;
         return 3;
     case ATTN_V:
-        dims[0] = h, dims[1] = p->m, dims[2] = p->d_v;
+        dims[0] = attn_kv_heads(p), dims[1] = p->m, dims[2] = p->d_v;
         return 3;
     case ATTN_SCORES:
     case ATTN_SCALED_SCORES:
@@ -141,9 +141,10 @@ static size_t scratch_rows(const attn_problem *p)
 static double multiply_adds(const attn_problem *p)
 {
     double n = (double)p->n, m = (double)p->m, h = (double)p->heads;
+    double h_kv = (double)attn_kv_heads(p);
     double d_k = (double)p->d_k, d_v = (double)p->d_v;
-    return n * (double)p->d * h * d_k + m * (double)p->d_c * h * (d_k + d_v) +
-           h * n * m * (d_k + d_v) +
+    return n * (double)p->d * h * d_k +
+           m * (double)p->d_c * h_kv * (d_k + d_v) + h * n * m * (d_k + d_v) +
            (p->w_o ? n * h * d_v * (double)p->d_out : 0);
 }
 
@@ -172,10 +173,10 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
     if (p->x)
         seq.x = (const char *)p->x + b * p->n * p->d * elem;
     if (p->q) {
-        size_t h = p->heads;
+        size_t h = p->heads, h_kv = attn_kv_heads(p);
         seq.q = (const char *)p->q + b * h * p->n * p->d_k * elem;
-        seq.k = (const char *)p->k + b * h * p->m * p->d_k * elem;
-        seq.v = (const char *)p->v + b * h * p->m * p->d_v * elem;
+        seq.k = (const char *)p->k + b * h_kv * p->m * p->d_k * elem;
+        seq.v = (const char *)p->v + b * h_kv * p->m * p->d_v * elem;
     }
     if (p->context)
         seq.context = (const char *)p->context + b * p->m * p->d_c * elem;
@@ -239,7 +240,7 @@ static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
                              ? attend_keys_padded_f32(p->m)
                              : attend_keys_padded_f64(p->m);
     if (keys_padded < p->m ||
-        !tensor_mul_add_size(&elements, keys_padded, p->heads * p->d_k))
+        !tensor_mul_add_size(&elements, keys_padded, attn_kv_heads(p) * p->d_k))
         return SIZE_MAX;
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */

@@ -32,8 +32,8 @@
 /* The stages of the forward pass, in order.  Each can be returned. */
 typedef enum {
     ATTN_Q,             /* (h, n, d_k)  x @ W_q, per head        */
-    ATTN_K,             /* (h, m, d_k)  context @ W_k, per head  */
-    ATTN_V,             /* (h, m, d_v)  context @ W_v, per head  */
+    ATTN_K,             /* (h_kv, m, d_k) context @ W_k, per head */
+    ATTN_V,             /* (h_kv, m, d_v) context @ W_v, per head */
     ATTN_SCORES,        /* (h, n, m)    Q Kᵀ                      */
     ATTN_SCALED_SCORES, /* (h, n, m)    scale · Q Kᵀ              */
     ATTN_MASKED_SCORES, /* (h, n, m)    scaled + bias, −∞ where masked */
@@ -57,6 +57,10 @@ typedef struct {
     tensor_dtype dtype;
     size_t batch; /* B ≥ 1, or 0: one sequence, no batch axis */
     size_t n, m, d, d_c, heads, d_k, d_v, d_out;
+    /* h_kv key/value heads (grouped-query attention; 1: multi-query), or 0:
+     * as many as query heads.  Query head i reads key/value head
+     * ⌊i · h_kv / h⌋; K, V, W_k, W_v, b_k, b_v have h_kv heads. */
+    size_t kv_heads;
     const void *x;       /* (n, d)                                   */
     const void *context; /* (m, d_c), or NULL: self-attention (x)    */
     const void *w_q;     /* (d, h·d_k)                               */
@@ -94,6 +98,18 @@ typedef struct {
     void *stage[ATTN_STAGE_COUNT];
     attn_stage nonfinite_stage; /* set with ATTN_ERR_NONFINITE */
 } attn_result;
+
+/* Key/value heads of p (h_kv, which is h unless grouped). */
+static inline size_t attn_kv_heads(const attn_problem *p)
+{
+    return p->kv_heads ? p->kv_heads : p->heads;
+}
+
+/* The key/value head query head `head` reads. */
+static inline size_t attn_kv_head_of(const attn_problem *p, size_t head)
+{
+    return head * attn_kv_heads(p) / p->heads;
+}
 
 /* Shape of a stage: writes up to ATTN_MAX_RANK dims and returns how many. */
 int attn_stage_shape(const attn_problem *p, attn_stage s,

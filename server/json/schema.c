@@ -81,6 +81,12 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
     [API_K] = {"k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
     [API_V] = {"v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    /* grouped-query attention: h_kv key/value heads shared by h / h_kv
+     * query heads each */
+    [API_NUM_KV_HEADS] = {"num_kv_heads", .kind = SCHEMA_INTEGER, .min = 1,
+                          .limit_offset = offsetof(request_limits, max_heads),
+                          .limit_flag = "--max-heads",
+                          .invalid_code = "invalid_num_kv_heads"},
 };
 
 int schema_field_of(const char *name)

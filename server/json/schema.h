@@ -61,6 +61,7 @@ typedef enum {
     API_Q,
     API_K,
     API_V,
+    API_NUM_KV_HEADS,
     API_FIELD_COUNT
 } api_field;
 

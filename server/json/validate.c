@@ -283,23 +283,24 @@ static bool weight_take(sources *src, source from, weight *w, void **out,
     return true;
 }
 
-/* The head count: num_heads when given, else the first stack's depth, else
- * 1; every stack must agree and every width must divide.  The error names
- * what the head count came from. */
-static bool fit_heads(const weight all[3], size_t heads, size_t *out,
-                      codec_error *err)
+/* The head count of `count` weights: `heads` (from the field `given`) when
+ * given, else the first stack's depth, else 1; every stack must agree and
+ * every width must divide.  The error names what the head count came
+ * from. */
+static bool fit_heads(const weight *all, int count, api_field given,
+                      size_t heads, size_t *out, codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX];
-    const char *num_heads = api_schema[API_NUM_HEADS].name;
+    const char *num_heads = api_schema[given].name;
     int stack_source = -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < count; i++) {
         if (!all[i].heads)
             continue;
         const char *name = api_schema[all[i].from.field].name;
         if (heads && all[i].heads != heads) {
             if (stack_source < 0)
                 return codec_fail(err, 400, "invalid_num_heads",
-                                  pointer_of(API_NUM_HEADS, ptr),
+                                  pointer_of(given, ptr),
                                   "%s is %zu but %s stacks %zu heads",
                                   num_heads, heads, name, all[i].heads);
             return codec_fail(
@@ -314,13 +315,13 @@ static bool fit_heads(const weight all[3], size_t heads, size_t *out,
     }
     if (!heads)
         heads = 1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < count; i++) {
         if (all[i].width % heads == 0)
             continue;
         const char *name = api_schema[all[i].from.field].name;
         if (stack_source < 0)
             return codec_fail(err, 400, "invalid_num_heads",
-                              pointer_of(API_NUM_HEADS, ptr),
+                              pointer_of(given, ptr),
                               "%zu heads do not divide the %zu columns of %s",
                               heads, all[i].width, name);
         return codec_fail(err, 400, "invalid_num_heads",
@@ -334,10 +335,12 @@ static bool fit_heads(const weight all[3], size_t heads, size_t *out,
     return true;
 }
 
-/* Checks that the weights fit x/context and each other; sets heads, d_k,
- * d_v. */
+/* Checks that the weights fit x/context and each other; sets heads,
+ * kv_heads, d_k, d_v.  kv_heads: num_kv_heads, or 0 when not given (then
+ * W_k and W_v have as many heads as W_q). */
 static bool fit_weights(api_request *req, const weight all[3], size_t heads,
-                        const request_limits *limits, codec_error *err)
+                        size_t kv_heads, const request_limits *limits,
+                        codec_error *err)
 {
     attn_problem *p = &req->problem;
     size_t expect_rows[3] = {p->d, p->d_c, p->d_c};
@@ -366,20 +369,33 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
                               "at most %zu heads (--max-heads)",
                               limits->max_heads);
     }
-    if (!fit_heads(all, heads, &heads, err))
+    size_t h_kv;
+    if (!kv_heads) { /* one head count for the three */
+        if (!fit_heads(all, 3, API_NUM_HEADS, heads, &heads, err))
+            return false;
+        h_kv = heads;
+    } else if (!fit_heads(all, 1, API_NUM_HEADS, heads, &heads, err) ||
+               !fit_heads(all + 1, 2, API_NUM_KV_HEADS, kv_heads, &h_kv, err)) {
         return false;
-    if (all[1].width != all[0].width) {
-        char ptr[CODEC_POINTER_MAX];
+    }
+    char ptr[CODEC_POINTER_MAX];
+    if (heads % h_kv != 0)
+        return codec_fail(err, 400, "invalid_num_kv_heads",
+                          pointer_of(API_NUM_KV_HEADS, ptr),
+                          "%zu key/value heads do not divide the %zu query "
+                          "heads",
+                          h_kv, heads);
+    if (all[1].width / h_kv != all[0].width / heads)
         return codec_fail(
             err, 400, "shape_mismatch", pointer_of(all[1].from.field, ptr),
             "%s gives keys %zu wide per head but %s gives "
             "queries %zu wide: Q Kᵀ needs them equal",
-            api_schema[all[1].from.field].name, all[1].width / heads,
+            api_schema[all[1].from.field].name, all[1].width / h_kv,
             api_schema[all[0].from.field].name, all[0].width / heads);
-    }
     p->heads = heads;
+    p->kv_heads = kv_heads ? h_kv : 0;
     p->d_k = all[0].width / heads;
-    p->d_v = all[2].width / heads;
+    p->d_v = all[2].width / h_kv;
     return true;
 }
 
@@ -465,21 +481,25 @@ static bool take_weights(api_fields *fields, const request_limits *limits,
          pick_source(fields, bo_names, 2, 0, torch, &bias[3], err);
 
     const schema_value *num_heads = &fields->value[API_NUM_HEADS];
+    const schema_value *num_kv = &fields->value[API_NUM_KV_HEADS];
     size_t heads = num_heads->present ? (size_t)num_heads->number : 0;
+    size_t kv_heads = num_kv->present ? (size_t)num_kv->number : 0;
     weight w[3] = {0};
     for (int i = 0; ok && i < 3; i++)
         ok = weight_take(&src, from[i], &w[i], w_out[i], err);
-    ok = ok && fit_weights(req, w, heads, limits, err);
+    ok = ok && fit_weights(req, w, heads, kv_heads, limits, err);
     if (ok) {
         p->w_q = req->w_q;
         p->w_k = req->w_k;
         p->w_v = req->w_v;
-        size_t hk = p->heads * p->d_k, hv = p->heads * p->d_v;
-        ok = bias_take(&src, bias[0], p->heads, p->d_k, 0, 2 * hk + hv,
+        size_t h_kv = attn_kv_heads(p);
+        size_t hq = p->heads * p->d_k, hk = h_kv * p->d_k, hv = h_kv * p->d_v;
+        size_t total = hq + hk + hv; /* in_proj_bias: [b_q; b_k; b_v] */
+        ok = bias_take(&src, bias[0], p->heads, p->d_k, 0, total,
                        "the queries are", &req->b_q, err) &&
-             bias_take(&src, bias[1], p->heads, p->d_k, hk, 2 * hk + hv,
-                       "the keys are", &req->b_k, err) &&
-             bias_take(&src, bias[2], p->heads, p->d_v, 2 * hk, 2 * hk + hv,
+             bias_take(&src, bias[1], h_kv, p->d_k, hq, total, "the keys are",
+                       &req->b_k, err) &&
+             bias_take(&src, bias[2], h_kv, p->d_v, hq + hk, total,
                        "the values are", &req->b_v, err);
         p->b_q = req->b_q;
         p->b_k = req->b_k;
@@ -586,11 +606,16 @@ static bool take_given(api_fields *fields, const request_limits *limits,
             return codec_fail(err, 400, "shape_mismatch", ptr,
                               "%s holds %zu sequences but q holds %zu", name,
                               t->dims[0], q->dims[0]);
-        if (t->dims[lead] != q->dims[lead])
-            return codec_fail(err, 400, "shape_mismatch", ptr,
-                              "%s has %zu heads but q has %zu", name,
-                              t->dims[lead], q->dims[lead]);
     }
+    /* k and v: the same heads, which divide q's (grouped-query) */
+    if (q->dims[lead] % k->dims[lead] != 0)
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_K, ptr),
+                          "k has %zu heads, which do not divide q's %zu",
+                          k->dims[lead], q->dims[lead]);
+    if (v->dims[lead] != k->dims[lead])
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_V, ptr),
+                          "v has %zu heads but k has %zu", v->dims[lead],
+                          k->dims[lead]);
     if (k->dims[lead + 2] != q->dims[lead + 2])
         return codec_fail(err, 400, "shape_mismatch", pointer_of(API_K, ptr),
                           "keys are %zu wide but queries are %zu: Q Kᵀ "
@@ -602,6 +627,13 @@ static bool take_given(api_fields *fields, const request_limits *limits,
                           v->dims[lead + 1], k->dims[lead + 1]);
     p->batch = lead ? q->dims[0] : 0;
     p->heads = q->dims[lead];
+    p->kv_heads = k->dims[lead] == p->heads ? 0 : k->dims[lead];
+    const schema_value *num_kv = &fields->value[API_NUM_KV_HEADS];
+    if (num_kv->present && (size_t)num_kv->number != k->dims[lead])
+        return codec_fail(err, 400, "invalid_num_kv_heads",
+                          pointer_of(API_NUM_KV_HEADS, ptr),
+                          "num_kv_heads is %zu but k has %zu heads",
+                          (size_t)num_kv->number, k->dims[lead]);
     p->n = q->dims[lead + 1];
     p->d_k = q->dims[lead + 2];
     p->m = k->dims[lead + 1];
@@ -618,8 +650,10 @@ static bool take_given(api_fields *fields, const request_limits *limits,
     size_t sequences = p->batch ? p->batch : 1;
     /* products bounded by the parser's element budget */
     if (!check_size(API_Q, sequences * p->n, p->heads * p->d_k, limits, err) ||
-        !check_size(API_K, sequences * p->m, p->heads * p->d_k, limits, err) ||
-        !check_size(API_V, sequences * p->m, p->heads * p->d_v, limits, err) ||
+        !check_size(API_K, sequences * p->m, attn_kv_heads(p) * p->d_k, limits,
+                    err) ||
+        !check_size(API_V, sequences * p->m, attn_kv_heads(p) * p->d_v, limits,
+                    err) ||
         !take_numbers(fields, API_Q, p->dtype, &req->q, err) ||
         !take_numbers(fields, API_K, p->dtype, &req->k, err) ||
         !take_numbers(fields, API_V, p->dtype, &req->v, err))

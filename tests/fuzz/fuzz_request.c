@@ -205,22 +205,34 @@ static void compare_with_reference(const api_request *req)
 {
     const attn_problem *p = &req->problem;
     tensor_dtype t = p->dtype;
-    double bx = max_abs(p->x, p->n * p->d, t);
-    double bc = p->context ? max_abs(p->context, p->m * p->d_c, t) : bx;
-    double bq =
-        (double)p->d * bx * max_abs(p->w_q, p->d * p->heads * p->d_k, t);
-    double bk =
-        (double)p->d_c * bc * max_abs(p->w_k, p->d_c * p->heads * p->d_k, t);
-    double bv =
-        (double)p->d_c * bc * max_abs(p->w_v, p->d_c * p->heads * p->d_v, t);
-    double bias = p->bias ? max_abs(p->bias, p->n * p->m, t) : 0;
+    size_t seqs = p->batch ? p->batch : 1, h = p->heads;
+    size_t h_kv = attn_kv_heads(p);
+    double bq, bk, bv;
+    if (p->q) { /* given directly */
+        bq = max_abs(p->q, seqs * h * p->n * p->d_k, t);
+        bk = max_abs(p->k, seqs * h_kv * p->m * p->d_k, t);
+        bv = max_abs(p->v, seqs * h_kv * p->m * p->d_v, t);
+    } else {
+        double bx = max_abs(p->x, seqs * p->n * p->d, t);
+        double bc =
+            p->context ? max_abs(p->context, seqs * p->m * p->d_c, t) : bx;
+        bq = (double)p->d * bx * max_abs(p->w_q, p->d * h * p->d_k, t) +
+             (p->b_q ? max_abs(p->b_q, h * p->d_k, t) : 0);
+        bk = (double)p->d_c * bc * max_abs(p->w_k, p->d_c * h_kv * p->d_k, t) +
+             (p->b_k ? max_abs(p->b_k, h_kv * p->d_k, t) : 0);
+        bv = (double)p->d_c * bc * max_abs(p->w_v, p->d_c * h_kv * p->d_v, t) +
+             (p->b_v ? max_abs(p->b_v, h_kv * p->d_v, t) : 0);
+    }
+    size_t masks = p->mask_per_sequence ? seqs : 1;
+    double bias = p->bias ? max_abs(p->bias, masks * p->n * p->m, t) : 0;
     double bscore = req->scale * (double)p->d_k * bq * bk + bias;
     if (!(bscore <= FUZZ_COMPARE_MAX_SCORE) ||
         !(bq <= FUZZ_COMPARE_MAX_SCORE) || !(bk <= FUZZ_COMPARE_MAX_SCORE) ||
         !(bv <= FUZZ_COMPARE_MAX_SCORE))
         return; /* a stage may overflow: the reference does not flag it */
-    double bo = p->w_o ? (double)(p->heads * p->d_v) *
-                             max_abs(p->w_o, p->heads * p->d_v * p->d_out, t)
+    double bo = p->w_o ? (double)(h * p->d_v) *
+                                 max_abs(p->w_o, h * p->d_v * p->d_out, t) +
+                             (p->b_o ? max_abs(p->b_o, p->d_out, t) : 0)
                        : 1;
     double eps = t == TENSOR_FLOAT32 ? 1.2e-7 : 2.3e-16;
     /* every stage's error is bounded by a few units of rounding times the
@@ -307,23 +319,33 @@ static void compare_parsers(const char *which, const char *body, size_t size,
               memcmp(&req->scale, &slow.scale, sizeof req->scale) == 0 &&
               memcmp(&a->scale, &b->scale, sizeof a->scale) == 0,
           "%s and jansson disagree on shapes or options", which);
-    size_t e = tensor_dtype_size(a->dtype), hk = a->heads * a->d_k,
-           hv = a->heads * a->d_v;
-    CHECK(same_bytes(a->x, b->x, a->n * a->d * e), "x differs");
-    CHECK(same_bytes(a->context, b->context, a->m * a->d_c * e),
+    CHECK(a->batch == b->batch && a->kv_heads == b->kv_heads &&
+              a->mask_per_sequence == b->mask_per_sequence,
+          "%s and jansson disagree on batch or key/value heads", which);
+    size_t e = tensor_dtype_size(a->dtype), seqs = a->batch ? a->batch : 1;
+    size_t h_kv = attn_kv_heads(a), hq = a->heads * a->d_k;
+    size_t hk = h_kv * a->d_k, hv = h_kv * a->d_v, concat = a->heads * a->d_v;
+    size_t masks = a->mask_per_sequence ? seqs : 1;
+    CHECK(same_bytes(a->x, b->x, seqs * a->n * a->d * e), "x differs");
+    CHECK(same_bytes(a->context, b->context, seqs * a->m * a->d_c * e),
           "context differs");
-    CHECK(same_bytes(a->w_q, b->w_q, a->d * hk * e), "w_q differs");
+    CHECK(same_bytes(a->q, b->q, seqs * a->n * hq * e) &&
+              same_bytes(a->k, b->k, seqs * a->m * hk * e) &&
+              same_bytes(a->v, b->v, seqs * a->m * hv * e),
+          "q, k or v differ");
+    CHECK(same_bytes(a->w_q, b->w_q, a->d * hq * e), "w_q differs");
     CHECK(same_bytes(a->w_k, b->w_k, a->d_c * hk * e), "w_k differs");
     CHECK(same_bytes(a->w_v, b->w_v, a->d_c * hv * e), "w_v differs");
-    CHECK(same_bytes(a->w_o, b->w_o, hv * a->d_out * e), "w_o differs");
-    CHECK(same_bytes(a->b_q, b->b_q, hk * e) &&
+    CHECK(same_bytes(a->w_o, b->w_o, concat * a->d_out * e), "w_o differs");
+    CHECK(same_bytes(a->b_q, b->b_q, hq * e) &&
               same_bytes(a->b_k, b->b_k, hk * e) &&
               same_bytes(a->b_v, b->b_v, hv * e) &&
               same_bytes(a->b_o, b->b_o, a->d_out * e),
           "biases differ");
-    CHECK(same_bytes(a->bias, b->bias, a->n * a->m * e), "mask differs");
-    CHECK(same_bytes(a->allow, b->allow, a->n * a->m), "mask differs");
-    CHECK(same_bytes(a->key_padding, b->key_padding, a->m),
+    CHECK(same_bytes(a->bias, b->bias, masks * a->n * a->m * e),
+          "mask differs");
+    CHECK(same_bytes(a->allow, b->allow, masks * a->n * a->m), "mask differs");
+    CHECK(same_bytes(a->key_padding, b->key_padding, seqs * a->m),
           "key_padding differs");
     CHECK(same_labels(&req->tokens, &slow.tokens), "tokens differ");
     CHECK(same_labels(&req->context_tokens, &slow.context_tokens),

@@ -177,6 +177,14 @@ valid["given_qkv_batch"] = {"q": [stack(1, 2, 2)] * 2, "k": [stack(1, 3, 2)] * 2
                             "key_padding": [[False, False, True]] * 2}
 bad["given_qkv_with_x"] = dict(valid["given_qkv"], x=mat(3, 2))
 bad["given_qkv_heads"] = dict(valid["given_qkv"], k=stack(3, 4, 2))
+r = base(3, 4, 4, 1)
+r.update(num_heads=4, num_kv_heads=2, w_k=mat(4, 2), w_v=mat(4, 2),
+         b_k=[0.5, -0.5])
+valid["grouped_heads"] = r
+valid["multi_query_stacks"] = {"x": mat(3, 4), "num_kv_heads": 1,
+                               "w_q": stack(2, 4, 2), "w_k": stack(1, 4, 2),
+                               "w_v": stack(1, 4, 3)}
+bad["kv_heads_not_dividing"] = dict(r, num_kv_heads=3)
 bad["batch_context_count"] = variant(x=[mat(2, 2)] * 2, context=[mat(2, 2)])
 bad["batch_padding_rank"] = variant(x=[mat(2, 2)] * 2, key_padding=[True, False])
 bad["b_q_length"] = variant(b_q=[1, 2, 3])

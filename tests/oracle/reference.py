@@ -30,23 +30,30 @@ def attention(req):
     stacked = [np.asarray(req[k]).ndim == 3 for k in ("w_q", "w_k", "w_v")]
     heads = req.get("num_heads")
     if heads is None:
-        heads = next((len(req[k]) for k, s in zip(("w_q", "w_k", "w_v"), stacked)
-                      if s), 1)
+        heads = len(req["w_q"]) if stacked[0] else next(
+            (len(req[k]) for k, s in zip(("w_k", "w_v"), stacked[1:]) if s
+             and "num_kv_heads" not in req), 1)
+    # grouped-query attention: h_kv key/value heads, each shared by h / h_kv
+    # consecutive query heads (torch.repeat_interleave over the head axis)
+    kv_heads = req.get("num_kv_heads", heads)
     w_q = split_heads(np.asarray(req["w_q"], dtype=dtype), heads)
-    w_k = split_heads(np.asarray(req["w_k"], dtype=dtype), heads)
-    w_v = split_heads(np.asarray(req["w_v"], dtype=dtype), heads)
+    w_k = split_heads(np.asarray(req["w_k"], dtype=dtype), kv_heads)
+    w_v = split_heads(np.asarray(req["w_v"], dtype=dtype), kv_heads)
     d_k = w_q.shape[2]
     n, m = x.shape[0], ctx.shape[0]
 
-    q = np.stack([x @ w_q[h] for h in range(heads)])      # (h, n, d_k)
-    k = np.stack([ctx @ w_k[h] for h in range(heads)])    # (h, m, d_k)
-    v = np.stack([ctx @ w_v[h] for h in range(heads)])    # (h, m, d_v)
+    q = np.stack([x @ w_q[h] for h in range(heads)])          # (h, n, d_k)
+    k = np.stack([ctx @ w_k[h] for h in range(kv_heads)])     # (h_kv, m, d_k)
+    v = np.stack([ctx @ w_v[h] for h in range(kv_heads)])     # (h_kv, m, d_v)
     # biases: h·w numbers (or an h×w stack), head h owns the h-th w of them
-    for name, stage in (("b_q", q), ("b_k", k), ("b_v", v)):
+    for name, stage, count in (("b_q", q, heads), ("b_k", k, kv_heads),
+                               ("b_v", v, kv_heads)):
         if name in req:
-            b = np.asarray(req[name], dtype=dtype).reshape(heads, 1, -1)
+            b = np.asarray(req[name], dtype=dtype).reshape(count, 1, -1)
             stage += b
-    scores = q @ k.transpose(0, 2, 1)                      # (h, n, m)
+    k_rep = np.repeat(k, heads // kv_heads, axis=0)           # (h, m, d_k)
+    v_rep = np.repeat(v, heads // kv_heads, axis=0)           # (h, m, d_v)
+    scores = q @ k_rep.transpose(0, 2, 1)                  # (h, n, m)
     if "scale" in req:
         scaled = scores * dtype(req["scale"])
     else:
@@ -71,7 +78,7 @@ def attention(req):
     e = np.exp(masked - np.where(empty, 0, row_max))
     sums = e.sum(axis=-1, keepdims=True)
     weights = np.where(empty, 0, e / np.where(empty, 1, sums))
-    head_outputs = weights @ v                             # (h, n, d_v)
+    head_outputs = weights @ v_rep                         # (h, n, d_v)
     concat = np.concatenate(list(head_outputs), axis=-1)   # (n, h·d_v)
     output = concat @ np.asarray(req["w_o"], dtype=dtype) if "w_o" in req \
         else concat

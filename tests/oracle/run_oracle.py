@@ -18,7 +18,8 @@ stacks, b_o with w_o) and travel in one of PyTorch's forms: `"layout":
 of nn.MultiheadAttention (in_proj_weight / in_proj_bias when the three
 projections have one shape, else q_proj_weight, k_proj_weight,
 v_proj_weight; out_proj_weight / out_proj_bias); the reference computes the
-lesson-layout request they were made from.  Every third of them is a batch
+lesson-layout request they were made from; every fourth has grouped-query
+heads (num_kv_heads dividing num_heads).  Every third of them is a batch
 of 1-8 sequences (x of rank 3), each with its own padded tail of keys
 (key_padding (B, m)) and, in some, its own mask (B, n, m); the reference is
 each sequence computed alone, stacked.  Another third sends NumPy's own q,
@@ -125,17 +126,43 @@ def random_request(rng, i):
     return req
 
 
+def heads_of(req):
+    """(query heads, key/value heads) of a lesson-layout request."""
+    heads = req.get("num_heads") or (len(req["w_q"]) if np.ndim(req["w_q"]) == 3
+                                     else 1)
+    return heads, req.get("num_kv_heads", heads)
+
+
+def grouped(rng, req):
+    """The request with fewer key/value heads (grouped-query attention), when
+    its head count has a divisor to group by."""
+    npdt = np.float32 if req["dtype"] == "float32" else np.float64
+    heads, _ = heads_of(req)
+    divisors = [g for g in range(1, heads) if heads % g == 0]
+    if not divisors:
+        return
+    kv = int(rng.choice(divisors))
+    for w in ("w_k", "w_v"):
+        a = np.asarray(req[w])
+        per_head = a.shape[-1] if a.ndim == 3 else a.shape[-1] // heads
+        shape = (kv, a.shape[-2], per_head) if a.ndim == 3 else \
+            (a.shape[0], kv * per_head)
+        req[w] = as_list(rng.normal(size=shape) / np.sqrt(a.shape[-2]), npdt)
+    req["num_heads"], req["num_kv_heads"] = heads, kv
+
+
 def add_biases(rng, req, i):
     """Biases on the lesson-layout request: vectors, or per-head stacks."""
     npdt = np.float32 if req["dtype"] == "float32" else np.float64
-    heads = req.get("num_heads") or len(req["w_q"])
-    for name, w in (("b_q", "w_q"), ("b_k", "w_k"), ("b_v", "w_v")):
+    heads, kv_heads = heads_of(req)
+    for name, w, count in (("b_q", "w_q", heads), ("b_k", "w_k", kv_heads),
+                           ("b_v", "w_v", kv_heads)):
         if i % 5 == 0 and name != "b_q":
             continue  # some requests bias only some projections
         width = np.asarray(req[w]).shape[-1] * (
-            heads if np.ndim(req[w]) == 3 else 1)
+            count if np.ndim(req[w]) == 3 else 1)
         b = rng.normal(size=width)
-        req[name] = as_list(b.reshape(heads, -1) if i % 3 == 0 else b, npdt)
+        req[name] = as_list(b.reshape(count, -1) if i % 3 == 0 else b, npdt)
     if "w_o" in req and i % 4 != 1:
         req["b_o"] = as_list(rng.normal(size=np.shape(req["w_o"])[1]), npdt)
 
@@ -243,6 +270,8 @@ def main():
             req = sent = random_request(rng, i)
             sequences = None
             if i >= PARITY_FROM:
+                if i % 4 == 1:
+                    grouped(rng, req)
                 add_biases(rng, req, i)
                 if i % 3 == 0:
                     req, sequences = batch_of(rng, req, i)

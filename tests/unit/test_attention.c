@@ -82,7 +82,12 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
     bool cross = seed % 3 == 0;
     p->m = cross ? 1 + (size_t)((uniform() + 1) * (seed % 2 ? 300 : 40)) : p->n;
     p->d_c = cross ? 1 + seed % 9 : p->d;
-    size_t width_k = p->heads * p->d_k, width_v = p->heads * p->d_v;
+    /* grouped-query heads on some: one key/value head, or half as many */
+    if (seed % 4 == 2)
+        p->kv_heads = seed % 8 == 2 || p->heads % 2 ? 1 : p->heads / 2;
+    size_t h_kv = attn_kv_heads(p);
+    size_t width_k = p->heads * p->d_k, width_v = h_kv * p->d_v;
+    size_t width_kv_k = h_kv * p->d_k;
     rp->buffers[0] = random_tensor(dtype, p->n * p->d);
     p->x = rp->buffers[0];
     if (cross) {
@@ -90,11 +95,12 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
         p->context = rp->buffers[1];
     }
     p->w_q = rp->buffers[2] = random_tensor(dtype, p->d * width_k);
-    p->w_k = rp->buffers[3] = random_tensor(dtype, p->d_c * width_k);
+    p->w_k = rp->buffers[3] = random_tensor(dtype, p->d_c * width_kv_k);
     p->w_v = rp->buffers[4] = random_tensor(dtype, p->d_c * width_v);
     if (seed % 2) {
         p->d_out = 1 + seed % 11;
-        p->w_o = rp->buffers[5] = random_tensor(dtype, width_v * p->d_out);
+        p->w_o = rp->buffers[5] =
+            random_tensor(dtype, p->heads * p->d_v * p->d_out);
     }
     p->scale = seed % 4 == 1 ? 0.37 : 0;
     p->causal = seed % 5 == 2;
@@ -114,7 +120,7 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
     }
     if (seed % 3 != 2) { /* biases on two problems in three */
         p->b_q = rp->buffers[9] = random_tensor(dtype, width_k);
-        p->b_k = rp->buffers[10] = random_tensor(dtype, width_k);
+        p->b_k = rp->buffers[10] = random_tensor(dtype, width_kv_k);
         p->b_v = rp->buffers[11] = random_tensor(dtype, width_v);
         if (p->w_o)
             p->b_o = rp->buffers[12] = random_tensor(dtype, p->d_out);
@@ -592,6 +598,66 @@ static void given_qkv_match_projected_ones(void **state)
     }
 }
 
+/* (rows, h_kv·w) → (rows, h·w): query head i's columns are those of the
+ * key/value head it reads (repeat_interleave over the heads). */
+static void *repeat_heads(const attn_problem *p, const void *a, size_t rows,
+                          size_t w)
+{
+    if (!a)
+        return NULL;
+    size_t elem = tensor_dtype_size(p->dtype), h = p->heads;
+    size_t h_kv = attn_kv_heads(p);
+    char *out = malloc(rows * h * w * elem);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < h; i++)
+            memcpy(out + (r * h + i) * w * elem,
+                   (const char *)a +
+                       (r * h_kv + attn_kv_head_of(p, i)) * w * elem,
+                   w * elem);
+    return out;
+}
+
+/* Grouped-query attention is ordinary attention whose K and V weights are
+ * repeated per group (PyTorch's enable_gqa, repeat_interleave). */
+static void grouped_heads_equal_repeated_key_value_heads(void **state)
+{
+    (void)state;
+    unsigned done = 0;
+    for (unsigned seed = 2; done < 6; seed += 4) {
+        random_problem rp;
+        make_random_problem(
+            &rp, seed % 8 == 2 ? TENSOR_FLOAT32 : TENSOR_FLOAT64, seed);
+        attn_problem *p = &rp.p;
+        if (attn_kv_heads(p) == p->heads) {
+            free_random_problem(&rp);
+            continue;
+        }
+        done++;
+        attn_problem full = *p;
+        full.kv_heads = 0;
+        void *w_k = repeat_heads(p, p->w_k, p->d_c, p->d_k);
+        void *w_v = repeat_heads(p, p->w_v, p->d_c, p->d_v);
+        void *b_k = repeat_heads(p, p->b_k, 1, p->d_k);
+        void *b_v = repeat_heads(p, p->b_v, 1, p->d_v);
+        full.w_k = w_k, full.w_v = w_v, full.b_k = b_k, full.b_v = b_v;
+        attn_result grouped, repeated;
+        assert_int_equal(attn_forward(NULL, p, want_all, &grouped), ATTN_OK);
+        assert_int_equal(attn_forward(NULL, &full, want_all, &repeated),
+                         ATTN_OK);
+        double tolerance = p->dtype == TENSOR_FLOAT32 ? 1e-5 : 1e-12;
+        for (int s = ATTN_SCORES; s < ATTN_STAGE_COUNT; s++) {
+            double err =
+                relative_error(p, s, grouped.stage[s], repeated.stage[s]);
+            if (err > tolerance)
+                fail_msg("seed %u: %s %g", seed, attn_stage_name(s), err);
+        }
+        attn_result_free(&grouped);
+        attn_result_free(&repeated);
+        free(w_k), free(w_v), free(b_k), free(b_v);
+        free_random_problem(&rp);
+    }
+}
+
 static void absurd_shapes_overflow_to_size_max(void **state)
 {
     (void)state;
@@ -714,6 +780,7 @@ int main(void)
         cmocka_unit_test(biases_are_added_after_each_projection),
         cmocka_unit_test(a_batch_equals_its_sequences_one_by_one),
         cmocka_unit_test(given_qkv_match_projected_ones),
+        cmocka_unit_test(grouped_heads_equal_repeated_key_value_heads),
         cmocka_unit_test(openblas_path_matches_reference_on_random_problems),
         cmocka_unit_test(large_problems_match_the_reference_through_openblas),
         cmocka_unit_test(

@@ -242,6 +242,19 @@ static const rejection rejections[] = {
     {"{\"q\":[[[[1]]]],\"k\":[[[1]]],\"v\":[[[1]]]}", 400, "shape_mismatch",
      "/k"},
     {"{\"tokens\":[\"a\"]}", 400, "missing_field", "/x"},
+    /* grouped-query heads */
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":0," VALID_TAIL "}", 400,
+     "invalid_num_kv_heads", "/num_kv_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":3,"
+     "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0,1],[0,1,1]],"
+     "\"w_v\":[[1,0,1],[0,1,1]]}",
+     400, "invalid_num_kv_heads", "/num_kv_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":1,"
+     "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],\"w_v\":[[1],[0]]}",
+     400, "shape_mismatch", "/w_k"},
+    {"{\"q\":[[[1]],[[1]]],\"k\":[[[1]],[[1]],[[1]]],\"v\":[[[1]],[[1]],"
+     "[[1]]]}",
+     400, "shape_mismatch", "/k"},
     /* a field name too long for a pointer: no truncated pointer */
     {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
      ""},
