@@ -50,7 +50,7 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/decode.c server/json/encode.c
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
-                server/setup/alloc_setup.c
+                server/setup/alloc_setup.c server/setup/build_info.c
 SERVER_API  := server/api/attention.c server/api/health.c \
                server/api/metrics_page.c server/api/static.c
 SERVER_HTTP := server/http/conn_deadline.c server/http/guards.c \

@@ -3,8 +3,10 @@
  */
 #include "core/pool.h"
 #include "server/obs/access_log.h"
+#include "server/obs/metrics.h"
 #include "server/setup/alloc_setup.h"
 #include "server/setup/blas_setup.h"
+#include "server/setup/build_info.h"
 #include "server/setup/config.h"
 #include "server/http/daemon.h"
 
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
     if (action != CONFIG_RUN)
         return action == CONFIG_EXIT_OK ? 0 : 2;
     blas_setup_kernels(argv);
+    build_info info = build_info_apply(cfg.kernels);
+    metrics_set_build_info(info.arch, info.simd, info.products);
     access_log_enable(cfg.access_log);
     blas_setup_single_threaded();
     alloc_setup_reuse_large_buffers();

@@ -25,6 +25,18 @@ static atomic_ullong latency_buckets[METRICS_MAX_ROUTES + 1][BUCKET_COUNT + 1];
 static atomic_ullong latency_sum_us[METRICS_MAX_ROUTES + 1];
 static atomic_ullong bytes_in_total, bytes_out_total;
 
+/* set before the daemon starts its threads, read-only after */
+static const char *build_arch = "unknown", *build_simd = "unknown",
+                  *build_products = "unknown";
+
+void metrics_set_build_info(const char *arch, const char *simd,
+                            const char *products)
+{
+    build_arch = arch;
+    build_simd = simd;
+    build_products = products;
+}
+
 bool metrics_set_routes(const char *const *labels, size_t count)
 {
     if (count > METRICS_MAX_ROUTES)
@@ -123,10 +135,13 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
                "# HELP attention_sent_bytes_total Response body bytes.\n"
                "# TYPE attention_sent_bytes_total counter\n"
                "attention_sent_bytes_total %llu\n"
-               "# HELP attention_build_info Version and BLAS kernels.\n"
+               "# HELP attention_build_info Version, architecture, the SIMD "
+               "level of the core's loops, what computes the products, and "
+               "OpenBLAS's kernels.\n"
                "# TYPE attention_build_info gauge\n"
-               "attention_build_info{version=\"%s\",blas_core=\"%s\"} 1\n",
+               "attention_build_info{version=\"%s\",arch=\"%s\",simd=\"%s\","
+               "products=\"%s\",blas_core=\"%s\"} 1\n",
                in_flight, queue_depth, memory_reserved, connections,
                atomic_load(&bytes_in_total), atomic_load(&bytes_out_total),
-               version, blas_core);
+               version, build_arch, build_simd, build_products, blas_core);
 }

@@ -24,6 +24,13 @@
  * are more than METRICS_MAX_ROUTES. */
 bool metrics_set_routes(const char *const *labels, size_t count);
 
+/* What the server runs with, for attention_build_info: the architecture,
+ * the SIMD level of the core's loops and what computes the products
+ * (server/setup/build_info.h).  Called once before the first scrape; the
+ * strings must stay valid. */
+void metrics_set_build_info(const char *arch, const char *simd,
+                            const char *products);
+
 /* Records one finished request. */
 void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out);

@@ -2,10 +2,11 @@
  * config.c - one table of options drives parsing, the environment and --help.
  */
 #include "server/setup/config.h"
+#include "server/setup/build_info.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ typedef enum {
     OPT_UINT,
     OPT_LISTEN,
     OPT_STRING,
-    OPT_BOOL
+    OPT_BOOL,
+    OPT_SIMD /* an arch_simd level by name (core/arch.h) */
 } opt_kind;
 
 typedef struct {
@@ -73,6 +75,10 @@ static const option_spec options[] = {
      "one JSON line per request on stderr: on or off", NULL},
     {"spread-loops", OPT_BOOL, FIELD(spread_loops), 0,
      "a parallel loop's helpers leave its caller's CPU: on or off", NULL},
+    {"kernels", OPT_SIMD, FIELD(kernels), 0,
+     "SIMD the core may use: auto (the CPU's best), avx2 (no AVX-512: "
+     "products by OpenBLAS) or generic",
+     "auto"},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
@@ -109,6 +115,7 @@ static void set_defaults(config *cfg)
     strcpy(cfg->cors_origins, "*");
     cfg->access_log = true;
     cfg->spread_loops = true;
+    cfg->kernels = ARCH_SIMD_COUNT - 1; /* no cap: what the CPU runs */
 }
 
 /* "16 MiB" for a byte count that is a whole number of a binary unit. */
@@ -159,6 +166,12 @@ static void format_default(char *out, size_t size, const option_spec *opt,
         memcpy(&on, field, sizeof on);
         snprintf(out, size, "%s", on ? "on" : "off");
         return;
+    case OPT_SIMD: {
+        arch_simd level;
+        memcpy(&level, field, sizeof level);
+        snprintf(out, size, "%s", arch_simd_name(level));
+        return;
+    }
     }
     out[0] = '\0';
 }
@@ -188,7 +201,14 @@ static void print_help(FILE *out, const char *argv0)
                 env);
     }
     fprintf(out, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
-            "print the version and the BLAS in use");
+            "print the version, the architecture and the kernels in use");
+}
+
+static void print_version(const config *cfg)
+{
+    build_info info = build_info_apply(cfg->kernels);
+    printf("attention-server %s\n", CONFIG_VERSION);
+    build_info_print(stdout, &info);
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -244,6 +264,13 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
             return false;
         strcpy(field, value);
         return true;
+    case OPT_SIMD: {
+        arch_simd level;
+        if (!arch_simd_parse(value, &level))
+            return false;
+        memcpy(field, &level, sizeof level);
+        return true;
+    }
     case OPT_LISTEN: {
         const char *colon = strrchr(value, ':');
         if (!colon || (size_t)(colon - value) >= sizeof cfg->host ||
@@ -280,6 +307,7 @@ config_action config_parse(config *cfg, int argc, char **argv)
         (struct option){"version", no_argument, NULL, 'V'};
     long_options[OPTION_COUNT + 2] = (struct option){0};
     optind = 1;
+    bool version = false;
     int c;
     while ((c = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
         if (c == 'h') {
@@ -287,10 +315,8 @@ config_action config_parse(config *cfg, int argc, char **argv)
             return CONFIG_EXIT_OK;
         }
         if (c == 'V') {
-            printf("attention-server %s\nBLAS: OpenBLAS %s, core %s\n",
-                   CONFIG_VERSION, openblas_get_config(),
-                   openblas_get_corename());
-            return CONFIG_EXIT_OK;
+            version = true; /* printed after every option is read */
+            continue;
         }
         if (c < 1 || (size_t)c > OPTION_COUNT) {
             fprintf(stderr, "try --help\n");
@@ -305,6 +331,10 @@ config_action config_parse(config *cfg, int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "unexpected argument: %s (try --help)\n", argv[optind]);
         return CONFIG_EXIT_ERROR;
+    }
+    if (version) {
+        print_version(cfg);
+        return CONFIG_EXIT_OK;
     }
     return CONFIG_RUN;
 }

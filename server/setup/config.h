@@ -6,6 +6,7 @@
 #ifndef SERVER_CONFIG_H
 #define SERVER_CONFIG_H
 
+#include "core/arch.h"
 #include "server/base/service_limits.h"
 
 #include <stdbool.h>
@@ -30,6 +31,7 @@ typedef struct {
     char cors_origins[4096];
     bool access_log;
     bool spread_loops; /* helpers leave the loop caller's CPU (pool.h) */
+    arch_simd kernels; /* the most the core's own code may use (arch.h) */
 } config;
 
 typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;

@@ -5,8 +5,13 @@
 TEST_SUITES += test-oracle
 DEB_TEST    += python3-numpy python3-torch
 
+# the whole oracle: the lessons' forms, then as many with PyTorch's (tests/arch
+# runs it too, on other CPUs)
+ORACLE_REQUESTS := 480
+
 .PHONY: test-oracle
 
 test-oracle: $(SERVER_BIN)
-	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) --requests 480
+	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) \
+	  --requests $(ORACLE_REQUESTS)
 	$(PYTHON) tests/oracle/torch_parity.py --server $(SERVER_BIN) --cases 80
