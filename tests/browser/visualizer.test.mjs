@@ -706,6 +706,93 @@ test("linked highlighting: pointing at weight (i, j) outlines row i of Q and the
   assert.equal(await page.locator("#stage-area td.hl, #stage-area td.hl-cell").count(), 0, "leaving clears the marks");
 });
 
+test("share: the page's URL reproduces it (inputs, options, the open head) in a fresh tab", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await rendered(() => page.check("#causal"));
+  await rendered(() => page.fill("#tokens", "a, b, c, d, e"));
+  await openHead(1);
+  await page.waitForFunction(() => /#state=/.test(location.hash) && window.attentionVisualizer.stateUrl === location.href);
+  const url = await page.evaluate(() => location.href);
+  const sent = JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
+  const want = await cells("h1-weights");
+  const other = await context.newPage();
+  try {
+    await other.goto(url);
+    await other.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
+    assert.deepEqual(JSON.parse(await other.evaluate(() => window.attentionVisualizer.lastRequestBody)), sent);
+    const got = await other.evaluate(() => [...document.querySelectorAll("#h1-weights td[data-value]")].map((td) => ({
+      row: Number(td.dataset.row), col: Number(td.dataset.col), value: td.dataset.value, text: td.textContent,
+      title: td.title, masked: td.classList.contains("masked") })));
+    assert.deepEqual(got, want, "the same head open, the same numbers");
+    assert.equal(await other.isChecked("#causal"), true);
+  } finally {
+    await other.close();
+  }
+  await openHead(0);
+  await rendered(() => page.uncheck("#causal"));
+});
+
+async function downloaded(action) {
+  const [dl] = await Promise.all([page.waitForEvent("download"), action()]);
+  return { name: dl.suggestedFilename(), file: await dl.path() };
+}
+
+test("export: .npy, CSV and JSON of a stage parse to the API's tensors; curl and the NumPy script reproduce it", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const body = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens, causal: true };
+  await rendered(() => page.check("#causal"));
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await page.click("#share-panel > summary");
+  const { json } = await api({ ...body, return: STAGES });
+  const check = (script, arg) => JSON.parse(execFileSync(PYTHON, ["-c", script, arg]).toString());
+  // .npy: NumPy reads the file; its numbers are the API's, its shape the API's
+  await page.selectOption("#export-stage", "weights");
+  const npy = await downloaded(() => page.click('button[data-export="npy"]'));
+  assert.equal(npy.name, "weights.npy");
+  const loaded = check("import numpy as np, json, sys; a = np.load(sys.argv[1]);"
+    + " print(json.dumps({'shape': a.shape, 'dtype': str(a.dtype), 'data': a.tolist()}))", npy.file);
+  assert.deepEqual(loaded.shape, [2, 5, 5]);
+  assert.equal(loaded.dtype, "float64");
+  assert.deepEqual(loaded.data, json.weights);
+  // CSV of the open head's q, labelled; JSON of the output, with −∞ as null in masked scores
+  await page.selectOption("#export-stage", "q");
+  const csv = await downloaded(() => page.click('button[data-export="csv"]'));
+  assert.equal(csv.name, "q_head0.csv");
+  const rows = fs.readFileSync(csv.file, "utf8").trim().split("\n").map((r) => r.split(","));
+  assert.deepEqual(rows[0], ["", "0", "1", "2", "3"]);
+  assert.deepEqual(rows.slice(1).map((r) => r[0]), l.tokens);
+  assert.deepEqual(rows.slice(1).map((r) => r.slice(1).map(Number)), json.q[0]);
+  await page.selectOption("#export-stage", "masked_scores");
+  const js = await downloaded(() => page.click('button[data-export="json"]'));
+  const parsed = JSON.parse(fs.readFileSync(js.file, "utf8"));
+  assert.deepEqual([parsed.stage, parsed.shape], ["masked_scores", [2, 5, 5]]);
+  assert.deepEqual(parsed.data, json.masked_scores);
+  // the curl command, run by a shell, answers the page's numbers
+  const curl = await page.inputValue("#curl-command");
+  assert.match(curl, /^curl -s 'http:\/\/127\.0\.0\.1:\d+\/v1\/attention' -H 'Content-Type: application\/json' -d '/);
+  const answered = JSON.parse(execFileSync("/bin/sh", ["-c", curl]).toString());
+  assert.deepEqual(answered.weights, json.weights);
+  assert.deepEqual(answered.output, json.output);
+  // the NumPy script, run by Debian's python3, prints the API's weights and output to 1e-12
+  const script = await page.inputValue("#numpy-script");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-script-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention.py"), script);
+    const out = JSON.parse(execFileSync("/usr/bin/python3", [path.join(dir, "attention.py")]).toString());
+    const near = (a, b, what) => a.flat(3).forEach((v, k) => {
+      const w = b.flat(3)[k];
+      assert.ok(Math.abs(v - w) <= 1e-12 * Math.max(1, Math.abs(w)), `${what} ${k}: ${v} vs the API's ${w}`);
+    });
+    near(out.weights, json.weights, "weights");
+    near(out.output, json.output, "output");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  await page.click("#share-panel > summary");
+  await rendered(() => page.uncheck("#causal"));
+});
+
 // Page work for one edit (reading the form, decoding the reply, drawing, the
 // next frame; not the server's time nor the transfer), at n tokens × 64 wide,
 // 8 heads, the best of 3 edits.  The budget holds on an idle machine; on one
