@@ -793,6 +793,35 @@ test("export: .npy, CSV and JSON of a stage parse to the API's tensors; curl and
   await rendered(() => page.uncheck("#causal"));
 });
 
+// axe-core (npm) run inside the page, on the states a student sees.
+async function axeViolations() {
+  await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
+}
+
+test("axe-core finds no serious or critical accessibility violation (lessons, canvas, explanation, phone)", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.click("#mask-panel > summary");
+  await page.click("#share-panel > summary");
+  assert.deepEqual(await axeViolations(), [], "lesson 002, panels open");
+  await page.click('#h0-weights td[data-row="1"][data-col="2"]');
+  assert.deepEqual(await axeViolations(), [], "with an explanation open");
+  await page.click("#explain-close");
+  await page.click("#mask-panel > summary");
+  await page.click("#share-panel > summary");
+  await typeCase(bigCase(64, 32, 4));
+  assert.deepEqual(await axeViolations(), [], "64 tokens: canvases");
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await rendered(() => page.click('button[data-preset="001"]'));
+    assert.deepEqual(await axeViolations(), [], "a phone");
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
 // Page work for one edit (reading the form, decoding the reply, drawing, the
 // next frame; not the server's time nor the transfer), at n tokens × 64 wide,
 // 8 heads, the best of 3 edits.  The budget holds on an idle machine; on one
