@@ -269,17 +269,48 @@ void attn_result_free(attn_result *r)
     }
 }
 
-/* Is key j hidden from query i by the causal flag, the boolean mask or the
- * key padding? */
+/* The position of query i and of key j. */
+static inline int64_t query_position(const attn_problem *p, size_t i)
+{
+    return p->positions ? p->positions[i] : (int64_t)i;
+}
+
+static inline int64_t key_position(const attn_problem *p, size_t j)
+{
+    if (p->context_positions)
+        return p->context_positions[j];
+    if (!p->context && p->positions && p->m == p->n)
+        return p->positions[j]; /* self-attention: the keys are the queries */
+    return (int64_t)j;
+}
+
+/* Is key j hidden from query i by the causal flag, the window, the boolean
+ * mask or the key padding? */
 static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
 {
-    if (p->causal && j > i)
-        return true;
+    if (p->causal || p->window) {
+        int64_t ahead = key_position(p, j) - query_position(p, i);
+        if (p->causal && ahead > 0)
+            return true;
+        uint64_t distance =
+            ahead < 0 ? (uint64_t)0 - (uint64_t)ahead : (uint64_t)ahead;
+        if (p->window && distance >= p->window)
+            return true;
+    }
     if (p->allow && !p->allow[i * p->m + j])
         return true;
     if (p->key_padding && p->key_padding[j])
         return true;
     return false;
+}
+
+/* ALiBi's −slope · |p_i − p_j| for head `head`, query i and key j. */
+static inline double alibi_bias(const attn_problem *p, size_t head, size_t i,
+                                size_t j)
+{
+    int64_t ahead = key_position(p, j) - query_position(p, i);
+    double distance = ahead < 0 ? -(double)ahead : (double)ahead;
+    return -p->alibi_slopes[head] * distance;
 }
 
 /* attn_use_own_kernels(): 1 until a test or benchmark says otherwise */

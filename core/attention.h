@@ -84,6 +84,18 @@ typedef struct {
     const void *bias;     /* (n, m) added to scaled scores, or NULL */
     const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
     bool mask_per_sequence;     /* allow/bias: (B, n, m), not one (n, m) */
+    /* Positions of the queries (n) and keys (m), or NULL: 0, 1, ...  (keys
+     * without a context and as many as the queries take the queries'
+     * positions: self-attention).  causal and window
+     * compare positions; ALiBi's distance is between them. */
+    const int64_t *positions;
+    const int64_t *context_positions;
+    /* Sliding window: key j is hidden from query i when |p_i − p_j| ≥ window
+     * (with causal, p_i − window < p_j ≤ p_i); 0: no window. */
+    size_t window;
+    /* ALiBi: −slope[h] · |p_i − p_j| added to head h's scaled scores, or
+     * NULL (Press et al. 2022, "Train Short, Test Long"). */
+    const double *alibi_slopes;
 } attn_problem;
 
 typedef enum {

@@ -19,8 +19,9 @@ extern "C" {
 /* A pointer longer than this names no field of ours (names are short, ranks
  * at most 3); an unknown member with a longer name is named in the message. */
 #define CODEC_POINTER_MAX 128
-/* Room for a message that quotes a number or two and a list of names. */
-#define CODEC_DETAIL_MAX 512
+/* Room for a message that quotes a number or two and the list of every
+ * field name (SCHEMA_LIST_MAX). */
+#define CODEC_DETAIL_MAX 1200
 
 typedef struct {
     unsigned status;                 /* 400, 413, 422 or 503 */

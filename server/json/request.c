@@ -28,6 +28,9 @@ void api_request_free(api_request *req)
     free(req->q);
     free(req->k);
     free(req->v);
+    free(req->positions);
+    free(req->context_positions);
+    free(req->alibi_slopes);
     free(req->allow);
     free(req->key_padding);
     api_labels_free(&req->tokens);

@@ -32,6 +32,8 @@ typedef struct {
     void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;
     void *b_q, *b_k, *b_v, *b_o;
     void *q, *k, *v; /* given directly (per head), or NULL */
+    int64_t *positions, *context_positions; /* or NULL: 0, 1, ... */
+    double *alibi_slopes;                   /* h, or NULL */
     uint8_t *allow, *key_padding;
 } api_request;
 

@@ -87,6 +87,15 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                           .limit_offset = offsetof(request_limits, max_heads),
                           .limit_flag = "--max-heads",
                           .invalid_code = "invalid_num_kv_heads"},
+    /* whole numbers ≥ 0, one per query (n) and per key (m) */
+    [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_CONTEXT_POSITIONS] = {"context_positions",
+                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_WINDOW] = {"window", .kind = SCHEMA_INTEGER, .min = 1,
+                    .invalid_code = "invalid_window"},
+    /* ALiBi with the paper's slopes, or with slopes of one's own (h) */
+    [API_ALIBI] = {"alibi", .kind = SCHEMA_BOOLEAN},
+    [API_ALIBI_SLOPES] = {"alibi_slopes", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
 };
 
 int schema_field_of(const char *name)

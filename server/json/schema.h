@@ -62,6 +62,11 @@ typedef enum {
     API_K,
     API_V,
     API_NUM_KV_HEADS,
+    API_POSITIONS,
+    API_CONTEXT_POSITIONS,
+    API_WINDOW,
+    API_ALIBI,
+    API_ALIBI_SLOPES,
     API_FIELD_COUNT
 } api_field;
 
@@ -153,7 +158,7 @@ int schema_tensor_of(const char *name);
 int schema_choice_of(api_field f, const char *name);
 
 /* Room for either list below: every name (at most 16 bytes) and ", ". */
-#define SCHEMA_LIST_MAX 640
+#define SCHEMA_LIST_MAX 1024
 
 /* Writes "x, context, ..." (every field, in table order) to out. */
 void schema_field_list(char out[SCHEMA_LIST_MAX]);

@@ -746,6 +746,104 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
     return true;
 }
 
+/* ---- positions, window, ALiBi -------------------------------------------- */
+
+/* Largest position a request may give: doubles hold every integer up to
+ * 2^53 exactly, and distances between two such stay exact too. */
+#define VALIDATE_MAX_POSITION 9007199254740992.0
+
+/* Field f's `count` positions: whole numbers from 0 to
+ * VALIDATE_MAX_POSITION. */
+static bool take_positions(api_fields *fields, api_field f, size_t count,
+                           int64_t **out, codec_error *err)
+{
+    const schema_tensor *t = &fields->tensor[f];
+    char ptr[CODEC_POINTER_MAX];
+    if (!t->present)
+        return true;
+    if (t->dims[0] != count)
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
+                          "%s has %zu entries for %zu tokens",
+                          api_schema[f].name, t->dims[0], count);
+    *out = malloc(count * sizeof **out + 1);
+    if (!*out)
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    const double *values = t->data;
+    for (size_t i = 0; i < count; i++) {
+        if (!(values[i] >= 0) || values[i] != floor(values[i]) ||
+            values[i] > VALIDATE_MAX_POSITION) {
+            codec_pointer(ptr, api_schema[f].name, &i, 1);
+            return codec_fail(err, 400, "invalid_positions", ptr,
+                              "positions are whole numbers from 0 to 2^53, "
+                              "got %g",
+                              values[i]);
+        }
+        (*out)[i] = (int64_t)values[i];
+    }
+    return true;
+}
+
+/* ALiBi's slopes for h heads (Press et al. 2022 and its reference code):
+ * for h a power of two, 2^(−8k/h) for k = 1..h; otherwise those of the
+ * largest power of two p below h, then every other slope of 2p. */
+static void alibi_paper_slopes(size_t h, double *out)
+{
+    size_t p = 1;
+    while (p * 2 <= h)
+        p *= 2;
+    for (size_t k = 0; k < p; k++)
+        out[k] = pow(2.0, -8.0 * (double)(k + 1) / (double)p);
+    for (size_t k = 0; p + k < h; k++) /* slopes of 2p: 1st, 3rd, 5th, ... */
+        out[p + k] = pow(2.0, -8.0 * (double)(2 * k + 1) / (double)(2 * p));
+}
+
+static bool take_positional(api_fields *fields, api_request *req,
+                            codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    char ptr[CODEC_POINTER_MAX];
+    if (present(fields, API_CONTEXT_POSITIONS) && !p->context && !p->k)
+        return codec_fail(err, 400, "missing_field",
+                          pointer_of(API_CONTEXT, ptr),
+                          "context_positions place the rows of context, "
+                          "which is absent (self-attention's keys are at "
+                          "positions)");
+    if (!take_positions(fields, API_POSITIONS, p->n, &req->positions, err) ||
+        !take_positions(fields, API_CONTEXT_POSITIONS, p->m,
+                        &req->context_positions, err))
+        return false;
+    p->positions = req->positions;
+    p->context_positions = req->context_positions;
+    const schema_value *window = &fields->value[API_WINDOW];
+    p->window = window->present ? (size_t)window->number : 0;
+
+    bool paper =
+        fields->value[API_ALIBI].present && fields->value[API_ALIBI].boolean;
+    const schema_tensor *slopes = &fields->tensor[API_ALIBI_SLOPES];
+    if (paper && slopes->present)
+        return codec_fail(err, 400, "conflicting_fields",
+                          pointer_of(API_ALIBI_SLOPES, ptr),
+                          "alibi asks for the paper's slopes and "
+                          "alibi_slopes gives others; send one of them");
+    if (!paper && !slopes->present)
+        return true;
+    if (slopes->present && slopes->dims[0] != p->heads)
+        return codec_fail(err, 400, "shape_mismatch",
+                          pointer_of(API_ALIBI_SLOPES, ptr),
+                          "alibi_slopes has %zu slopes for %zu heads",
+                          slopes->dims[0], p->heads);
+    req->alibi_slopes = malloc(p->heads * sizeof *req->alibi_slopes + 1);
+    if (!req->alibi_slopes)
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    if (paper)
+        alibi_paper_slopes(p->heads, req->alibi_slopes);
+    else
+        memcpy(req->alibi_slopes, slopes->data,
+               p->heads * sizeof *req->alibi_slopes);
+    p->alibi_slopes = req->alibi_slopes;
+    return true;
+}
+
 /* Labels of field f must number `count` (the rows they label). */
 static bool take_labels(api_fields *fields, api_field f, size_t count,
                         api_labels *out, codec_error *err)
@@ -789,7 +887,7 @@ bool validate_request(api_fields *fields, const request_limits *limits,
                       : take_inputs(fields, limits, req, err) &&
                             take_weights(fields, limits, req, err);
     if (!inputs || !take_scale(fields, req, err) ||
-        !take_masks(fields, req, err) ||
+        !take_masks(fields, req, err) || !take_positional(fields, req, err) ||
         !take_labels(fields, API_TOKENS, p->n, &req->tokens, err))
         return false;
     if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {

@@ -185,6 +185,15 @@ valid["multi_query_stacks"] = {"x": mat(3, 4), "num_kv_heads": 1,
                                "w_q": stack(2, 4, 2), "w_k": stack(1, 4, 2),
                                "w_v": stack(1, 4, 3)}
 bad["kv_heads_not_dividing"] = dict(r, num_kv_heads=3)
+valid["positions_window_alibi"] = dict(base(4, 4, 2), num_heads=2,
+                                      positions=[3, 4, 4, 9], window=3,
+                                      alibi=True, causal=True)
+valid["alibi_slopes_cross"] = dict(base(2, 4), context=mat(3, 4),
+                                   context_positions=[0, 2, 5],
+                                   alibi_slopes=[0.5])
+bad["positions_negative"] = variant(positions=[-1, 0])
+bad["window_zero"] = variant(window=0)
+bad["alibi_slopes_count"] = variant(alibi_slopes=[1, 2, 3])
 bad["batch_context_count"] = variant(x=[mat(2, 2)] * 2, context=[mat(2, 2)])
 bad["batch_padding_rank"] = variant(x=[mat(2, 2)] * 2, key_padding=[True, False])
 bad["b_q_length"] = variant(b_q=[1, 2, 3])

@@ -10,6 +10,8 @@ with no key left gets all-zero weights, `context` is the key/value source, and
 biases b_q, b_k, b_v, b_o are added after their projections.  Requests here
 are in the lessons' layout: run_oracle.py rewrites them into PyTorch's.
 """
+import math
+
 import numpy as np
 
 
@@ -20,6 +22,18 @@ def split_heads(w, heads):
         return w
     d, width = w.shape
     return w.reshape(d, heads, width // heads).transpose(1, 0, 2)
+
+
+def alibi_slopes(n):
+    """ALiBi's head slopes, as the paper's reference code (ofirpress/attention_
+    with_linear_biases) computes them."""
+    def power_of_2(k):
+        start = 2 ** (-2 ** -(math.log2(k) - 3))
+        return [start * start ** i for i in range(k)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
 
 
 def attention(req):
@@ -59,9 +73,25 @@ def attention(req):
     else:
         scaled = scores / np.sqrt(d_k).astype(dtype)
 
+    # positions: queries at p_i, keys at p_j (self-attention: the same)
+    pos_q = np.asarray(req.get("positions", np.arange(n)), dtype=np.int64)
+    if "context_positions" in req:
+        pos_k = np.asarray(req["context_positions"], dtype=np.int64)
+    elif "context" not in req and m == n:
+        pos_k = pos_q
+    else:
+        pos_k = np.arange(m)
+    ahead = pos_k[None, :] - pos_q[:, None]                # (n, m) p_j − p_i
     hidden = np.zeros((n, m), dtype=bool)
     if req.get("causal"):
-        hidden |= np.triu(np.ones((n, m), dtype=bool), k=1)
+        hidden |= ahead > 0
+    if "window" in req:  # Mistral's sliding window (|p_i − p_j| < w)
+        hidden |= np.abs(ahead) >= req["window"]
+    alibi = None
+    if req.get("alibi"):
+        alibi = np.asarray(alibi_slopes(heads))
+    elif "alibi_slopes" in req:
+        alibi = np.asarray(req["alibi_slopes"], dtype=np.float64)
     bias = np.zeros((n, m), dtype=dtype)
     if "mask" in req:
         mask = np.asarray(req["mask"])
@@ -71,6 +101,9 @@ def attention(req):
             bias = mask.astype(dtype)
     if "key_padding" in req:
         hidden |= np.asarray(req["key_padding"], dtype=bool)[None, :]
+    if alibi is not None:  # −slope_h · |p_i − p_j| (Press et al. 2022)
+        bias = bias + (-alibi[:, None, None] * np.abs(ahead)[None]).astype(
+            dtype)
     masked = np.where(hidden, dtype(-np.inf), scaled + bias)
 
     row_max = masked.max(axis=-1, keepdims=True)

@@ -19,7 +19,8 @@ of nn.MultiheadAttention (in_proj_weight / in_proj_bias when the three
 projections have one shape, else q_proj_weight, k_proj_weight,
 v_proj_weight; out_proj_weight / out_proj_bias); the reference computes the
 lesson-layout request they were made from; every fourth has grouped-query
-heads (num_kv_heads dividing num_heads).  Every third of them is a batch
+heads (num_kv_heads dividing num_heads), every fifth positions (with gaps and
+repeats), a sliding window and ALiBi (the paper's slopes or given ones).  Every third of them is a batch
 of 1-8 sequences (x of rank 3), each with its own padded tail of keys
 (key_padding (B, m)) and, in some, its own mask (B, n, m); the reference is
 each sequence computed alone, stacked.  Another third sends NumPy's own q,
@@ -151,6 +152,26 @@ def grouped(rng, req):
     req["num_heads"], req["num_kv_heads"] = heads, kv
 
 
+def add_positional(rng, req, i):
+    """Positions with gaps (some repeated), a sliding window, ALiBi."""
+    n = np.shape(req["x"])[0]
+    if i % 2 == 0:
+        steps = rng.integers(0, 3, size=n)  # 0: a repeated position
+        req["positions"] = (int(rng.integers(0, 50)) +
+                            np.cumsum(steps)).tolist()
+    if "context" in req and i % 3 == 0:
+        m = np.shape(req["context"])[0]
+        req["context_positions"] = np.sort(
+            rng.integers(0, 2 * m + 1, size=m)).tolist()
+    if i % 3 != 1:
+        req["window"] = int(rng.integers(1, 12))
+    heads, _ = heads_of(req)
+    if i % 4 == 0:
+        req["alibi"] = True
+    elif i % 4 == 1:
+        req["alibi_slopes"] = rng.uniform(0.01, 1, size=heads).tolist()
+
+
 def add_biases(rng, req, i):
     """Biases on the lesson-layout request: vectors, or per-head stacks."""
     npdt = np.float32 if req["dtype"] == "float32" else np.float64
@@ -206,7 +227,8 @@ def reference_of(sequences):
 
 
 GIVEN_KEEP = ("dtype", "scale", "causal", "mask", "key_padding", "num_heads",
-              "tokens")
+              "tokens", "positions", "context_positions", "window", "alibi",
+              "alibi_slopes")
 
 
 def given_form(req):
@@ -273,6 +295,8 @@ def main():
                 if i % 4 == 1:
                     grouped(rng, req)
                 add_biases(rng, req, i)
+                if i % 5 == 2:
+                    add_positional(rng, req, i)
                 if i % 3 == 0:
                     req, sequences = batch_of(rng, req, i)
                 if i % 3 == 1:

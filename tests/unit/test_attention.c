@@ -63,7 +63,7 @@ static double relative_error(const attn_problem *p, attn_stage s, const void *a,
 
 typedef struct {
     attn_problem p;
-    void *buffers[13];
+    void *buffers[16];
 } random_problem;
 
 static void make_random_problem(random_problem *rp, tensor_dtype dtype,
@@ -118,6 +118,25 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
             pad[j] = uniform() > 0.5;
         p->key_padding = rp->buffers[8] = pad;
     }
+    if (seed % 5 == 3) { /* positions with gaps and repeats, a window */
+        int64_t *pos = malloc(p->n * sizeof *pos), *kpos = NULL;
+        for (size_t i = 0; i < p->n; i++)
+            pos[i] = (int64_t)(i * 2 - (i % 3 == 2)) + 5;
+        p->positions = rp->buffers[13] = pos;
+        if (cross) {
+            kpos = malloc(p->m * sizeof *kpos);
+            for (size_t j = 0; j < p->m; j++)
+                kpos[j] = (int64_t)j;
+            p->context_positions = rp->buffers[14] = kpos;
+        }
+        p->window = 1 + seed % 9;
+    }
+    if (seed % 6 == 1) { /* ALiBi: one slope per head */
+        double *slopes = malloc(p->heads * sizeof *slopes);
+        for (size_t hd = 0; hd < p->heads; hd++)
+            slopes[hd] = 1.0 / (double)(2u << hd);
+        p->alibi_slopes = rp->buffers[15] = slopes;
+    }
     if (seed % 3 != 2) { /* biases on two problems in three */
         p->b_q = rp->buffers[9] = random_tensor(dtype, width_k);
         p->b_k = rp->buffers[10] = random_tensor(dtype, width_kv_k);
@@ -129,7 +148,7 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
 
 static void free_random_problem(random_problem *rp)
 {
-    for (int i = 0; i < 13; i++)
+    for (int i = 0; i < 16; i++)
         free(rp->buffers[i]);
 }
 

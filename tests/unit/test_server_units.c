@@ -255,6 +255,21 @@ static const rejection rejections[] = {
     {"{\"q\":[[[1]],[[1]]],\"k\":[[[1]],[[1]],[[1]]],\"v\":[[[1]],[[1]],"
      "[[1]]]}",
      400, "shape_mismatch", "/k"},
+    /* positions, window, ALiBi */
+    {"{\"x\":[[1,2]],\"positions\":[-1]," VALID_TAIL "}", 400,
+     "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"positions\":[0.5]," VALID_TAIL "}", 400,
+     "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"positions\":[1,2]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/positions"},
+    {"{\"x\":[[1,2]],\"context_positions\":[0]," VALID_TAIL "}", 400,
+     "missing_field", "/context"},
+    {"{\"x\":[[1,2]],\"window\":0," VALID_TAIL "}", 400, "invalid_window",
+     "/window"},
+    {"{\"x\":[[1,2]],\"alibi_slopes\":[1,2]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/alibi_slopes"},
+    {"{\"x\":[[1,2]],\"alibi\":true,\"alibi_slopes\":[1]," VALID_TAIL "}", 400,
+     "conflicting_fields", "/alibi_slopes"},
     /* a field name too long for a pointer: no truncated pointer */
     {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
      ""},
