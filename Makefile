@@ -3,11 +3,19 @@
 #   make test    install what the tests need, run every test
 # Everything the project needs is installed from here (Debian packages).
 
-BUILD   ?= build
+# DEB_ARCH: the Debian architecture to build for, this machine's unless set
+# (`make DEB_ARCH=arm64`: a cross build, below).
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_ARCH  ?= $(HOST_ARCH)
+CROSS     := $(filter-out $(HOST_ARCH),$(DEB_ARCH))
+BUILD   ?= build$(if $(CROSS),/$(DEB_ARCH))
 CC      ?= cc
 OPT     ?= -O2 -g
 SAN     ?=
 CXX     ?= c++
+# build-time tools run here, whatever the build is for
+HOST_CC := $(CC)
+STRIP   := strip
 # Every include is written from the repository root ("core/attention.h").
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
            -pthread -MMD -MP -I.
@@ -19,8 +27,30 @@ PYTHON  := /usr/bin/python3
 LISTEN  ?= 127.0.0.1:8080
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEB_BUILD := gcc g++ make libc6-dev libmicrohttpd-dev libjansson-dev \
-             libsimdjson-dev libopenblas-dev
+# the libraries the server is built against (their -dev packages)
+DEB_BUILD_LIBS := libc6-dev libmicrohttpd-dev libjansson-dev libsimdjson-dev \
+                  libopenblas-dev
+DEB_BUILD := gcc g++ make $(DEB_BUILD_LIBS)
+
+# Cross builds, for the Docker image's other platform: Debian's cross
+# toolchain, build/$(DEB_ARCH), and the -dev packages of DEB_ARCH, installed
+# beside this machine's own (multiarch: `make deps DEB_ARCH=arm64` adds the
+# architecture to dpkg and installs them) or unpacked in a root given as
+# SYSROOT (tests/arch makes one: this machine's amd64 libsimdjson-dev cannot
+# be installed beside the arm64 one).  Only the server is meant to be built
+# so; the tests run it under qemu (tests/arch).
+TRIPLET_amd64 := x86_64-linux-gnu
+TRIPLET_arm64 := aarch64-linux-gnu
+ifneq ($(CROSS),)
+TRIPLET   := $(or $(TRIPLET_$(DEB_ARCH)),$(error no cross toolchain known \
+               for DEB_ARCH=$(DEB_ARCH)))
+CC        := $(TRIPLET)-gcc$(if $(SYSROOT), --sysroot=$(SYSROOT))
+CXX       := $(TRIPLET)-g++$(if $(SYSROOT), --sysroot=$(SYSROOT))
+STRIP     := $(TRIPLET)-strip
+# (and gcc for this machine: tools/embed.c runs during the build)
+DEB_BUILD := make gcc libc6-dev gcc-$(TRIPLET) g++-$(TRIPLET) \
+             $(DEB_BUILD_LIBS:%=%:$(DEB_ARCH))
+endif
 DEB_TEST  := $(DEB_BUILD) python3-numpy \
              curl clang clang-format libclang-rt-14-dev valgrind
 
@@ -70,6 +100,10 @@ SERVER_BIN := $(BUILD)/attention-server
 all: $(SERVER_BIN)
 
 deps:
+ifneq ($(CROSS),)
+	@dpkg --print-foreign-architectures | grep -qx '$(DEB_ARCH)' || \
+	  $(SUDO) dpkg --add-architecture $(DEB_ARCH)
+endif
 	$(call apt_install,$(DEB_BUILD))
 
 deps-test:
@@ -101,7 +135,7 @@ $(BUILD)/%.o: %.cpp
 
 $(BUILD)/embed: tools/embed.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 $< -o $@
+	$(HOST_CC) -std=c11 -O1 $< -o $@
 
 $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 	@mkdir -p $(dir $@)
@@ -113,6 +147,10 @@ $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
 
 $(SERVER_BIN): $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# the server without its symbols, as the image ships it
+$(SERVER_BIN).stripped: $(SERVER_BIN)
+	$(STRIP) --strip-unneeded -o $@ $<
 
 # Suites included below append their target names to TEST_SUITES and their
 # Debian packages to DEB_TEST.

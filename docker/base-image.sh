@@ -11,6 +11,7 @@
 # apt sources get the same mirror (plus its -updates and -security suites when this machine has them).
 set -euo pipefail
 
+here=$(dirname "$0")
 image=$1
 tarball=$2
 shift 2
@@ -24,33 +25,13 @@ fi
 if [ ! -s "$tarball" ]; then
     suite=${image##*:}
     suite=${suite%-slim}
-    # The first deb URI (one-line or deb822 format) that serves "$suite" from a .../debian archive.
-    sources() {
-        local f
-        for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-            [ -r "$f" ] && cat "$f" && echo
-        done
-    }
-    mirror_for() { # $1 = suite, $2 = archive name ("debian" or "debian-security")
-        sources | awk -v want="$1" -v arch="$2" '
-            function ok(uri) { sub(/\/+$/, "", uri); n = split(uri, p, "/"); return p[n] == arch }
-            /^[[:space:]]*#/ { next }
-            /^deb[[:space:]]/ { line = $0; sub(/\[[^]]*\]/, "", line); split(line, t, /[[:space:]]+/)
-                                if (t[3] == want && ok(t[2])) { print t[2]; exit } next }
-            /^URIs:/   { uris = $0; sub(/^URIs:[[:space:]]*/, "", uris) }
-            /^Suites:/ { suites = " " $0 " " }
-            /^Types:/  { types = $0 }
-            /^[[:space:]]*$/ { if (types ~ /[[:space:]]deb([[:space:]]|$)/ && index(suites, " " want " ")) {
-                                 split(uris, u, /[[:space:]]+/); if (ok(u[1])) { print u[1]; exit } }
-                               uris = suites = types = "" }'
-    }
-    mirror=$(mirror_for "$suite" debian)
+    mirror=$("$here/debian-mirror.sh" "$suite" debian)
     if [ -z "$mirror" ]; then
         echo "no Debian mirror for $suite in /etc/apt/sources.list*" >&2
         exit 1
     fi
-    security=$(mirror_for "$suite-security" debian-security)
-    updates=$(mirror_for "$suite-updates" debian)
+    security=$("$here/debian-mirror.sh" "$suite-security" debian-security)
+    updates=$("$here/debian-mirror.sh" "$suite-updates" debian)
 
     work=$(mktemp -d "${TMPDIR:-/tmp}/base-image.XXXXXX")
     trap 'rm -rf "$work"' EXIT

@@ -1,22 +1,68 @@
 # tests/arch - the service on the CPUs it is deployed on, proven on this x86-64
-# machine (AVX-512):
-#   make test-x86-levels   every SIMD level of the core this CPU runs
-#       (core/arch.h: AVX-512, AVX2, generic) against libm and the reference
-#       (unit test); the whole oracle with the level capped at AVX2
-#       (ATTENTION_KERNELS=avx2: what a CPU without AVX-512 runs)
+# machine (AVX-512) with qemu in user mode, called directly (no binfmt_misc):
+#   make test-x86-levels   x86-64 without AVX-512 and without AVX: every SIMD
+#       level of the core (core/arch.h) against libm and the reference (unit
+#       test); the whole oracle with the level capped at AVX2 (ATTENTION_KERNELS
+#       =avx2: what a CPU without AVX-512 runs), on an emulated AVX2 CPU
+#       (qemu-x86_64 -cpu Haswell: the server must choose AVX2 itself), and
+#       built for -march=x86-64-v2 on an emulated CPU without AVX (-cpu
+#       Nehalem, where any AVX instruction is SIGILL), the lessons too
+#   make test-arm64        the server and the unit tests cross-compiled with
+#       Debian's aarch64 toolchain against Debian's arm64 libraries (a root
+#       unpacked by debian_root.py), run under qemu-aarch64: the unit tests,
+#       the lessons, the HTTP error tests and the whole oracle
 # Each run first checks, by --version and /metrics, that the server took the
-# path it is there to test (check_build_info.py).  In `make test`.
+# path it is there to test (check_build_info.py).  Both are in `make test`.
 
+ARCH_DIR        := $(BUILD)/arch
+ARCH_DEB_CACHE  := $(abspath $(ARCH_DIR)/debs)
 ARCH_LEVELS     := $(BUILD)/tests/test_simd_levels
 ARCH_CHECK      := $(PYTHON) tests/arch/check_build_info.py
 ARCH_ORACLE     := $(PYTHON) tests/oracle/run_oracle.py
+ARCH_LESSONS    := $(PYTHON) tests/lessons/run_lessons.py
+# Seconds any one emulated step may take (a unit test program, the oracle):
+# the slowest, the oracle under qemu-aarch64, took about 40 s here; a step
+# that hangs fails instead of stalling `make test`.
+ARCH_STEP_TIMEOUT := 300
+ARCH_TIMEOUT    := timeout --kill-after=10 $(ARCH_STEP_TIMEOUT)
 
-TEST_SUITES += test-x86-levels
+# x86-64-v2 is SSE4.2 without AVX: Nehalem's instruction set (qemu's model)
+X86_V2_BUILD    := $(BUILD)/x86-64-v2
+X86_V2_CPU      := Nehalem
+# an AVX2 CPU without AVX-512
+X86_V3_CPU      := Haswell
+# The server under qemu-x86_64, OpenBLAS choosing its kernels by the emulated
+# CPU (this machine's environment may name Haswell's).
+X86_V3_SERVER   := $(ARCH_DIR)/server-$(X86_V3_CPU)
+X86_V2_SERVER   := $(ARCH_DIR)/server-x86-64-v2-$(X86_V2_CPU)
 
-.PHONY: test-x86-levels
+ARM64_BUILD     := $(BUILD)/arm64
+ARM64_ROOT      := $(ARCH_DIR)/arm64-root
+# what the server is built against, and cmocka for the unit tests
+ARM64_PACKAGES  := $(DEB_BUILD_LIBS) libcmocka-dev
+ARM64_SERVER    := $(ARCH_DIR)/server-arm64
+ARM64_UNITS     := $(patsubst $(BUILD)/%,$(ARM64_BUILD)/%,$(UNIT_TESTS) \
+                     $(ARCH_LEVELS))
+# the HTTP tests of refusals and results; not those of load, overload and
+# drain, whose timings assume a CPU, not an emulator
+ARM64_HTTP      := $(addprefix $(BUILD)/tests/http/,test_results \
+                     test_validation test_limits test_protocol test_auth)
+
+DEB_TEST    += qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
+               debootstrap
+TEST_SUITES += test-x86-levels test-arm64
+
+.PHONY: test-x86-levels test-arm64
 
 $(ARCH_LEVELS): $(BUILD)/tests/arch/test_simd_levels.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+
+# $(call qemu_wrapper,FILE,COMMAND): FILE runs COMMAND with its arguments
+define qemu_wrapper
+	@mkdir -p $(dir $(1))
+	@printf '#!/bin/sh\n# written by tests/arch/suite.mk\nexec %s "$$@"\n' \
+	  '$(2)' > $(1) && chmod +x $(1)
+endef
 
 test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	$(ARCH_LEVELS)
@@ -25,3 +71,43 @@ test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	  --expect simd=avx2 --expect products=openblas
 	ATTENTION_KERNELS=avx2 OPENBLAS_CORETYPE=Haswell $(ARCH_ORACLE) \
 	  --server $(SERVER_BIN) --requests $(ORACLE_REQUESTS)
+	@echo "== on an emulated AVX2 CPU (qemu-x86_64 -cpu $(X86_V3_CPU))"
+	$(call qemu_wrapper,$(X86_V3_SERVER),env -u OPENBLAS_CORETYPE \
+	  qemu-x86_64 -cpu $(X86_V3_CPU) $(abspath $(SERVER_BIN)))
+	$(ARCH_CHECK) --server $(X86_V3_SERVER) --expect cpu=avx2 \
+	  --expect simd=avx2 --expect products=openblas
+	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(X86_V3_SERVER) \
+	  --requests $(ORACLE_REQUESTS)
+	@echo "== -march=x86-64-v2 on an emulated CPU without AVX (qemu-x86_64 -cpu $(X86_V2_CPU))"
+	$(MAKE) --no-print-directory BUILD=$(X86_V2_BUILD) \
+	  OPT="$(OPT) -march=x86-64-v2" $(X86_V2_BUILD)/attention-server \
+	  $(X86_V2_BUILD)/tests/test_simd_levels
+	$(ARCH_TIMEOUT) env -u OPENBLAS_CORETYPE qemu-x86_64 -cpu $(X86_V2_CPU) \
+	  $(X86_V2_BUILD)/tests/test_simd_levels
+	$(call qemu_wrapper,$(X86_V2_SERVER),env -u OPENBLAS_CORETYPE \
+	  qemu-x86_64 -cpu $(X86_V2_CPU) $(abspath $(X86_V2_BUILD))/attention-server)
+	$(ARCH_CHECK) --server $(X86_V2_SERVER) --expect arch=x86_64 \
+	  --expect cpu=generic --expect simd=generic --expect products=openblas
+	$(ARCH_LESSONS) --server $(X86_V2_SERVER)
+	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(X86_V2_SERVER) \
+	  --requests $(ORACLE_REQUESTS)
+
+test-arm64: $(ARM64_HTTP)
+	$(PYTHON) tests/arch/debian_root.py --arch arm64 --root $(ARM64_ROOT) \
+	  --cache $(ARCH_DEB_CACHE) $(ARM64_PACKAGES)
+	$(MAKE) --no-print-directory DEB_ARCH=arm64 BUILD=$(ARM64_BUILD) \
+	  SYSROOT=$(abspath $(ARM64_ROOT)) $(ARM64_BUILD)/attention-server \
+	  $(ARM64_UNITS)
+	@for t in $(ARM64_UNITS); do echo "== qemu-aarch64 $$t"; \
+	  $(ARCH_TIMEOUT) qemu-aarch64 -L $(ARM64_ROOT) -U OPENBLAS_CORETYPE $$t \
+	  || exit 1; done
+	$(call qemu_wrapper,$(ARM64_SERVER),qemu-aarch64 -L \
+	  $(abspath $(ARM64_ROOT)) -U OPENBLAS_CORETYPE \
+	  $(abspath $(ARM64_BUILD))/attention-server)
+	$(ARCH_CHECK) --server $(ARM64_SERVER) --expect arch=aarch64 \
+	  --expect simd=generic --expect products=openblas
+	$(ARCH_LESSONS) --server $(ARM64_SERVER)
+	@for t in $(ARM64_HTTP); do echo "== $$t against the arm64 server"; \
+	  ATTENTION_SERVER=$(ARM64_SERVER) $$t || exit 1; done
+	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(ARM64_SERVER) \
+	  --requests $(ORACLE_REQUESTS)
