@@ -5,6 +5,12 @@
  *
  *   {"type": "urn:attention:problem:<code>", "title": "Bad Request",
  *    "status": 400, "code": "<code>", "detail": "...", "pointer": "/x/3"}
+ *
+ * A reply whose route speaks the Open Inference Protocol (error_shape
+ * REPLY_ERRORS_OIP, reply.h) gets that protocol's error object instead, as
+ * application/json, with the same code and pointer:
+ *
+ *   {"error": "...", "code": "<code>", "pointer": "/inputs/0"}
  */
 #ifndef SERVER_PROBLEM_H
 #define SERVER_PROBLEM_H

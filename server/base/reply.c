@@ -15,7 +15,9 @@ void reply_clear(reply *r)
     if (!r->body_static)
         free(r->body);
     reply_parts_free(r->parts, r->part_count);
+    reply_error_shape shape = r->error_shape;
     memset(r, 0, sizeof *r);
+    r->error_shape = shape;
 }
 
 void reply_set_static(reply *r, unsigned status, const char *content_type,

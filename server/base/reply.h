@@ -17,6 +17,13 @@ typedef struct {
     size_t len;
 } reply_part;
 
+/* The shape of an error body (problem.c): RFC 9457 problem+json, or the
+ * Open Inference Protocol's {"error": "..."} that its clients read. */
+typedef enum {
+    REPLY_ERRORS_PROBLEM,
+    REPLY_ERRORS_OIP,
+} reply_error_shape;
+
 typedef struct {
     unsigned status;
     const char *content_type; /* static string                         */
@@ -29,6 +36,12 @@ typedef struct {
     unsigned retry_after;      /* Retry-After seconds (503), 0 = none   */
     bool www_authenticate;     /* add WWW-Authenticate: Bearer (401)    */
     const char *cache_control; /* static, or NULL                       */
+    /* Inference-Header-Content-Length: the bytes of the body's JSON, which
+     * binary tensors follow (Open Inference Protocol); 0 = no header */
+    size_t json_header_len;
+    /* set from the route before anything is built, and kept when the reply
+     * is cleared or set again: it belongs to the route, not to one body */
+    reply_error_shape error_shape;
 } reply;
 
 void reply_set_static(reply *r, unsigned status, const char *content_type,
@@ -42,6 +55,7 @@ void reply_set_parts(reply *r, unsigned status, const char *content_type,
                      reply_part *parts, size_t count);
 /* Frees parts[0 .. count) and the array. */
 void reply_parts_free(reply_part *parts, size_t count);
+/* Frees the body and empties r, all but its error_shape. */
 void reply_clear(reply *r);
 
 #endif

@@ -89,6 +89,11 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
     if (r->www_authenticate)
         MHD_add_response_header(resp, "WWW-Authenticate",
                                 "Bearer realm=\"attention\"");
+    if (r->json_header_len) {
+        char value[24];
+        snprintf(value, sizeof value, "%zu", r->json_header_len);
+        MHD_add_response_header(resp, "Inference-Header-Content-Length", value);
+    }
     MHD_add_response_header(resp, "Cache-Control",
                             r->cache_control ? r->cache_control : "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -96,7 +101,8 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
     if (r->status == 204 && r->allow) { /* CORS preflight */
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                "Content-Type, Authorization, X-Request-ID");
+                                "Content-Type, Authorization, X-Request-ID, "
+                                "Inference-Header-Content-Length");
         MHD_add_response_header(resp, "Access-Control-Max-Age",
                                 RESPONSE_PREFLIGHT_MAX_AGE);
     }
@@ -104,7 +110,8 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
         MHD_add_response_header(resp, "Access-Control-Allow-Origin",
                                 meta->allow_origin);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers",
-                                "X-Request-ID, Retry-After");
+                                "X-Request-ID, Retry-After, "
+                                "Inference-Header-Content-Length");
     }
     if (meta->vary_origin)
         MHD_add_response_header(resp, "Vary", "Origin");
