@@ -9,6 +9,7 @@
  */
 #include "server/json/decode.h"
 
+#include "server/json/decode_value.h"
 #include "server/json/parse_json.h"
 #include "server/json/raw_request.h"
 #include "server/json/validate.h"
@@ -169,6 +170,39 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
     return true;
 }
 
+bool decode_value(api_field f, json_t *v, const char *pointer,
+                  const request_limits *limits, schema_value *out,
+                  codec_error *err)
+{
+    const schema_field *row = &api_schema[f];
+    bool ok = false;
+    switch (row->kind) {
+    case SCHEMA_INTEGER:
+        ok = take_integer(v, row, pointer, limits, out, err);
+        break;
+    case SCHEMA_NUMBER:
+        ok = take_number(v, row, pointer, out, err);
+        break;
+    case SCHEMA_BOOLEAN:
+        ok = take_boolean(v, row, pointer, out, err);
+        break;
+    case SCHEMA_ENUM:
+        ok = take_choice(v, row, pointer, out, err);
+        break;
+    case SCHEMA_STAGES:
+        ok = take_stages(v, row, pointer, out, err);
+        break;
+    case SCHEMA_LABELS:
+        ok = take_labels(v, row, pointer, out, err);
+        break;
+    case SCHEMA_TENSOR:
+        return codec_fail(err, 400, "wrong_type", pointer,
+                          "%s is a tensor, not a value", row->name);
+    }
+    out->present = ok;
+    return ok;
+}
+
 /* Reads every non-tensor field of the envelope by its row's kind. */
 static bool take_small_fields(json_t *envelope, const request_limits *limits,
                               api_fields *fields, codec_error *err)
@@ -180,33 +214,8 @@ static bool take_small_fields(json_t *envelope, const request_limits *limits,
             continue;
         char ptr[CODEC_POINTER_MAX];
         codec_pointer(ptr, row->name, NULL, 0);
-        schema_value *out = &fields->value[f];
-        bool ok = false;
-        switch (row->kind) {
-        case SCHEMA_INTEGER:
-            ok = take_integer(v, row, ptr, limits, out, err);
-            break;
-        case SCHEMA_NUMBER:
-            ok = take_number(v, row, ptr, out, err);
-            break;
-        case SCHEMA_BOOLEAN:
-            ok = take_boolean(v, row, ptr, out, err);
-            break;
-        case SCHEMA_ENUM:
-            ok = take_choice(v, row, ptr, out, err);
-            break;
-        case SCHEMA_STAGES:
-            ok = take_stages(v, row, ptr, out, err);
-            break;
-        case SCHEMA_LABELS:
-            ok = take_labels(v, row, ptr, out, err);
-            break;
-        case SCHEMA_TENSOR:
-            break;
-        }
-        if (!ok)
+        if (!decode_value((api_field)f, v, ptr, limits, &fields->value[f], err))
             return false;
-        out->present = true;
     }
     return true;
 }

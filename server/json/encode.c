@@ -139,6 +139,49 @@ static void encode_tensor(buf_chain *out, pool *workers, const void *data,
         buf_chain_adopt(out, &job.piece[i]);
 }
 
+/* A flat list of a large tensor's numbers, cut into ENCODE_PIECES runs
+ * written by the workers; piece i > 0 starts with its comma. */
+typedef struct {
+    const char *data;
+    size_t count;
+    tensor_dtype dtype;
+    bool null_for_neg_inf;
+    buf piece[ENCODE_PIECES];
+} encode_flat_job;
+
+static void encode_flat_piece(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    encode_flat_job *job = ctx;
+    size_t n0 = job->count * i / ENCODE_PIECES;
+    size_t n1 = job->count * (i + 1) / ENCODE_PIECES;
+    buf_reserve(&job->piece[i], (n1 - n0) * ENCODE_TYPICAL + 1);
+    if (i)
+        buf_append(&job->piece[i], ",", 1);
+    encode_numbers(&job->piece[i],
+                   job->data + n0 * tensor_dtype_size(job->dtype), n1 - n0,
+                   job->dtype, job->null_for_neg_inf);
+}
+
+void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
+                 tensor_dtype dtype, bool null_for_neg_inf)
+{
+    buf_append(buf_chain_tail(out), "[", 1);
+    if (!workers || count < ENCODE_PARALLEL_MIN) {
+        encode_numbers(buf_chain_tail(out), data, count, dtype,
+                       null_for_neg_inf);
+    } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
+        encode_flat_job job = {.data = data,
+                               .count = count,
+                               .dtype = dtype,
+                               .null_for_neg_inf = null_for_neg_inf};
+        pool_parallel_for(workers, ENCODE_PIECES, encode_flat_piece, &job);
+        for (size_t i = 0; i < ENCODE_PIECES; i++)
+            buf_chain_adopt(out, &job.piece[i]);
+    }
+    buf_append(buf_chain_tail(out), "]", 1);
+}
+
 static void encode_shape(buf *out, const size_t *dims, int rank);
 
 /* {"shape": [...], "base64": "..."}: the tensor's numbers as little-endian

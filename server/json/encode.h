@@ -16,6 +16,12 @@
 void encode_response(const api_request *req, const attn_result *result,
                      pool *workers, buf_chain *out);
 
+/* Appends count numbers of dtype as one flat JSON array "[...]" (the Open
+ * Inference Protocol's row-major data); a large tensor is formatted in
+ * pieces on `workers` (may be NULL), each piece a part of the chain. */
+void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
+                 tensor_dtype dtype, bool null_for_neg_inf);
+
 /* Appends count numbers of dtype as a flat comma-separated list (no
  * brackets); −∞ becomes null when null_for_neg_inf, any other non-finite
  * value is the caller's bug.  Exposed for tests. */
