@@ -8,6 +8,7 @@
 #include "server/base/problem.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Bytes of JSON one returned number takes at most on average: 17 significant
@@ -43,9 +44,29 @@ static size_t reply_numbers(const attn_problem *p, unsigned want)
 }
 
 static void compute_and_encode(pool *workers, const api_request *req,
-                               size_t reply_bytes, reply *out,
-                               api_attention_stats *stats,
+                               size_t reply_bytes, const api_encoder *enc,
+                               reply *out, api_attention_stats *stats,
                                api_cancelled_fn cancelled, void *cancelled_ctx);
+
+/* The codec's error becomes an error reply here, and only here. */
+void api_codec_error_reply(const codec_error *err, reply *out)
+{
+    if (err->status == 503)
+        problem_reply_retry(out, err->code, "%s", err->detail);
+    else
+        problem_reply(out, err->status, err->code,
+                      err->pointer[0] || err->status == 400 ? err->pointer
+                                                            : NULL,
+                      "%s", err->detail);
+}
+
+/* /v1's reply: encode.c's JSON document. */
+static void encode_v1(const api_request *req, const attn_result *result,
+                      pool *workers, buf_chain *out, void *ctx)
+{
+    (void)ctx;
+    encode_response(req, result, workers, out);
+}
 
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
@@ -57,16 +78,22 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
     decode_options options = {.workers = workers,
                               .split_min_bytes = API_SPLIT_MIN_BYTES};
     if (!decode_request(body, len, limits, &options, &req, &err)) {
-        /* the codec's error becomes problem+json here, and only here */
-        if (err.status == 503)
-            problem_reply_retry(out, err.code, "%s", err.detail);
-        else
-            problem_reply(out, err.status, err.code,
-                          err.pointer[0] || err.status == 400 ? err.pointer
-                                                              : NULL,
-                          "%s", err.detail);
+        api_codec_error_reply(&err, out);
         return;
     }
+    static const api_encoder v1 = {.encode = encode_v1};
+    api_attention_decoded(workers, limits, memory, &req, &v1, out, stats,
+                          cancelled, cancelled_ctx);
+}
+
+void api_attention_decoded(pool *workers, const request_limits *limits,
+                           budget *memory, api_request *decoded,
+                           const api_encoder *enc, reply *out,
+                           api_attention_stats *stats,
+                           api_cancelled_fn cancelled, void *cancelled_ctx)
+{
+    api_request req = *decoded;
+    memset(decoded, 0, sizeof *decoded);
     const attn_problem *p = &req.problem;
     stats->n = p->n;
     stats->m = p->m;
@@ -92,16 +119,16 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
                             "the memory budget for requests in flight is used "
                             "up; retry shortly");
     } else {
-        compute_and_encode(workers, &req, reply_bytes, out, stats, cancelled,
-                           cancelled_ctx);
+        compute_and_encode(workers, &req, reply_bytes, enc, out, stats,
+                           cancelled, cancelled_ctx);
         budget_release(memory, need);
     }
     api_request_free(&req);
 }
 
 static void compute_and_encode(pool *workers, const api_request *req,
-                               size_t reply_bytes, reply *out,
-                               api_attention_stats *stats,
+                               size_t reply_bytes, const api_encoder *enc,
+                               reply *out, api_attention_stats *stats,
                                api_cancelled_fn cancelled, void *cancelled_ctx)
 {
     const attn_problem *p = &req->problem;
@@ -130,7 +157,7 @@ static void compute_and_encode(pool *workers, const api_request *req,
                            ? reply_bytes
                            : API_REPLY_FIRST_PART_MAX;
         buf_reserve(buf_chain_tail(&chain), first + 4096);
-        encode_response(req, &result, workers, &chain);
+        enc->encode(req, &result, workers, &chain, enc->ctx);
         attn_result_free(&result);
         reply_part *parts = NULL;
         if (!buf_chain_failed(&chain))
@@ -150,5 +177,7 @@ static void compute_and_encode(pool *workers, const api_request *req,
             }
         buf_chain_free(&chain);
         reply_set_parts(out, 200, "application/json", parts, count);
+        if (enc->finish)
+            enc->finish(out, enc->ctx);
     }
 }

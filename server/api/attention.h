@@ -8,8 +8,11 @@
 
 #include "core/pool.h"
 #include "server/base/budget.h"
+#include "server/base/buf_chain.h"
 #include "server/base/service_limits.h"
 #include "server/base/reply.h"
+#include "server/json/codec_error.h"
+#include "server/json/request.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,5 +34,29 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
                    api_attention_stats *stats, api_cancelled_fn cancelled,
                    void *cancelled_ctx);
+
+/* How a computed result becomes the 200 reply: /v1's JSON document, or
+ * another protocol's (the Open Inference Protocol, oip.c). */
+typedef struct {
+    /* appends the body to out (the result is the caller's) */
+    void (*encode)(const api_request *req, const attn_result *result,
+                   pool *workers, buf_chain *out, void *ctx);
+    /* may be NULL; called once the 200 reply holds the body, to set what
+     * the protocol says besides it (content type, headers) */
+    void (*finish)(reply *out, void *ctx);
+    void *ctx;
+} api_encoder;
+
+/* api_attention() past decoding: reserves, computes and has enc write the
+ * reply.  Takes req's buffers (req is left empty). */
+void api_attention_decoded(pool *workers, const request_limits *limits,
+                           budget *memory, api_request *req,
+                           const api_encoder *enc, reply *out,
+                           api_attention_stats *stats,
+                           api_cancelled_fn cancelled, void *cancelled_ctx);
+
+/* A codec's refusal as the reply: 503 with Retry-After, or its status with
+ * the pointer; in the error shape of out's route. */
+void api_codec_error_reply(const codec_error *err, reply *out);
 
 #endif
