@@ -77,12 +77,13 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/request.c server/json/raw_request.c \
                server/json/parse_json.c server/json/validate.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
-               server/json/decode.c server/json/encode.c
+               server/json/decode.c server/json/encode.c \
+               server/json/oip_decode.c server/json/oip_encode.c
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
                 server/setup/alloc_setup.c server/setup/build_info.c
 SERVER_API  := server/api/attention.c server/api/health.c \
-               server/api/metrics_page.c server/api/static.c
+               server/api/metrics_page.c server/api/static.c server/api/oip.c
 SERVER_HTTP := server/http/conn_deadline.c server/http/guards.c \
                server/http/routes.c server/http/response.c server/http/daemon.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \

@@ -33,6 +33,7 @@ typedef struct {
     size_t connections;                 /* open client connections */
     unsigned long long deadline_closed; /* cut by --request-timeout */
     bool draining;                      /* SIGTERM arrived */
+    const char *path;                   /* the request's path */
 } api_env;
 
 /* An endpoint that answers on the event thread. */
@@ -45,6 +46,7 @@ typedef struct {
     budget *memory;
     const char *body; /* the upload, NULL when there was none */
     size_t body_len;
+    const char *header; /* the request header its route names, or NULL */
     api_attention_stats *stats; /* filled for the access log */
     api_cancelled_fn cancelled; /* true once nobody waits for the answer */
     void *cancelled_ctx;
@@ -64,5 +66,22 @@ void api_metrics_page(const api_env *env, reply *out);
 void api_static_index(const api_env *env, reply *out);
 /* GET /openapi.yaml: the API's description. */
 void api_static_openapi(const api_env *env, reply *out);
+
+/* The Open Inference Protocol (oip.c); errors as {"error": "..."}. */
+/* GET /v2/health/live: {"live": true} while the process answers. */
+void api_oip_live(const api_env *env, reply *out);
+/* GET /v2/health/ready: {"ready": true}, or 503 as /readyz. */
+void api_oip_ready(const api_env *env, reply *out);
+/* GET /v2: the server's name, version and protocol extensions. */
+void api_oip_server_metadata(const api_env *env, reply *out);
+/* GET /v2/models/attention: the model's inputs and outputs. */
+void api_oip_model_metadata(const api_env *env, reply *out);
+/* GET /v2/models/attention/ready: as /v2/health/ready, for the model. */
+void api_oip_model_ready(const api_env *env, reply *out);
+/* Any other path under /v2/: 404 naming the model or path asked for. */
+void api_oip_not_found(const api_env *env, reply *out);
+/* POST /v2/models/attention/infer, as a pool job; job->header is the
+ * request's Inference-Header-Content-Length. */
+void api_oip_infer(const api_job *job, reply *out);
 
 #endif

@@ -67,6 +67,10 @@
 /* A body without Content-Length starts in a buffer this big, doubled as it
  * grows. */
 #define HTTP_BODY_START_CAP 4096
+/* Room for the value of the request header a route hands its job: a byte
+ * count (20 digits at most); a longer value is handed over empty, which
+ * the job refuses. */
+#define HTTP_JOB_HEADER_MAX 32
 /* How often http_wait_idle() looks at the requests in flight. */
 #define HTTP_IDLE_POLL_NS (20 * 1000 * 1000)
 
@@ -96,6 +100,8 @@ typedef struct {
     const route *route; /* NULL: no such path */
     const char *method;
     char path[128];
+    char job_header[HTTP_JOB_HEADER_MAX]; /* the route's job_header */
+    bool has_job_header;
     char id[ACCESS_LOG_ID_MAX];
     char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
     request_state state;
@@ -183,6 +189,7 @@ static void pool_job(void *arg)
             .memory = &srv->memory,
             .body = req->body,
             .body_len = req->body_len,
+            .header = req->has_job_header ? req->job_header : NULL,
             .stats = &req->stats,
             .cancelled = client_gone_hook,
             .cancelled_ctx = req,
@@ -260,8 +267,9 @@ static void route_request(http_server *srv, request *req, const char *url,
         r->www_authenticate = true;
     } else if (rt->lane == ROUTE_INLINE) {
         api_env env = env_now(srv, req->conn);
+        env.path = req->path;
         rt->answer(&env, r);
-    } else if (!guard_json_content_type(req->conn)) {
+    } else if (!rt->any_content_type && !guard_json_content_type(req->conn)) {
         problem_reply(r, 415, "unsupported_media_type", NULL,
                       "send the request with Content-Type: application/json");
     } else {
@@ -288,6 +296,17 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
                       sizeof req->origin_allowed);
     req->route = routes_find(url);
+    if (req->route) {
+        req->rep.error_shape = req->route->errors;
+        const char *value =
+            req->route->job_header
+                ? MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                              req->route->job_header)
+                : NULL;
+        req->has_job_header = value != NULL;
+        if (value && strlen(value) < sizeof req->job_header)
+            memcpy(req->job_header, value, strlen(value) + 1);
+    }
     route_request(srv, req, url, method);
     req->discard_body = req->state == REQ_REPLIED;
     return req;

@@ -5,8 +5,11 @@
  * A row says everything the HTTP layer needs to know about a path: the
  * methods it serves (as bits, from which the Allow header is written), the
  * endpoint and whether it runs inline or as a pool job, whether it needs the
- * bearer token, and its metrics label.  The rows are in the order metrics
- * lists them.  Paths match exactly: the service has no path parameters.
+ * bearer token, its metrics label, and the shape of its errors.  The rows
+ * are in the order metrics lists them.  Paths match exactly, except that a
+ * prefix row serves the paths under it that no row names: the Open
+ * Inference Protocol's paths carry a model name, and an unknown one gets
+ * that protocol's 404.
  */
 #include "server/http/routes.h"
 
@@ -57,6 +60,55 @@ static const route table[] = {
      .lane = ROUTE_INLINE,
      .answer = api_static_index,
      .label = "/"},
+    /* the Open Inference Protocol (KServe V2, Triton REST); its clients
+     * (tritonclient) send no Content-Type, and binary tensor data after
+     * the JSON header as application/octet-stream */
+    {.path = "/v2/models/attention/infer",
+     .methods = ROUTE_POST,
+     .lane = ROUTE_POOL,
+     .needs_auth = true,
+     .job = api_oip_infer,
+     .label = "/v2/models/attention/infer",
+     .errors = REPLY_ERRORS_OIP,
+     .any_content_type = true,
+     .job_header = "Inference-Header-Content-Length"},
+    {.path = "/v2/health/live",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_live,
+     .label = "/v2/health/live",
+     .errors = REPLY_ERRORS_OIP},
+    {.path = "/v2/health/ready",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_ready,
+     .label = "/v2/health/ready",
+     .errors = REPLY_ERRORS_OIP},
+    {.path = "/v2",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_server_metadata,
+     .label = "/v2",
+     .errors = REPLY_ERRORS_OIP},
+    {.path = "/v2/models/attention",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_model_metadata,
+     .label = "/v2/models/attention",
+     .errors = REPLY_ERRORS_OIP},
+    {.path = "/v2/models/attention/ready",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_model_ready,
+     .label = "/v2/models/attention/ready",
+     .errors = REPLY_ERRORS_OIP},
+    {.path = "/v2/",
+     .prefix = true,
+     .methods = ROUTE_GET | ROUTE_HEAD | ROUTE_POST,
+     .lane = ROUTE_INLINE,
+     .answer = api_oip_not_found,
+     .label = "/v2/*",
+     .errors = REPLY_ERRORS_OIP},
 };
 
 #define ROUTE_COUNT (sizeof table / sizeof *table)
@@ -89,10 +141,16 @@ static void write_allow_texts(void)
 
 const route *routes_find(const char *path)
 {
-    for (size_t i = 0; i < ROUTE_COUNT; i++)
-        if (strcmp(table[i].path, path) == 0)
-            return &table[i];
-    return NULL;
+    const route *under = NULL; /* the longest prefix row path starts with */
+    for (size_t i = 0; i < ROUTE_COUNT; i++) {
+        const route *r = &table[i];
+        if (!r->prefix && strcmp(r->path, path) == 0)
+            return r;
+        if (r->prefix && strncmp(r->path, path, strlen(r->path)) == 0 &&
+            (!under || strlen(r->path) > strlen(under->path)))
+            under = r;
+    }
+    return under;
 }
 
 bool routes_allows(const route *r, const char *method)

@@ -24,15 +24,25 @@ typedef enum {
 
 typedef struct {
     const char *path;
+    bool prefix;      /* serves every path that starts with `path` and no
+                         other row serves exactly */
     unsigned methods; /* ROUTE_GET | ROUTE_HEAD | ROUTE_POST */
     route_lane lane;
     bool needs_auth;    /* the bearer token of --api-key-file */
     api_handler answer; /* ROUTE_INLINE's endpoint, else NULL */
     api_job_fn job;     /* ROUTE_POOL's endpoint, else NULL */
     const char *label;  /* the metrics route label */
+    /* the shape of every error on this route, the HTTP layer's too */
+    reply_error_shape errors;
+    /* a body of any Content-Type (or none) is read; else only
+     * application/json (415) */
+    bool any_content_type;
+    /* a request header handed to the job (api_job.header), or NULL */
+    const char *job_header;
 } route;
 
-/* The route serving path, or NULL (404). */
+/* The route serving path: the row of that exact path, else the prefix row
+ * it starts with; or NULL (404). */
 const route *routes_find(const char *path);
 
 /* Whether r serves method ("GET", "POST", ...); OPTIONS is not asked here. */

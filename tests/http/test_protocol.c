@@ -41,7 +41,7 @@ static int protocol_setup(void **state)
 static void unknown_path_is_json_404(void **state)
 {
     (void)state;
-    http_response r = http(&(http_request){.path = "/v2/nothing"});
+    http_response r = http(&(http_request){.path = "/v3/nothing"});
     expect_problem(&r, 404, "not_found", NULL);
     response_free(&r);
 }

@@ -5,10 +5,14 @@ Checks against the sources and a running server: the request fields of the
 server's schema table (printed by --print-schema, a build of
 tests/readme/print_schema.c) are the AttentionRequest properties, with the
 same required set and, field by field, the same kind, ranks, minimum and
-choices, and the stage names are StageName's enum; every problem `code` the
+choices, and the stage names are StageName's enum; the Open Inference
+Protocol's inputs (RequestInput's names) are the table's tensors and its
+parameters (InferenceParameters) the table's fields that hold one value,
+each the AttentionRequest property of its name; every problem `code` the
 sources can send is in the spec's enum and every code in the enum is sent
 somewhere; every path in the spec answers (not 404), every route the server
-has is in the spec; GET /openapi.yaml serves this very file.
+has is in the spec, a prefix route in x-prefix-routes (and it answers the
+protocol's 404 under it); GET /openapi.yaml serves this very file.
 """
 import argparse
 import glob
@@ -46,6 +50,19 @@ def source_codes():
     return codes
 
 
+SCHEMAS_REF = "#/components/schemas/"
+
+
+def follow(schemas, ref):
+    """What a $ref into components/schemas points at (any depth)."""
+    if not ref.startswith(SCHEMAS_REF):
+        sys.exit(f"openapi.yaml: $ref {ref} is not under {SCHEMAS_REF}")
+    node = schemas
+    for token in ref[len(SCHEMAS_REF):].split("/"):
+        node = node[token.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
 def resolve(schemas, prop):
     """A property with its allOf/$ref chain flattened into one dict."""
     out = dict(prop)
@@ -53,7 +70,7 @@ def resolve(schemas, prop):
         out.update(resolve(schemas, part))
     ref = prop.get("$ref")
     if ref:
-        out.update(resolve(schemas, schemas[ref.split("/")[-1]]))
+        out.update(resolve(schemas, follow(schemas, ref)))
     return out
 
 
@@ -143,14 +160,48 @@ def compare_fields(schemas, table):
     return failures
 
 
+# the fields a request parameter of the Open Inference Protocol cannot carry
+# (server/json/oip_decode.c): the datatype of the inputs is the dtype, the
+# outputs are the stages, binary_data the encoding; labels are lists
+OIP_NOT_PARAMETERS = {"dtype", "encoding"}
+OIP_NOT_PARAMETER_KINDS = {"tensor", "stages", "labels"}
+
+
+def compare_oip(schemas, table):
+    """RequestInput's names and InferenceParameters against the table."""
+    failures = []
+    names = resolve(schemas, schemas["RequestInput"]["properties"]["name"])
+    tensors = [f["name"] for f in table["fields"] if f["kind"] == "tensor"]
+    if names.get("enum") != tensors:
+        failures.append(f"RequestInput names {names.get('enum')} vs the "
+                        f"table's tensors {tensors}")
+    params = schemas["InferenceParameters"]["properties"]
+    want = [f["name"] for f in table["fields"]
+            if f["kind"] not in OIP_NOT_PARAMETER_KINDS
+            and f["name"] not in OIP_NOT_PARAMETERS]
+    if set(params) != set(want) | {"binary_data_output"}:
+        failures.append(f"InferenceParameters: spec and schema table differ "
+                        f"in {sorted(set(params) ^ (set(want) | {'binary_data_output'}))}")
+    for name in set(params) & set(want):
+        ref = f"{SCHEMAS_REF}AttentionRequest/properties/{name}"
+        if params[name].get("$ref") != ref:
+            failures.append(f"InferenceParameters.{name} is not {ref}")
+    return failures
+
+
 def table_routes():
-    """The paths of the route table's rows (server/http/routes.c)."""
+    """(exact paths, prefix paths) of the route table's rows
+    (server/http/routes.c)."""
     text = open("server/http/routes.c").read()
     table = re.search(r"^static const route table\[\] = \{(.*?)^\};", text,
                       re.S | re.M)
     if not table:
         sys.exit("server/http/routes.c: no route table found")
-    return set(re.findall(r'\.path = "([^"]*)"', table.group(1)))
+    exact, prefixes = set(), set()
+    for row in re.findall(r"\{(\.path = .*?)\}", table.group(1), re.S):
+        path = re.search(r'\.path = "([^"]*)"', row).group(1)
+        (prefixes if re.search(r"\.prefix = true", row) else exact).add(path)
+    return exact, prefixes
 
 
 def main():
@@ -166,6 +217,7 @@ def main():
     table = json.loads(subprocess.run([args.print_schema], check=True,
                                       capture_output=True, text=True).stdout)
     failures += compare_fields(schemas, table)
+    failures += compare_oip(schemas, table)
     fields = table["fields"]
 
     enum = set(spec["components"]["schemas"]["Problem"]["properties"]["code"]
@@ -176,10 +228,13 @@ def main():
     if enum - sent:
         failures.append(f"codes in the spec never sent: {sorted(enum - sent)}")
 
-    routes = table_routes()
+    routes, prefixes = table_routes()
     if routes != set(spec["paths"]):
         failures.append(f"routes {sorted(routes)} vs spec "
                         f"{sorted(spec['paths'])}")
+    if prefixes != set(spec.get("x-prefix-routes", {})):
+        failures.append(f"prefix routes {sorted(prefixes)} vs spec "
+                        f"x-prefix-routes {sorted(spec.get('x-prefix-routes', {}))}")
 
     with Server(args.server) as server:
         base = f"http://127.0.0.1:{server.port}"
@@ -194,6 +249,15 @@ def main():
                 status = e.code
             if status == 404:
                 failures.append(f"{method} {path} answers 404")
+        for prefix in prefixes:
+            try:
+                urllib.request.urlopen(base + prefix + "no-such-route")
+                status, body = 200, b""
+            except urllib.error.HTTPError as e:
+                status, body = e.code, e.read()
+            if status != 404 or "error" not in json.loads(body or b"{}"):
+                failures.append(f"GET {prefix}no-such-route: {status} "
+                                f"{body[:120]!r}, not the protocol's 404")
         served = urllib.request.urlopen(base + "/openapi.yaml").read()
         if served != open("openapi.yaml", "rb").read():
             failures.append("GET /openapi.yaml differs from openapi.yaml")
@@ -201,7 +265,7 @@ def main():
     for f in failures:
         print("FAIL", f)
     print(f"openapi: {len(fields)} request fields, {len(enum)} problem codes, "
-          f"{len(routes)} routes checked")
+          f"{len(routes)} routes and {len(prefixes)} prefix route checked")
     print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
 

@@ -1,0 +1,200 @@
+/*
+ * oip.c - the Open Inference Protocol's routes (KServe's V2 protocol,
+ * Triton's REST API): health, server and model metadata, and inference
+ * on the one model, "attention".
+ *
+ * DESIGN
+ * Inference is /v1/attention read and written another way: the body goes
+ * through server/json/oip_decode.c to the same validated request, the
+ * request through api_attention_decoded() (the same memory reservation and
+ * core path as /v1), and the result through oip_encode.c.  Health follows
+ * /readyz.  Metadata is written once from the schema table and the core's
+ * stages, so it lists exactly the inputs and outputs the decoder takes.
+ * The routes' errors are the protocol's {"error": "..."} (their reply's
+ * error_shape, set from the route table).
+ */
+#include "server/api/endpoint.h"
+
+#include "server/base/buf.h"
+#include "server/base/problem.h"
+#include "server/json/oip.h"
+#include "server/json/schema.h"
+#include "server/setup/config.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* The extensions of the protocol this server implements, for GET /v2. */
+#define OIP_EXTENSIONS "[\"binary_tensor_data\"]"
+
+void api_oip_live(const api_env *env, reply *out)
+{
+    (void)env;
+    static const char live[] = "{\"live\":true}\n";
+    reply_set_static(out, 200, "application/json", live, sizeof live - 1);
+}
+
+void api_oip_ready(const api_env *env, reply *out)
+{
+    static const char ready[] = "{\"ready\":true}\n";
+    api_readyz(env, out); /* one rule for readiness */
+    if (out->status == 200)
+        reply_set_static(out, 200, "application/json", ready, sizeof ready - 1);
+}
+
+void api_oip_model_ready(const api_env *env, reply *out)
+{
+    static const char ready[] =
+        "{\"name\":\"" OIP_MODEL_NAME "\",\"ready\":true}\n";
+    api_readyz(env, out);
+    if (out->status == 200)
+        reply_set_static(out, 200, "application/json", ready, sizeof ready - 1);
+}
+
+void api_oip_server_metadata(const api_env *env, reply *out)
+{
+    (void)env;
+    static const char metadata[] =
+        "{\"name\":\"" OIP_MODEL_NAME "\",\"version\":\"" CONFIG_VERSION
+        "\",\"extensions\":" OIP_EXTENSIONS "}\n";
+    reply_set_static(out, 200, "application/json", metadata,
+                     sizeof metadata - 1);
+}
+
+/* ---- model metadata ---------------------------------------------------- */
+
+/* A tensor's metadata: every dimension variable (-1). */
+static void metadata_tensor(buf *b, const char *name, const char *datatype,
+                            int rank)
+{
+    buf_puts(b, "{\"name\":\"");
+    buf_puts(b, name);
+    buf_puts(b, "\",\"datatype\":\"");
+    buf_puts(b, datatype);
+    buf_puts(b, "\",\"shape\":[");
+    for (int i = 0; i < rank; i++)
+        buf_puts(b, i ? ",-1" : "-1");
+    buf_puts(b, "]}");
+}
+
+static buf model_metadata;
+static pthread_once_t model_metadata_once = PTHREAD_ONCE_INIT;
+
+/* Inputs: the schema's tensor rows at their lowest rank (one sequence);
+ * outputs: the stages of a one-sequence problem. */
+static void write_model_metadata(void)
+{
+    buf *b = &model_metadata;
+    buf_puts(b, "{\"name\":\"" OIP_MODEL_NAME "\",\"platform\":\"attention\","
+                "\"inputs\":[");
+    bool first = true;
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        const schema_field *row = &api_schema[f];
+        if (row->kind != SCHEMA_TENSOR)
+            continue;
+        if (!first)
+            buf_puts(b, ",");
+        first = false;
+        metadata_tensor(b, row->name,
+                        row->leaf == SCHEMA_LEAF_NUMBER ? "FP64" : "BOOL",
+                        row->min_rank);
+    }
+    buf_puts(b, "],\"outputs\":[");
+    attn_problem one = {.heads = 1, .n = 1, .m = 1, .d = 1, .d_k = 1};
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        size_t dims[ATTN_MAX_RANK];
+        int rank = attn_stage_shape(&one, (attn_stage)s, dims);
+        if (s)
+            buf_puts(b, ",");
+        metadata_tensor(b, attn_stage_name((attn_stage)s), "FP64", rank);
+    }
+    buf_puts(b, "]}\n");
+}
+
+void api_oip_model_metadata(const api_env *env, reply *out)
+{
+    (void)env;
+    pthread_once(&model_metadata_once, write_model_metadata);
+    if (buf_failed(&model_metadata)) {
+        problem_reply_retry(out, "out_of_memory",
+                            "the server could not allocate the metadata");
+        return;
+    }
+    reply_set_static(out, 200, "application/json", model_metadata.data,
+                     model_metadata.len);
+}
+
+/* ---- paths that name nothing ------------------------------------------- */
+
+#define MODELS_PREFIX "/v2/models/"
+
+void api_oip_not_found(const api_env *env, reply *out)
+{
+    const char *path = env->path ? env->path : "";
+    if (strncmp(path, MODELS_PREFIX, strlen(MODELS_PREFIX)) == 0) {
+        const char *model = path + strlen(MODELS_PREFIX);
+        int len = (int)strcspn(model, "/");
+        if (len == (int)strlen(OIP_MODEL_NAME) &&
+            strncmp(model, OIP_MODEL_NAME, (size_t)len) == 0)
+            problem_reply(
+                out, 404, "not_found", NULL,
+                "no such route of model " OIP_MODEL_NAME
+                " (it has no versions): GET " MODELS_PREFIX OIP_MODEL_NAME
+                ", GET .../ready, POST .../infer");
+        else
+            problem_reply(out, 404, "not_found", NULL,
+                          "unknown model \"%.*s\"; this server serves one "
+                          "model, \"" OIP_MODEL_NAME "\"",
+                          len > 64 ? 64 : len, model);
+        return;
+    }
+    problem_reply(out, 404, "not_found", NULL,
+                  "no such path; the Open Inference Protocol's routes are "
+                  "/v2, /v2/health/live, /v2/health/ready and " MODELS_PREFIX
+                      OIP_MODEL_NAME "[/ready|/infer]");
+}
+
+/* ---- inference ---------------------------------------------------------- */
+
+typedef struct {
+    const oip_reply_plan *plan;
+    size_t json_len; /* of the reply written, when binary data follows */
+} oip_writing;
+
+static void oip_write(const api_request *req, const attn_result *result,
+                      pool *workers, buf_chain *out, void *ctx)
+{
+    oip_writing *w = ctx;
+    w->json_len = oip_encode(req, result, w->plan, workers, out);
+}
+
+/* Binary data after the JSON: the body is no longer JSON alone. */
+static void oip_finish(reply *out, void *ctx)
+{
+    const oip_writing *w = ctx;
+    if (w->json_len) {
+        out->content_type = "application/octet-stream";
+        out->json_header_len = w->json_len;
+    }
+}
+
+void api_oip_infer(const api_job *job, reply *out)
+{
+    out->error_shape = REPLY_ERRORS_OIP;
+    api_request req;
+    oip_reply_plan plan;
+    codec_error err;
+    size_t json_len;
+    if (!oip_json_length(job->header, job->body_len, &json_len, &err) ||
+        !oip_decode(job->body ? job->body : "", job->body_len, json_len,
+                    job->limits, &req, &plan, &err)) {
+        api_codec_error_reply(&err, out);
+        return;
+    }
+    oip_writing writing = {.plan = &plan};
+    api_encoder enc = {
+        .encode = oip_write, .finish = oip_finish, .ctx = &writing};
+    api_attention_decoded(job->workers, job->limits, job->memory, &req, &enc,
+                          out, job->stats, job->cancelled, job->cancelled_ctx);
+    oip_reply_plan_free(&plan);
+}
