@@ -43,7 +43,8 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
 echo "== base image"
-base=$(awk 'toupper($1) == "FROM" { print $2; exit }' docker/Dockerfile)
+# the first FROM's image (after its --platform flag)
+base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
 docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
 
 step "buildah bud docker/Dockerfile -> $IMAGE"

@@ -11,8 +11,12 @@
 #       Debian's aarch64 toolchain against Debian's arm64 libraries (a root
 #       unpacked by debian_root.py), run under qemu-aarch64: the unit tests,
 #       the lessons, the HTTP error tests and the whole oracle
+#   make test-arm64-image  the Dockerfile's build stage for linux/arm64
+#       (buildah; it cross-compiles): its binary loads exactly the runtime
+#       packages it lists, from a root of only those, and serves the lessons
+#       under qemu (image_arm64.sh)
 # Each run first checks, by --version and /metrics, that the server took the
-# path it is there to test (check_build_info.py).  Both are in `make test`.
+# path it is there to test (check_build_info.py).  All three are in `make test`.
 
 ARCH_DIR        := $(BUILD)/arch
 ARCH_DEB_CACHE  := $(abspath $(ARCH_DIR)/debs)
@@ -50,9 +54,9 @@ ARM64_HTTP      := $(addprefix $(BUILD)/tests/http/,test_results \
 
 DEB_TEST    += qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
                debootstrap
-TEST_SUITES += test-x86-levels test-arm64
+TEST_SUITES += test-x86-levels test-arm64 test-arm64-image
 
-.PHONY: test-x86-levels test-arm64
+.PHONY: test-x86-levels test-arm64 test-arm64-image
 
 $(ARCH_LEVELS): $(BUILD)/tests/arch/test_simd_levels.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
@@ -111,3 +115,10 @@ test-arm64: $(ARM64_HTTP)
 	  ATTENTION_SERVER=$(ARM64_SERVER) $$t || exit 1; done
 	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(ARM64_SERVER) \
 	  --requests $(ORACLE_REQUESTS)
+
+test-arm64-image: deps-docker
+	@mkdir -p $(ARCH_DIR)/image
+	DOCKER_ROOT=$(DOCKER_ROOT) DOCKER_RUNROOT=$(DOCKER_RUNROOT) \
+	  BASE_TAR=$(DOCKER_BASE_TAR) PYTHON=$(PYTHON) OUT=$(ARCH_DIR)/image \
+	  DEB_CACHE=$(ARCH_DEB_CACHE) \
+	  timeout --kill-after=10 $(DOCKER_TEST_TIMEOUT) tests/arch/image_arm64.sh
