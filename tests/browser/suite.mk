@@ -14,4 +14,4 @@ test-browser: $(SERVER_BIN)
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
 	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 300 node --test --test-reporter=spec visualizer.test.mjs
+	  timeout 600 node --test --test-reporter=spec visualizer.test.mjs
