@@ -17,7 +17,10 @@
  *   gemm DTYPE SIZE THREADS CALLS
  *       C (S, S) = A (S, S) @ B (S, S) through OpenBLAS with THREADS BLAS
  *       threads, the rate the machine reaches at all.
- *   info   the BLAS core in use;   quit
+ *   info   the BLAS core, SIMD level and product path in use;   quit
+ *
+ * `bench_core LEVEL` caps the core's SIMD level as the server's --kernels
+ * does (core/arch.h: avx2 is what a CPU without AVX-512 runs).
  *
  * Threads.  The pool's caller joins every parallel loop, so pool_create(k)
  * gives k + 1 threads per loop.  THREADS = T runs the core with a pool of
@@ -29,9 +32,11 @@
  * Inputs are made by bench_value() below, which run_bench.py reproduces in
  * NumPy bit for bit, so all contestants see the same numbers.
  */
+#include "core/arch.h"
 #include "core/attention.h"
 #include "server/setup/alloc_setup.h"
 #include "server/setup/blas_setup.h"
+#include "server/setup/build_info.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -223,8 +228,13 @@ done:
 
 int main(int argc, char **argv)
 {
-    (void)argc;
+    arch_simd most = ARCH_SIMD_COUNT - 1; /* no cap */
+    if (argc > 2 || (argc == 2 && !arch_simd_parse(argv[1], &most))) {
+        fprintf(stderr, "usage: %s [auto|avx2|generic]\n", argv[0]);
+        return 2;
+    }
     blas_setup_kernels(argv); /* the server's kernel choice, same rules */
+    build_info info = build_info_apply(most);
     blas_setup_single_threaded();
     alloc_setup_reuse_large_buffers(); /* the server's allocator policy */
     char line[BENCH_LINE_MAX];
@@ -240,7 +250,9 @@ int main(int argc, char **argv)
                         &calls) == 4)
             cmd_gemm(dtype, n, threads, calls);
         else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "info") == 0)
-            printf("{\"blas_core\":\"%s\"}\n", blas_setup_corename());
+            printf("{\"blas_core\":\"%s\",\"simd\":\"%s\",\"products\":"
+                   "\"%s\"}\n",
+                   info.blas_core, info.simd, info.products);
         else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "quit") == 0)
             break;
         else

@@ -6,6 +6,9 @@
 Part 1  the core (bench_core.c) against PyTorch's nn.MultiheadAttention and
         NumPy (contestants.py), each a long-lived process answering the same
         commands; plus OpenBLAS's sgemm/dgemm rate measured in the same rounds.
+        The core runs twice: as this CPU allows, and capped at AVX2 with
+        OpenBLAS's Haswell kernels (no AVX-512 kernels: every product by
+        OpenBLAS), what a CPU without AVX-512 runs.
 Part 2  wrk against build/attention-server, a FastAPI + uvicorn + NumPy peer
         (fastapi_peer.py) and nginx returning a static 200 (the ceiling).
 Part 3  a mid-size and a large request, end to end, and each server's peak
@@ -53,6 +56,10 @@ WRK_CONNECTIONS, WRK_THREADS = 8, 1
 # core from the one being timed (a 2-thread row once took 100 ms instead of
 # 60 ms that way).  Each contestant starts on a quiet machine.
 QUIET_SECONDS = 0.2
+
+
+# the core capped at AVX2: the name of its contestant
+AVX2 = "core-avx2"
 
 
 class BenchError(Exception):
@@ -125,6 +132,9 @@ def run_core(args):
     target = args.sample_seconds
     procs = {
         "core": LineProcess("core", [args.bench_core]),
+        # as on a CPU with AVX2 and no AVX-512 (core/arch.h)
+        AVX2: LineProcess(AVX2, [args.bench_core, "avx2"], env=dict(
+            os.environ, OPENBLAS_CORETYPE="Haswell")),
         # libgomp's default busy-waiting turns every parallel region into a
         # fight for the CPU when the 2 cores are shared (measured here at
         # n=256: 90 ms a call with 2 threads against 4 ms passive); passive
@@ -185,21 +195,23 @@ def run_core(args):
 
 def core_table(res):
     lines = [
-        "| dtype | n, d, h | threads | weights | core ms | torch ms | numpy ms "
-        "| torch/core | numpy/core | core GFLOP/s | % of gemm |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        "| dtype | n, d, h | threads | weights | core ms | core AVX2 ms "
+        "| torch ms | numpy ms | torch/core | torch/core AVX2 | numpy/core "
+        "| core GFLOP/s | % of gemm |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in res["cases"]:
         dt, n, d, h, t, w = case
         core = median(res["times"][case, "core"])
+        avx2 = median(res["times"][case, AVX2])
         torch = median(res["times"][case, "torch"])
         npy = median(res["times"][case, "numpy"])
         gflops = attn_flops(n, d, h) / core / 1e9
         pct = 100 * gflops / res["gemm_rate"][dt, t]
         lines.append(
             f"| {dt} | {n}, {d}, {h} | {t} | {'yes' if w else 'no'} "
-            f"| {core * 1e3:.3f} | {torch * 1e3:.3f} | {npy * 1e3:.3f} "
-            f"| {torch / core:.2f}× | {npy / core:.2f}× | {gflops:.1f} "
-            f"| {pct:.0f}% |")
+            f"| {core * 1e3:.3f} | {avx2 * 1e3:.3f} | {torch * 1e3:.3f} "
+            f"| {npy * 1e3:.3f} | {torch / core:.2f}× | {torch / avx2:.2f}× "
+            f"| {npy / core:.2f}× | {gflops:.1f} | {pct:.0f}% |")
     lines += ["", f"OpenBLAS GEMM ({res['gemm_size']}² square, same rounds):",
               "", "| dtype | BLAS threads | GFLOP/s |", "|---|---|---:|"]
     for (dt, t), rate in res["gemm_rate"].items():
@@ -719,7 +731,11 @@ def main():
     if core:
         i = core["info"]
         out += [f"- core: BLAS {i['core']['blas_core']} single-threaded per "
-                f"pool thread; T threads = pool of T−1 workers + the caller",
+                f"pool thread; T threads = pool of T−1 workers + the caller; "
+                f"loops {i['core']['simd']}, products {i['core']['products']}",
+                f"- core AVX2: the same capped at AVX2 (`--kernels avx2`), as "
+                f"on a CPU without AVX-512: loops {i[AVX2]['simd']}, products "
+                f"{i[AVX2]['products']}, BLAS {i[AVX2]['blas_core']}",
                 f"- torch {i['torch']['torch']} ({i['torch']['blas']}), "
                 f"numpy {i['numpy']['numpy']} ({i['numpy']['blas']}); "
                 f"T threads = torch.set_num_threads(T) and BLAS limited to T "

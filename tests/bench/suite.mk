@@ -28,7 +28,7 @@ deps-bench:
 
 # linked like the server: the core, its BLAS set-up, OpenBLAS
 $(BENCH_CORE): tests/bench/bench_core.c $(CORE_OBJ) $(BUILD)/server/setup/blas_setup.o \
-               $(BUILD)/server/setup/alloc_setup.o
+               $(BUILD)/server/setup/alloc_setup.o $(BUILD)/server/setup/build_info.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
