@@ -139,11 +139,13 @@ static void compute_and_encode(pool *workers, const api_request *req,
     attn_status status = attn_forward(workers, p, req->want, &result);
     stats->compute_seconds = clock_seconds() - start;
     if (status == ATTN_ERR_NONFINITE) {
+        /* float64 is advice only where it would help */
         problem_reply(out, 422, "non_finite_result", NULL,
                       "the %s stage is not finite (overflow in %s); scale the "
-                      "inputs down or use float64",
+                      "inputs down%s",
                       attn_stage_name(result.nonfinite_stage),
-                      tensor_dtype_name(p->dtype));
+                      tensor_dtype_name(p->dtype),
+                      p->dtype == TENSOR_FLOAT32 ? " or use float64" : "");
     } else if (status != ATTN_OK) {
         problem_reply_retry(out, "out_of_memory",
                             "the server could not allocate memory for this "

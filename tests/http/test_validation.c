@@ -295,6 +295,8 @@ static void overflowing_scores_are_422_not_infinity(void **state)
     http_response r = post_json(body);
     expect_problem(&r, 422, "non_finite_result", NULL);
     expect(!strstr(r.body.data, "Infinity") && !strstr(r.body.data, "NaN"), &r);
+    /* float64 is advised only to float32 requests */
+    expect(!strstr(r.body.data, "use float64"), &r);
     response_free(&r);
     free(body);
 }
@@ -308,6 +310,7 @@ static void overflowing_float32_scores_are_422(void **state)
                              "[1e30,1e30,1e30,1e30]]}");
     http_response r = post_json(body);
     expect_problem(&r, 422, "non_finite_result", NULL);
+    expect(strstr(r.body.data, "use float64") != NULL, &r);
     response_free(&r);
     free(body);
 }
