@@ -1,7 +1,9 @@
 /*
- * main.c - configuration → pool → HTTP daemon → wait for a signal → drain.
+ * main.c - configuration → pool → HTTP daemon → wait for a signal (giving
+ * memory back when idle) → drain.
  */
 #include "core/pool.h"
+#include "server/base/clock.h"
 #include "server/obs/access_log.h"
 #include "server/obs/metrics.h"
 #include "server/setup/alloc_setup.h"
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,9 @@
  * and a signal delivered to one of those would kill the process.  The handler
  * (on whatever thread) writes the signal number to a pipe main() reads. */
 static int stop_pipe[2] = {-1, -1};
+
+/* How often main() looks at the server while it waits for a signal. */
+#define MAIN_TICK_MS 250
 
 static void on_stop_signal(int sig)
 {
@@ -44,13 +50,41 @@ static bool install_stop_handlers(void)
            sigaction(SIGINT, &sa, NULL) == 0;
 }
 
-/* Blocks until SIGTERM or SIGINT arrives; returns its number. */
-static int wait_for_stop_signal(void)
+/* Gives freed memory back once the server has been idle (no request in
+ * flight, none completed) for ALLOC_SETUP_IDLE_SECONDS, once per quiet
+ * spell. */
+typedef struct {
+    unsigned long long seen, trimmed;
+    double quiet_since;
+} idle_trim;
+
+static void give_back_when_idle(http_server *srv, idle_trim *t)
 {
-    unsigned char byte = 0;
-    while (read(stop_pipe[0], &byte, 1) != 1 && errno == EINTR)
-        ;
-    return byte;
+    unsigned long long completed;
+    bool idle = http_idle(srv, &completed);
+    double now = clock_seconds();
+    if (!idle || completed != t->seen) {
+        t->seen = completed;
+        t->quiet_since = now;
+    } else if (completed != t->trimmed &&
+               now - t->quiet_since >= ALLOC_SETUP_IDLE_SECONDS) {
+        alloc_setup_give_back();
+        t->trimmed = completed;
+    }
+}
+
+/* Blocks until SIGTERM or SIGINT arrives, giving memory back when idle;
+ * returns the signal's number. */
+static int serve_until_stop_signal(http_server *srv)
+{
+    idle_trim trim = {0};
+    for (;;) {
+        struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+        unsigned char sig = 0;
+        if (poll(&p, 1, MAIN_TICK_MS) > 0 && read(stop_pipe[0], &sig, 1) == 1)
+            return sig;
+        give_back_when_idle(srv, &trim);
+    }
 }
 
 int main(int argc, char **argv)
@@ -92,7 +126,7 @@ int main(int argc, char **argv)
            spread ? ", loops spread over CPUs" : "", blas_setup_corename());
     fflush(stdout);
 
-    int sig = wait_for_stop_signal();
+    int sig = serve_until_stop_signal(srv);
     fprintf(stderr, "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}\n",
             sig, cfg.grace);
     http_begin_drain(srv);

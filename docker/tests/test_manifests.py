@@ -8,7 +8,7 @@ Parses every manifest (python3-yaml) and checks, one behaviour per test:
   variables, answers the liveness path with 200 and the readiness path with 200 (and these are /healthz, /readyz);
 - every ATTENTION_* variable in the manifests is one `attention-server --help` documents;
 - resources: requests and limits for cpu and memory, requests <= limits, ATTENTION_THREADS = the CPU limit, the
-  memory budget under the memory limit;
+  memory limit at least the budget plus the base docs/reliability.md gives (64 MiB + 64 KiB per connection);
 - non-root, read-only security context, as the image's USER;
 - terminationGracePeriodSeconds covers preStop + ATTENTION_GRACE;
 - the Service, HPA and PDB select/target the Deployment's pods; the Service targets a declared port;
@@ -184,7 +184,11 @@ def test_resources_fit_the_configuration(ctx):
     env = ctx.env()
     assert quantity(env["ATTENTION_THREADS"]) == quantity(res["limits"]["cpu"]), \
         "ATTENTION_THREADS must equal the CPU limit (the default counts the node's CPUs)"
-    assert int(env["ATTENTION_MEMORY_BUDGET"]) < quantity(res["limits"]["memory"]), "memory budget >= limit"
+    # docs/reliability.md, "Memory": RSS <= budget + 64 MiB + 64 KiB x --max-connections
+    connections = int(env.get("ATTENTION_MAX_CONNECTIONS", "1024"))
+    base = 64 * 2**20 + connections * 64 * 2**10
+    assert int(env["ATTENTION_MEMORY_BUDGET"]) + base <= quantity(res["limits"]["memory"]), \
+        "the memory limit must hold the budget plus the server's base (64 MiB + 64 KiB per connection)"
     body = re.search(r"client_max_body_size\s+(\d+)m;", ctx.nginx)
     assert body and int(env["ATTENTION_MAX_BODY"]) == int(body.group(1)) * 2**20, \
         "ATTENTION_MAX_BODY differs from nginx's client_max_body_size"

@@ -121,7 +121,13 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     } else {
         compute_and_encode(workers, &req, reply_bytes, enc, out, stats,
                            cancelled, cancelled_ctx);
-        budget_release(memory, need);
+        /* the reply's bytes stay reserved until it has been sent (the
+         * HTTP layer clears the reply then); the rest goes back now */
+        size_t held = 0;
+        if (out->status == 200)
+            held = out->body_len < need ? out->body_len : need;
+        budget_release(memory, need - held);
+        reply_hold(out, memory, held);
     }
     api_request_free(&req);
 }

@@ -29,7 +29,8 @@ typedef bool (*api_cancelled_fn)(void *ctx);
 
 /* Decodes body, reserves what computing and encoding it needs from
  * `memory` (503 when it does not fit), computes on `workers` and fills out.
- * `cancelled` may be NULL. */
+ * A 200 reply keeps its body's bytes reserved (reply_hold) until
+ * reply_clear().  `cancelled` may be NULL. */
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
                    api_attention_stats *stats, api_cancelled_fn cancelled,
@@ -48,7 +49,8 @@ typedef struct {
 } api_encoder;
 
 /* api_attention() past decoding: reserves, computes and has enc write the
- * reply.  Takes req's buffers (req is left empty). */
+ * reply (a 200 reply holds its bytes, as above).  Takes req's buffers (req
+ * is left empty). */
 void api_attention_decoded(pool *workers, const request_limits *limits,
                            budget *memory, api_request *req,
                            const api_encoder *enc, reply *out,

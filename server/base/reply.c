@@ -15,9 +15,19 @@ void reply_clear(reply *r)
     if (!r->body_static)
         free(r->body);
     reply_parts_free(r->parts, r->part_count);
+    if (r->held_in)
+        budget_release(r->held_in, r->held);
     reply_error_shape shape = r->error_shape;
     memset(r, 0, sizeof *r);
     r->error_shape = shape;
+}
+
+void reply_hold(reply *r, budget *b, size_t bytes)
+{
+    if (r->held_in)
+        budget_release(r->held_in, r->held);
+    r->held_in = bytes ? b : NULL;
+    r->held = bytes;
 }
 
 void reply_set_static(reply *r, unsigned status, const char *content_type,

@@ -8,6 +8,8 @@
 #ifndef SERVER_REPLY_H
 #define SERVER_REPLY_H
 
+#include "server/base/budget.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,6 +44,8 @@ typedef struct {
     /* set from the route before anything is built, and kept when the reply
      * is cleared or set again: it belongs to the route, not to one body */
     reply_error_shape error_shape;
+    budget *held_in; /* the budget the body's bytes are in    */
+    size_t held;     /* bytes of held_in this reply keeps     */
 } reply;
 
 void reply_set_static(reply *r, unsigned status, const char *content_type,
@@ -53,9 +57,14 @@ void reply_set_owned(reply *r, unsigned status, const char *content_type,
  * the body is their concatenation, sent without joining them. */
 void reply_set_parts(reply *r, unsigned status, const char *content_type,
                      reply_part *parts, size_t count);
+/* The reply keeps `bytes` already reserved in b until reply_clear(), which
+ * runs when the reply has been sent or its connection has closed: a body
+ * waiting for a slow reader stays counted in the memory budget. */
+void reply_hold(reply *r, budget *b, size_t bytes);
 /* Frees parts[0 .. count) and the array. */
 void reply_parts_free(reply_part *parts, size_t count);
-/* Frees the body and empties r, all but its error_shape. */
+/* Frees what the reply owns, releases what it holds of a budget, and
+ * empties r, all but its error_shape. */
 void reply_clear(reply *r);
 
 #endif

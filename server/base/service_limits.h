@@ -41,6 +41,12 @@
 /* Seconds a whole request may take to arrive: a client sending one byte a
  * second cannot hold a connection for longer than this. */
 #define LIMIT_DEFAULT_REQUEST_TIMEOUT 30
+/* Bytes a second a client must at least read its reply at, on average: a
+ * reply must be read within --request-timeout plus its size at this rate,
+ * or the connection is closed and the reply's memory, which the budget
+ * counts until then, is freed.  1 MiB/s is a slow mobile link; a 90 MB
+ * reply then gets two minutes. */
+#define LIMIT_DEFAULT_MIN_SEND_RATE ((size_t)1 << 20)
 /* Seconds SIGTERM waits for in-flight requests before exiting. */
 #define LIMIT_DEFAULT_GRACE 20
 

@@ -16,6 +16,7 @@ struct conn_watch {
     bool armed;
     bool expired;
     double since;
+    double limit; /* seconds from `since`: the request's or the reply's */
     conn_watch *prev, *next;
 };
 
@@ -36,9 +37,14 @@ static void *watcher_main(void *arg)
     while (!cd->stopping) {
         double now = clock_seconds();
         for (conn_watch *w = cd->head; w; w = w->next)
-            if (w->armed && !w->expired && now - w->since > cd->timeout) {
+            if (w->armed && !w->expired && now - w->since > w->limit) {
                 /* the fd is still open: close() happens only after
-                 * conn_deadlines_close(), which needs this lock */
+                 * conn_deadlines_close(), which needs this lock.  With
+                 * linger 0 that close() resets the connection and drops
+                 * what the kernel still holds to send, instead of sending
+                 * it on at the slow reader's pace */
+                struct linger reset = {.l_onoff = 1, .l_linger = 0};
+                setsockopt(w->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
                 shutdown(w->fd, SHUT_RDWR);
                 w->expired = true;
                 atomic_fetch_add(&cd->expired, 1);
@@ -99,6 +105,7 @@ conn_watch *conn_deadlines_open(conn_deadlines *cd, int fd)
     w->fd = fd;
     w->armed = true;
     w->since = clock_seconds();
+    w->limit = cd->timeout;
     pthread_mutex_lock(&cd->lock);
     w->next = cd->head;
     if (cd->head)
@@ -117,6 +124,17 @@ void conn_deadlines_disarm(conn_deadlines *cd, conn_watch *w)
     pthread_mutex_unlock(&cd->lock);
 }
 
+void conn_deadlines_sending(conn_deadlines *cd, conn_watch *w, double seconds)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&cd->lock);
+    w->armed = true;
+    w->since = clock_seconds();
+    w->limit = seconds;
+    pthread_mutex_unlock(&cd->lock);
+}
+
 void conn_deadlines_rearm(conn_deadlines *cd, conn_watch *w)
 {
     if (!w)
@@ -124,6 +142,7 @@ void conn_deadlines_rearm(conn_deadlines *cd, conn_watch *w)
     pthread_mutex_lock(&cd->lock);
     w->armed = true;
     w->since = clock_seconds();
+    w->limit = cd->timeout;
     pthread_mutex_unlock(&cd->lock);
 }
 

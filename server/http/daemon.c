@@ -8,19 +8,25 @@
  *              Content-Type and Content-Length are checked (guards.c); an
  *              early error is remembered, not queued (a response queued on
  *              the first call makes the library close the connection, which
- *              kills keep-alive); only a too-large Content-Length and
+ *              kills keep-alive); only a refused Content-Length and
  *              headers whose framing is in doubt are answered at once, so
- *              the body is never read.
+ *              the body is never read.  A body that will be read is
+ *              reserved in the memory budget now, from its Content-Length
+ *              (a chunked one as its buffer grows): 413 over --max-body,
+ *              503 when the budget cannot hold it and its parsing.
  *   next calls body chunks, appended to a buffer capped at --max-body.
  *   last call  (no more data) inline routes answer at once; a pool route
- *              (POST /v1/attention) suspends the connection and becomes a
- *              pool job.
+ *              (POST /v1/attention) reserves what parsing needs, suspends
+ *              the connection and becomes a pool job.
  *   after the job resumes the connection, one more call queues its reply.
  * The job never touches the connection after MHD_resume_connection(): from
  * then on the event thread owns the request again and frees it in the
- * "request completed" callback.  How long a request may take to arrive is
- * enforced in one place, conn_deadline.c, which also sees a client that
- * stops sending altogether (the access handler is then never called).
+ * "request completed" callback.  The job frees the body and gives its
+ * memory back; the reply keeps its bytes reserved (reply_hold) until that
+ * callback, when it has been sent or the connection has closed.  How long a
+ * request may take to arrive, and its reply to be read, is enforced in one
+ * place, conn_deadline.c, which also sees a client that stops sending or
+ * reading altogether (the access handler is then never called).
  */
 #include "server/http/daemon.h"
 
@@ -36,6 +42,7 @@
 #include "server/obs/metrics.h"
 
 #include <arpa/inet.h>
+#include <linux/tcp.h>
 #include <microhttpd.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -43,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +89,7 @@ struct http_server {
     unsigned port;
     guard_api_key api_key;
     atomic_size_t active_requests;
+    atomic_ullong completed_requests;
     budget memory;
     conn_deadlines *deadlines;
     atomic_bool draining;
@@ -111,14 +120,37 @@ typedef struct {
     size_t discarded;  /* body bytes dropped after an early answer */
     char *body;
     size_t body_len, body_cap;
-    size_t memory_reserved;
+    size_t upload_reserved; /* the body buffer's bytes in the budget */
+    size_t parse_reserved;  /* what parsing the body may take */
     reply rep;
-    size_t bytes_out;
+    size_t bytes_out;              /* the body's length, once queued */
+    unsigned long long acked_base; /* the socket's bytes acked at queueing */
+    bool acked_known;
     api_attention_stats stats;
     double t_start, t_queued, t_work_start, t_work_end;
 } request;
 
 /* ---- answering -------------------------------------------------------- */
+
+/* Bytes the peer has acknowledged on socket fd so far (TCP_INFO). */
+static bool socket_bytes_acked(int fd, unsigned long long *acked)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) +
+                  sizeof info.tcpi_bytes_acked)
+        return false;
+    *acked = info.tcpi_bytes_acked;
+    return true;
+}
+
+/* Seconds a client may take to read a reply of `bytes`: --request-timeout,
+ * plus the bytes at --min-send-rate. */
+static double send_seconds(const config *cfg, size_t bytes)
+{
+    return cfg->request_timeout + (double)bytes / (double)cfg->min_send_rate;
+}
 
 static enum MHD_Result queue_reply(request *req)
 {
@@ -129,7 +161,38 @@ static enum MHD_Result queue_reply(request *req)
         .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
         .close = atomic_load(&srv->draining),
     };
-    return response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
+    req->acked_known = socket_bytes_acked(req->fd, &req->acked_base);
+    enum MHD_Result ret =
+        response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
+    if (ret == MHD_YES)
+        conn_deadlines_sending(srv->deadlines, req->watch,
+                               send_seconds(srv->cfg, req->bytes_out));
+    return ret;
+}
+
+/* The body bytes that reached the client: all of them when the library
+ * finished sending; else what TCP says the client acknowledged since the
+ * reply was queued (its headers included), at most the body. */
+static size_t bytes_sent(const request *req,
+                         enum MHD_RequestTerminationCode toe)
+{
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        return req->bytes_out;
+    unsigned long long acked;
+    if (!req->acked_known || !socket_bytes_acked(req->fd, &acked) ||
+        acked < req->acked_base)
+        return 0;
+    acked -= req->acked_base;
+    return acked < req->bytes_out ? (size_t)acked : req->bytes_out;
+}
+
+/* Gives back the memory reserved for the body and its parsing. */
+static void release_upload(request *req)
+{
+    budget_release(&req->srv->memory,
+                   req->upload_reserved + req->parse_reserved);
+    req->upload_reserved = 0;
+    req->parse_reserved = 0;
 }
 
 /* The server's state for an inline endpoint, read now.  The daemon comes
@@ -201,6 +264,7 @@ static void pool_job(void *arg)
     req->t_work_end = clock_seconds();
     free(req->body);
     req->body = NULL;
+    release_upload(req);
     req->state = REQ_REPLIED;
     /* from here on the event thread owns req */
     MHD_resume_connection(req->conn);
@@ -214,17 +278,23 @@ static size_t estimate_memory(size_t body_len)
     return estimate;
 }
 
+static void refuse_over_budget(request *req)
+{
+    problem_reply_retry(&req->rep, "overloaded",
+                        "the server's memory budget for requests in flight "
+                        "is used up; retry shortly");
+    req->state = REQ_REPLIED;
+}
+
 static enum MHD_Result start_job(request *req)
 {
     http_server *srv = req->srv;
     size_t need = estimate_memory(req->body_len);
     if (!budget_reserve(&srv->memory, need)) {
-        problem_reply_retry(&req->rep, "overloaded",
-                            "the server's memory budget for requests in "
-                            "flight is used up; retry shortly");
+        refuse_over_budget(req);
         return queue_reply(req);
     }
-    req->memory_reserved = need;
+    req->parse_reserved = need;
     req->state = REQ_WORKING;
     req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
@@ -312,20 +382,51 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     return req;
 }
 
+static void refuse_body_too_large(request *req)
+{
+    problem_reply(&req->rep, 413, "body_too_large", NULL,
+                  "the body is larger than %zu bytes (--max-body)",
+                  req->srv->cfg->max_body);
+    req->state = REQ_REPLIED;
+}
+
+/* Reserves a body buffer of `cap` bytes in the budget (what is reserved
+ * already counts); false, with the request refused, when it does not fit. */
+static bool reserve_upload(request *req, size_t cap)
+{
+    if (cap <= req->upload_reserved)
+        return true;
+    if (!budget_reserve(&req->srv->memory, cap - req->upload_reserved)) {
+        refuse_over_budget(req);
+        return false;
+    }
+    req->upload_reserved = cap;
+    return true;
+}
+
 static bool body_append(request *req, const char *data, size_t size)
 {
     size_t max = req->srv->cfg->max_body;
-    if (size > max - req->body_len)
+    if (size > max - req->body_len) {
+        refuse_body_too_large(req);
         return false;
+    }
     if (req->body_len + size > req->body_cap) {
         size_t cap = req->body_cap ? req->body_cap : HTTP_BODY_START_CAP;
         while (cap < req->body_len + size)
             cap *= 2;
         if (cap > max)
             cap = max;
-        char *grown = realloc(req->body, cap);
-        if (!grown)
+        if (!reserve_upload(req, cap))
             return false;
+        char *grown = realloc(req->body, cap);
+        if (!grown) {
+            problem_reply_retry(&req->rep, "out_of_memory",
+                                "the server could not allocate memory for "
+                                "the body");
+            req->state = REQ_REPLIED;
+            return false;
+        }
         req->body = grown;
         req->body_cap = cap;
     }
@@ -334,12 +435,32 @@ static bool body_append(request *req, const char *data, size_t size)
     return true;
 }
 
-static void refuse_body_too_large(request *req)
+/* A body of `declared` bytes is coming: refused (413) over --max-body, and
+ * (503) when the budget cannot hold it and what parsing it needs now; else
+ * the body is reserved (parsing is reserved when it has arrived) and
+ * allocated in one piece.  False when refused. */
+static bool accept_upload(request *req, unsigned long long declared)
 {
-    problem_reply(&req->rep, 413, "body_too_large", NULL,
-                  "the body is larger than %zu bytes (--max-body)",
-                  req->srv->cfg->max_body);
-    req->state = REQ_REPLIED;
+    http_server *srv = req->srv;
+    if (declared > srv->cfg->max_body) {
+        refuse_body_too_large(req);
+        return false;
+    }
+    size_t len = (size_t)declared, parse = estimate_memory(len);
+    size_t used = budget_used(&srv->memory);
+    size_t free_now = used < srv->memory.limit ? srv->memory.limit - used : 0;
+    if (parse > free_now || len > free_now - parse) {
+        refuse_over_budget(req);
+        return false;
+    }
+    if (!reserve_upload(req, len))
+        return false;
+    if (len > 0) {
+        /* the whole body in one allocation, no realloc chain */
+        req->body = malloc(len);
+        req->body_cap = req->body ? len : 0;
+    }
+    return true;
 }
 
 /* The first call: the request is set up and its headers checked. */
@@ -362,17 +483,11 @@ static enum MHD_Result access_first(http_server *srv,
         req->state = REQ_REPLIED;
         return queue_reply(req);
     }
-    unsigned long long declared = guard_content_length(conn);
-    if (req->state == REQ_RECEIVING && declared > srv->cfg->max_body) {
+    if (req->state == REQ_RECEIVING &&
+        !accept_upload(req, guard_content_length(conn))) {
         /* answered now, so the library closes the connection instead of
          * reading a body we refuse */
-        refuse_body_too_large(req);
         return queue_reply(req);
-    }
-    if (req->state == REQ_RECEIVING && declared > 0) {
-        /* the whole body in one allocation, no realloc chain */
-        req->body = malloc((size_t)declared);
-        req->body_cap = req->body ? (size_t)declared : 0;
     }
     return MHD_YES;
 }
@@ -391,7 +506,12 @@ static enum MHD_Result access_chunk(request *req, const char *data, size_t size)
                    : MHD_YES;
     }
     if (!body_append(req, data, size)) {
-        refuse_body_too_large(req);
+        /* refused (413, 503): the buffer goes at once, the rest of the
+         * body is dropped */
+        free(req->body);
+        req->body = NULL;
+        req->body_cap = 0;
+        release_upload(req);
         req->discard_body = true;
         req->discarded = size;
     }
@@ -443,6 +563,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
         .status = req->rep.status,
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
         .bytes_in = req->body_len,
+        .bytes_out = bytes_sent(req, toe),
         .total_seconds = clock_seconds() - req->t_start,
         .n = req->stats.n,
         .d = req->stats.d,
@@ -453,16 +574,15 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
         entry.work_seconds = req->t_work_end - req->t_work_start;
         entry.compute_seconds = req->stats.compute_seconds;
     }
-    entry.bytes_out = req->bytes_out;
     access_log_write(&entry);
     metrics_record(routes_index(req->route), req->rep.status,
-                   entry.total_seconds, req->body_len, req->bytes_out);
+                   entry.total_seconds, req->body_len, entry.bytes_out);
     conn_deadlines_rearm(srv->deadlines, req->watch);
-    if (req->memory_reserved)
-        budget_release(&srv->memory, req->memory_reserved);
-    reply_clear(&req->rep);
+    release_upload(req);
+    reply_clear(&req->rep); /* and what the reply held of the budget */
     free(req->body);
     free(req);
+    atomic_fetch_add(&srv->completed_requests, 1);
     atomic_fetch_sub(&srv->active_requests, 1);
 }
 
@@ -574,6 +694,12 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
 }
 
 unsigned http_port(const http_server *srv) { return srv->port; }
+
+bool http_idle(http_server *srv, unsigned long long *completed)
+{
+    *completed = atomic_load(&srv->completed_requests);
+    return atomic_load(&srv->active_requests) == 0;
+}
 
 void http_begin_drain(http_server *srv)
 {

@@ -20,6 +20,11 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
 /* The port actually bound. */
 unsigned http_port(const http_server *srv);
 
+/* Whether no request is in flight; *completed is set to the number of
+ * requests completed so far, so a caller can tell a quiet spell from a
+ * busy one. */
+bool http_idle(http_server *srv, unsigned long long *completed);
+
 /* Stops accepting connections; /readyz answers 503 from now on. */
 void http_begin_drain(http_server *srv);
 

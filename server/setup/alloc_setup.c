@@ -12,3 +12,5 @@ void alloc_setup_reuse_large_buffers(void)
     mallopt(M_TRIM_THRESHOLD, ALLOC_SETUP_MMAP_THRESHOLD);
     mallopt(M_ARENA_MAX, 1);
 }
+
+void alloc_setup_give_back(void) { malloc_trim(0); }

@@ -14,10 +14,25 @@
  * threshold: with an arena per thread, a mid-size request faults its memory
  * in anew every time.  The hot paths allocate little, so one arena costs
  * lesson-sized throughput nothing.
+ *
+ * What the heap keeps is given back to the system once the server has been
+ * idle for ALLOC_SETUP_IDLE_SECONDS (malloc_trim): reuse while busy, a small
+ * resident set while idle, as a container's memory limit wants.
  */
 #ifndef SERVER_ALLOC_SETUP_H
 #define SERVER_ALLOC_SETUP_H
 
+/* Seconds without a request in flight before freed memory is given back.
+ * Faulting a mid-size request's 27 MB in again cost 110 ms of CPU here
+ * (6,900 page faults, on top of 40 ms for the request itself), so a client
+ * asking every few seconds keeps its buffers; memory is still back well
+ * within the 10 s a test or an autoscaler waits. */
+#define ALLOC_SETUP_IDLE_SECONDS 5.0
+
 void alloc_setup_reuse_large_buffers(void);
+
+/* Returns the heap's free pages to the system (malloc_trim); call when idle.
+ * Takes a few milliseconds per GiB of free heap. */
+void alloc_setup_give_back(void);
 
 #endif

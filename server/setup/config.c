@@ -63,6 +63,8 @@ static const option_spec options[] = {
      "seconds a silent connection stays open", NULL},
     {"request-timeout", OPT_UINT, FIELD(request_timeout), 0,
      "seconds a request may take to arrive", NULL},
+    {"min-send-rate", OPT_BYTES, FIELD(min_send_rate), 0,
+     "bytes a second a reply must be read at (after --request-timeout)", NULL},
     {"grace", OPT_UINT, FIELD(grace), 0,
      "seconds SIGTERM waits for in-flight requests", NULL},
     {"api-key-file", OPT_STRING, FIELD(api_key_file),
@@ -111,6 +113,7 @@ static void set_defaults(config *cfg)
     cfg->max_connections_per_ip = LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP;
     cfg->idle_timeout = LIMIT_DEFAULT_IDLE_TIMEOUT;
     cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
+    cfg->min_send_rate = LIMIT_DEFAULT_MIN_SEND_RATE;
     cfg->grace = LIMIT_DEFAULT_GRACE;
     strcpy(cfg->cors_origins, "*");
     cfg->access_log = true;

@@ -11,8 +11,10 @@ Part 1  the core (bench_core.c) against PyTorch's nn.MultiheadAttention and
         OpenBLAS), what a CPU without AVX-512 runs.
 Part 2  wrk against build/attention-server, a FastAPI + uvicorn + NumPy peer
         (fastapi_peer.py) and nginx returning a static 200 (the ceiling).
-Part 3  a mid-size and a large request, end to end, and each server's peak
-        resident memory (VmHWM).
+Part 3  a mid-size and a large request, end to end, each server's peak
+        resident memory (VmHWM) and its resident memory once it has been idle
+        for a few seconds (ours keeps freed buffers while busy and gives them
+        back when idle).
 Every measurement is repeated in rounds; within a round the contestants take
 turns (their order rotates each round), so a burst of load from elsewhere on
 the machine hits all of them alike.  Tables report medians and ratios.
@@ -56,6 +58,10 @@ WRK_CONNECTIONS, WRK_THREADS = 8, 1
 # core from the one being timed (a 2-thread row once took 100 ms instead of
 # 60 ms that way).  Each contestant starts on a quiet machine.
 QUIET_SECONDS = 0.2
+# After the big requests, how long the servers are left idle before their
+# resident memory is read again: past the 5 s after which ours gives freed
+# memory back (ALLOC_SETUP_IDLE_SECONDS); the smoke run does not wait.
+IDLE_SECONDS, QUICK_IDLE_SECONDS = 6, 0.5
 
 
 # the core capped at AVX2: the name of its contestant
@@ -270,14 +276,15 @@ class Server:
                              text=True).stdout.split()
         return [self.proc.pid] + [int(p) for p in out]
 
-    def vm_hwm_kib(self):
-        """Largest VmHWM among the server's processes (KiB)."""
+    def vm_hwm_kib(self, field="VmHWM:"):
+        """Largest VmHWM (or another /proc status field) among the server's
+        processes (KiB)."""
         best = 0
         for pid in self.pids():
             try:
                 with open(f"/proc/{pid}/status") as f:
                     for line in f:
-                        if line.startswith("VmHWM:"):
+                        if line.startswith(field):
                             best = max(best, int(line.split()[1]))
             except OSError:
                 pass
@@ -517,12 +524,18 @@ def run_big(args):
                     if status != 200:
                         raise BenchError(f"{s} answered {status}")
             peak = {s: srv.vm_hwm_kib() for s, srv in servers.items()}
+            # while requests come, freed buffers are kept for the next one;
+            # once idle, memory goes back (the server waits 1 s for that)
+            time.sleep(args.idle_seconds)
+            idle = {s: srv.vm_hwm_kib("VmRSS:")
+                    for s, srv in servers.items()}
         finally:
             for s in servers.values():
                 s.stop()
         results.append({"label": label, "bytes": len(payload),
                         "response_bytes": len(first["attention-server"][1]),
-                        "lat": lat, "base": base, "peak": peak})
+                        "lat": lat, "base": base, "peak": peak,
+                        "idle": idle})
     return results
 
 
@@ -577,8 +590,9 @@ def batch_table(lat):
 
 
 def big_table(results):
-    lines = ["| request | server | median ms | peak RSS MiB (idle) "
-             "| this ÷ ours (time) |", "|---|---|---:|---:|---:|"]
+    lines = ["| request | server | median ms | peak RSS MiB (before) "
+             "| RSS MiB once idle | this ÷ ours (time) |",
+             "|---|---|---:|---:|---:|---:|"]
     for r in results:
         ours = median(r["lat"]["attention-server"])
         for s, xs in r["lat"].items():
@@ -586,7 +600,8 @@ def big_table(results):
             lines.append(
                 f"| {r['label']} ({r['bytes'] / 1e6:.1f} MB in) | {s} "
                 f"| {m * 1e3:.1f} | {r['peak'][s] / 1024:.0f} "
-                f"({r['base'][s] / 1024:.0f}) | {m / ours:.3g}× |")
+                f"({r['base'][s] / 1024:.0f}) | {r['idle'][s] / 1024:.0f} "
+                f"| {m / ours:.3g}× |")
     return lines
 
 
@@ -695,6 +710,7 @@ def main():
     ap.add_argument("--command", default=" ".join(sys.argv),
                     help="the command shown as the way to reproduce")
     args = ap.parse_args()
+    args.idle_seconds = QUICK_IDLE_SECONDS if args.quick else IDLE_SECONDS
     if args.quick:
         args.rounds, args.sample_seconds = 1, 0.005
         args.http_rounds, args.wrk_seconds = 1, 1
@@ -757,7 +773,9 @@ def main():
                 "",
                 "Fresh servers per size; FastAPI as one uvicorn process with "
                 "OpenBLAS on 2 threads; peak RSS = VmHWM after the requests "
-                "(idle VmHWM in brackets).", ""] + big_table(big)
+                "(VmHWM before the first in brackets); then VmRSS once the "
+                f"server has been idle for {args.idle_seconds:g} s.", ""] + \
+            big_table(big)
     if batch:
         out += ["", f"### A batch of {BATCH_SEQUENCES} sequences (n={BATCH_N}, "
                 f"d={BATCH_D}, h={BATCH_H}, w_o, output only) vs its sequences "

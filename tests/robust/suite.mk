@@ -1,9 +1,11 @@
 # tests/robust - the service never falls over: sanitizers, valgrind, slow
 # clients, faults and a soak.
-#   make test-asan       unit + HTTP tests + a client load, ASan+UBSan build
+#   make test-asan       unit and HTTP tests, a client load and the memory
+#                        test's phases, ASan+UBSan build
 #   make test-tsan       pool unit test + server under a concurrent load, TSan
 #   make test-valgrind   the server under memcheck through a client load
-#   make test-robust     slow clients, disconnects, SIGTERM, 60 s wrk soak
+#   make test-robust     slow clients, disconnects, SIGTERM, bounded memory,
+#                        60 s wrk soak
 # Sanitizer builds go to their own $(BUILD)/asan, $(BUILD)/tsan trees (the
 # top-level Makefile puts every object under $(BUILD)).  Sanitizer reports
 # are written to log files (log_path) and any report fails the target, so a
@@ -41,7 +43,7 @@ DEB_TEST    += valgrind slowhttptest wrk
 TEST_SUITES += test-asan test-tsan test-valgrind test-robust
 
 .PHONY: test-asan test-tsan test-valgrind test-robust robust-slow \
-        robust-faults robust-alloc robust-soak
+        robust-faults robust-alloc robust-memory robust-soak
 
 # Fails when a sanitizer wrote any report into the log directory $(1).
 define san_logs_clean
@@ -58,6 +60,8 @@ test-asan:
 	  $(SAN_SUITES)
 	$(ASAN_ENV) $(ROBUST_PY)/load.py $(ASAN_BUILD)/attention-server \
 	  --threads 4 --requests 60
+	$(ASAN_ENV) $(ROBUST_PY)/test_memory.py $(ASAN_BUILD)/attention-server \
+	  --sanitized
 	$(call san_logs_clean,$(call SAN_LOGS,$(ASAN_BUILD)))
 
 test-tsan:
@@ -75,7 +79,7 @@ test-valgrind: $(SERVER_BIN)
 	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
 	  --threads 4 --requests 40 --timeout 120
 
-test-robust: robust-slow robust-faults robust-alloc robust-soak
+test-robust: robust-slow robust-faults robust-alloc robust-memory robust-soak
 
 # a malloc() that fails from a size on, preloaded into the real server
 $(BUILD)/robust/failmalloc.so: tests/robust/failmalloc.c
@@ -90,6 +94,9 @@ robust-slow: $(SERVER_BIN)
 
 robust-faults: $(SERVER_BIN)
 	$(ROBUST_PY)/test_faults.py $(SERVER_BIN)
+
+robust-memory: $(SERVER_BIN)
+	$(ROBUST_PY)/test_memory.py $(SERVER_BIN)
 
 robust-soak: $(SERVER_BIN)
 	$(ROBUST_PY)/test_soak.py $(SERVER_BIN) --seconds 60
