@@ -24,13 +24,17 @@
 /* SIGTERM/SIGINT are caught by a handler, not blocked and sigwait()ed:
  * OpenBLAS starts threads when it loads, before main() could block anything,
  * and a signal delivered to one of those would kill the process.  The handler
- * (on whatever thread) writes the signal number to a pipe main() reads. */
+ * (on whatever thread) writes the signal number to a pipe main() reads.
+ * SIGHUP, which would kill the process and drop the requests in flight, is
+ * caught the same way and ignored: the server has no configuration to
+ * reload, and a closed terminal or a supervisor's reload request must not
+ * stop it (SIGTERM drains). */
 static int stop_pipe[2] = {-1, -1};
 
 /* How often main() looks at the server while it waits for a signal. */
 #define MAIN_TICK_MS 250
 
-static void on_stop_signal(int sig)
+static void on_signal(int sig)
 {
     int saved = errno;
     unsigned char byte = (unsigned char)sig;
@@ -39,15 +43,15 @@ static void on_stop_signal(int sig)
     errno = saved;
 }
 
-static bool install_stop_handlers(void)
+static bool install_signal_handlers(void)
 {
     if (pipe2(stop_pipe, O_CLOEXEC) != 0)
         return false;
-    struct sigaction sa = {.sa_handler = on_stop_signal,
-                           .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
     return sigaction(SIGTERM, &sa, NULL) == 0 &&
-           sigaction(SIGINT, &sa, NULL) == 0;
+           sigaction(SIGINT, &sa, NULL) == 0 &&
+           sigaction(SIGHUP, &sa, NULL) == 0;
 }
 
 /* Gives freed memory back once the server has been idle (no request in
@@ -81,8 +85,12 @@ static int serve_until_stop_signal(http_server *srv)
     for (;;) {
         struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
         unsigned char sig = 0;
-        if (poll(&p, 1, MAIN_TICK_MS) > 0 && read(stop_pipe[0], &sig, 1) == 1)
-            return sig;
+        if (poll(&p, 1, MAIN_TICK_MS) > 0 && read(stop_pipe[0], &sig, 1) == 1) {
+            if (sig != SIGHUP)
+                return sig;
+            fprintf(stderr, "{\"event\":\"signal_ignored\",\"signal\":%d}\n",
+                    sig);
+        }
         give_back_when_idle(srv, &trim);
     }
 }
@@ -102,7 +110,7 @@ int main(int argc, char **argv)
     json_object_seed(0); /* before any thread uses jansson */
 
     signal(SIGPIPE, SIG_IGN);
-    if (!install_stop_handlers()) {
+    if (!install_signal_handlers()) {
         fprintf(stderr, "cannot install signal handlers\n");
         return 1;
     }

@@ -30,6 +30,9 @@
 static const char bearer[] = "Bearer ";
 #define BEARER_LEN (sizeof bearer - 1)
 
+/* Space and tab: the optional whitespace (OWS) of RFC 9110. */
+static bool is_ows(char c) { return c == ' ' || c == '\t'; }
+
 bool guard_load_api_key(guard_api_key *key, const char *path, char *err,
                         size_t err_size)
 {
@@ -42,14 +45,30 @@ bool guard_load_api_key(guard_api_key *key, const char *path, char *err,
     bool too_long = fgetc(f) != EOF;
     fclose(f);
     while (len && (key->key[len - 1] == '\n' || key->key[len - 1] == '\r' ||
-                   key->key[len - 1] == ' '))
+                   is_ows(key->key[len - 1])))
         len--;
     key->key[len] = '\0';
-    if (too_long || len == 0 || strlen(key->key) != len) {
+    if (too_long || len == 0) {
         snprintf(err, err_size,
                  "--api-key-file must hold one token of 1 to %d bytes",
                  GUARD_MAX_API_KEY);
         return false;
+    }
+    /* a client sends the token in a header value: a line break, a space or
+     * a control byte inside it would make a key no request can carry */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)key->key[i];
+        if (c <= ' ' || c == 0x7f) {
+            snprintf(err, err_size,
+                     "--api-key-file: byte %zu of the token is %s; the file "
+                     "must hold one token (visible characters, then at most "
+                     "a line break)",
+                     i + 1,
+                     c == '\n' || c == '\r'  ? "a line break"
+                     : c == ' ' || c == '\t' ? "whitespace"
+                                             : "a control character");
+            return false;
+        }
     }
     key->len = len;
     return true;
@@ -75,8 +94,15 @@ bool guard_authorized(const guard_api_key *key, struct MHD_Connection *conn)
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (!auth || strncasecmp(auth, bearer, BEARER_LEN) != 0)
         return false;
+    /* "Bearer" 1*SP token (RFC 6750), and the optional whitespace after a
+     * field value, which libmicrohttpd leaves in it */
     const char *token = auth + BEARER_LEN;
-    return constant_time_equal(token, strlen(token), key->key, key->len);
+    while (*token == ' ')
+        token++;
+    size_t len = strlen(token);
+    while (len && is_ows(token[len - 1]))
+        len--;
+    return constant_time_equal(token, len, key->key, key->len);
 }
 
 bool guard_json_content_type(struct MHD_Connection *conn)

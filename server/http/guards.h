@@ -24,15 +24,16 @@ typedef struct {
     size_t len;
 } guard_api_key;
 
-/* Reads the token from path (one line; trailing spaces and newlines are
- * dropped).  False, with a message in err, when it cannot be read or is not
- * one token of 1 to GUARD_MAX_API_KEY bytes. */
+/* Reads the token from path (one line; trailing whitespace and line breaks
+ * are dropped).  False, with a message in err, when it cannot be read or is
+ * not one token of 1 to GUARD_MAX_API_KEY visible bytes (a line break, a
+ * space or a control byte inside it is refused). */
 bool guard_load_api_key(guard_api_key *key, const char *path, char *err,
                         size_t err_size);
 
 /* Whether the request carries "Authorization: Bearer <key>" (always true
- * when no key is configured); compared in time that does not depend on where
- * a wrong token differs. */
+ * when no key is configured; whitespace after the token is not part of it);
+ * compared in time that does not depend on where a wrong token differs. */
 bool guard_authorized(const guard_api_key *key, struct MHD_Connection *conn);
 
 /* Whether the request's Content-Type is application/json. */

@@ -4,7 +4,7 @@
 #                        test's phases, ASan+UBSan build
 #   make test-tsan       pool unit test + server under a concurrent load, TSan
 #   make test-valgrind   the server under memcheck through a client load
-#   make test-robust     slow clients, disconnects, SIGTERM, bounded memory,
+#   make test-robust     slow clients, disconnects, signals, bounded memory,
 #                        60 s wrk soak
 # Sanitizer builds go to their own $(BUILD)/asan, $(BUILD)/tsan trees (the
 # top-level Makefile puts every object under $(BUILD)).  Sanitizer reports

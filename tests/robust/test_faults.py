@@ -1,12 +1,18 @@
 #!/usr/bin/python3
 """Faults: clients that disconnect mid-upload and mid-compute (their memory
-is freed, others see nothing) and SIGTERM while requests are in flight
-(each of them is answered 200, the process exits 0).
+is freed, others see nothing), SIGTERM while requests are in flight (each
+of them is answered 200, the process exits 0), SIGHUP (ignored: the
+requests in flight are answered and the server goes on), and an API key
+file that no request could match (the server refuses to start).
 
 usage: test_faults.py SERVER_BIN"""
+import os
 import random
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -159,11 +165,66 @@ def test_sigterm(binary, f):
     f.check(refused, "no longer accepting after exit")
 
 
+def test_sighup(binary, f):
+    srv = Server(binary, ["--threads", "2"])
+    rng = random.Random(9)
+    body = attention_body(rng, 512, 16, 2, {"return": ["weights", "output"]})
+    result = {}
+
+    def client():
+        try:
+            result["status"] = http(srv.port, "POST", "/v1/attention",
+                                    body)[0]
+        except OSError as e:
+            result["status"] = repr(e)
+
+    t = threading.Thread(target=client)
+    t.start()
+    time.sleep(0.05)
+    srv.proc.send_signal(signal.SIGHUP)
+    t.join(60)
+    time.sleep(0.2)
+    alive = srv.proc.poll() is None
+    status = http(srv.port, "GET", "/healthz")[0] if alive else None
+    code = srv.terminate()
+    with open(srv.log_path, "rb") as log:
+        noted = b'"event":"signal_ignored","signal":1' in log.read()
+    f.check(alive and result.get("status") == 200 and status == 200,
+            f"SIGHUP is ignored: the request in flight got "
+            f"{result.get('status')}, the server answers afterwards "
+            f"({status})")
+    f.check(noted, "SIGHUP is noted in the log")
+    f.check(code == 0, f"exit code {code} after SIGTERM")
+
+
+def test_api_key_file(binary, f):
+    """A key with a line break inside could never be sent in a header: the
+    server refuses to start; one line with trailing whitespace is fine."""
+    for text, starts in (("abc\ndef\n", False), ("abc def", False),
+                         ("abc\tdef", False), ("abc-def \t\r\n", True)):
+        with tempfile.NamedTemporaryFile("w", suffix=".key") as key:
+            key.write(text)
+            key.flush()
+            try:
+                proc = subprocess.run(
+                    [binary, "--listen", "127.0.0.1:0", "--api-key-file",
+                     key.name], capture_output=True, timeout=2)
+                started = False
+                message = proc.stderr.decode()
+            except subprocess.TimeoutExpired:
+                started, message = True, ""
+            f.check(started == starts,
+                    f"--api-key-file holding {text!r}: "
+                    + ("starts" if starts else f"refused ({message.strip()})"))
+
+
 def main():
     binary = sys.argv[1]
     f = Failures()
     test_disconnects(binary, f)
     test_sigterm(binary, f)
+    test_sighup(binary, f)
+    test_api_key_file(binary, f)
     f.exit("test_faults")
 
 
