@@ -4,16 +4,16 @@
  * DESIGN
  * The event thread only moves bytes.  For each request the access handler is
  * called several times:
- *   1st call   headers only: the route (routes.c), method, auth,
- *              Content-Type and Content-Length are checked (guards.c); an
- *              early error is remembered, not queued (a response queued on
- *              the first call makes the library close the connection, which
- *              kills keep-alive); only a refused Content-Length and
- *              headers whose framing is in doubt are answered at once, so
- *              the body is never read.  A body that will be read is
- *              reserved in the memory budget now, from its Content-Length
- *              (a chunked one as its buffer grows): 413 over --max-body,
- *              503 when the budget cannot hold it and its parsing.
+ *   1st call   headers only: their framing (framing.c), then the route
+ *              (routes.c), method, auth and Content-Type (guards.c).  A
+ *              body that will be read is reserved in the memory budget now,
+ *              from its Content-Length (a chunked one as its buffer grows):
+ *              503 when it does not fit, 413 when it never could.  An
+ *              answer decided here is queued at once when a body follows
+ *              (the library then closes the connection without reading
+ *              it) or the framing is in doubt (the answer says Connection:
+ *              close); else it waits for the last call, which keeps the
+ *              connection alive.
  *   next calls body chunks, appended to a buffer capped at --max-body.
  *   last call  (no more data) inline routes answer at once; a pool route
  *              (POST /v1/attention) reserves what parsing needs, suspends
@@ -35,6 +35,7 @@
 #include "server/base/clock.h"
 #include "server/base/problem.h"
 #include "server/http/conn_deadline.h"
+#include "server/http/framing.h"
 #include "server/http/guards.h"
 #include "server/http/response.h"
 #include "server/http/routes.h"
@@ -58,7 +59,7 @@
  * chunks arrive through.  The library zeroes what it used after every
  * request, so this is kept small: 256 KiB cost 20 % of the lesson-sized
  * request rate; 64 KiB still holds headers past guards.c's limit
- * (GUARD_MAX_HEADER_BYTES), so our JSON 431 answers first. */
+ * (FRAMING_MAX_HEADER_BYTES), so our JSON 431 answers first. */
 #define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
 /* Body bytes read and dropped after an early answer (415, 413 of a chunked
  * body, ...), as a multiple of --max-body: enough for a client that sends a
@@ -72,6 +73,12 @@
  * jansson, which keeps about 40 bytes per number; simdjson needs about 8
  * (its tape) plus 4 (the doubles) per such number. */
 #define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
+/* The largest body of a request refused from its headers that is still
+ * read (and dropped) so that the connection stays open for the client's next
+ * request: a body this small has usually arrived with the headers.  A
+ * larger one, a chunked one, or one whose client waits for 100 Continue is
+ * not read: the answer goes out at once and the connection is closed. */
+#define HTTP_REFUSED_BODY_READ_MAX ((unsigned long long)64 << 10)
 /* A body without Content-Length starts in a buffer this big, doubled as it
  * grows. */
 #define HTTP_BODY_START_CAP 4096
@@ -115,6 +122,7 @@ typedef struct {
     char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
     request_state state;
     bool discard_body; /* an early error is waiting; drop the body */
+    bool close;        /* close the connection after the answer */
     conn_watch *watch; /* this connection's deadline, may be NULL */
     int fd;            /* the client's socket, to notice it hanging up */
     size_t discarded;  /* body bytes dropped after an early answer */
@@ -159,7 +167,7 @@ static enum MHD_Result queue_reply(request *req)
         .request_id = req->id,
         .allow_origin = req->origin_allowed,
         .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
-        .close = atomic_load(&srv->draining),
+        .close = req->close || atomic_load(&srv->draining),
     };
     req->acked_known = socket_bytes_acked(req->fd, &req->acked_base);
     enum MHD_Result ret =
@@ -347,8 +355,7 @@ static void route_request(http_server *srv, request *req, const char *url,
     }
 }
 
-/* First call: headers only.  Returns the request, with an early reply set
- * when the headers already decide the answer. */
+/* First call: headers only.  Returns the request, its route looked up. */
 static request *request_begin(http_server *srv, struct MHD_Connection *conn,
                               const char *url, const char *method)
 {
@@ -377,8 +384,6 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
         if (value && strlen(value) < sizeof req->job_header)
             memcpy(req->job_header, value, strlen(value) + 1);
     }
-    route_request(srv, req, url, method);
-    req->discard_body = req->state == REQ_REPLIED;
     return req;
 }
 
@@ -463,11 +468,30 @@ static bool accept_upload(request *req, unsigned long long declared)
     return true;
 }
 
-/* The first call: the request is set up and its headers checked. */
+/* Whether an answer decided from the headers must go out now, before the
+ * body (see HTTP_REFUSED_BODY_READ_MAX). */
+static bool answer_before_body(struct MHD_Connection *conn)
+{
+    if (!framing_has_body(conn))
+        return false;
+    const char *expect =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
+    return expect ||
+           MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                       "Transfer-Encoding") ||
+           framing_content_length(conn) > HTTP_REFUSED_BODY_READ_MAX;
+}
+
+/* The first call: the request is set up and its headers checked.  An
+ * answer decided here is queued now when a body that will not be read
+ * follows (the library then closes the connection, and grants no 100
+ * Continue) or when the framing is in doubt (Connection: close, so that no
+ * byte after these headers is read as another request); else it waits for
+ * the last call, which keeps the connection alive. */
 static enum MHD_Result access_first(http_server *srv,
                                     struct MHD_Connection *conn,
                                     const char *url, const char *method,
-                                    void **con_cls)
+                                    const char *version, void **con_cls)
 {
     request *req = request_begin(srv, conn, url, method);
     if (!req)
@@ -479,16 +503,23 @@ static enum MHD_Result access_first(http_server *srv,
     const union MHD_ConnectionInfo *fd_info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     req->fd = fd_info ? fd_info->connect_fd : -1;
-    if (guard_headers_refused(conn, &req->rep)) {
+    if (framing_refused(conn, method, version, &req->rep)) {
         req->state = REQ_REPLIED;
+        req->close = true;
         return queue_reply(req);
     }
+    route_request(srv, req, url, method);
     if (req->state == REQ_RECEIVING &&
-        !accept_upload(req, guard_content_length(conn))) {
-        /* answered now, so the library closes the connection instead of
-         * reading a body we refuse */
+        !accept_upload(req, framing_content_length(conn))) {
+        /* a body refused for its size is never read */
+        req->close = true;
         return queue_reply(req);
     }
+    if (req->state == REQ_REPLIED && answer_before_body(conn)) {
+        req->close = true;
+        return queue_reply(req);
+    }
+    req->discard_body = req->state == REQ_REPLIED;
     return MHD_YES;
 }
 
@@ -524,11 +555,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
                                       const char *upload_data,
                                       size_t *upload_data_size, void **con_cls)
 {
-    (void)version;
     http_server *srv = cls;
     request *req = *con_cls;
     if (!req)
-        return access_first(srv, conn, url, method, con_cls);
+        return access_first(srv, conn, url, method, version, con_cls);
     if (*upload_data_size > 0) {
         size_t size = *upload_data_size;
         *upload_data_size = 0;
@@ -546,15 +576,37 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
     return MHD_NO;
 }
 
+/* A request libmicrohttpd answered itself, before the access handler saw
+ * it (a Content-Length it cannot read, a request line or headers too big
+ * for its memory, ...): logged and counted with the library's status, so
+ * that every answer shows in the access log and the metrics.  The request
+ * line is known to the library only; the path is logged empty. */
+static void library_answer_completed(struct MHD_Connection *conn,
+                                     enum MHD_RequestTerminationCode toe)
+{
+    const union MHD_ConnectionInfo *status =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+    access_log_entry entry = {
+        .id = "-",
+        .method = "",
+        .path = "",
+        .status = status ? status->http_status : 0,
+        .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
+    };
+    access_log_write(&entry);
+    metrics_record(routes_index(NULL), entry.status, 0, 0, 0);
+}
+
 static void request_completed(void *cls, struct MHD_Connection *conn,
                               void **con_cls,
                               enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     http_server *srv = cls;
     request *req = *con_cls;
-    if (!req)
+    if (!req) {
+        library_answer_completed(conn, toe);
         return;
+    }
     *con_cls = NULL;
     access_log_entry entry = {
         .id = req->id,
@@ -678,6 +730,8 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_CONNECTION, connection_notify, srv,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL,
+        MHD_OPTION_URI_LOG_CALLBACK, framing_drop_query, NULL,
         /* no MHD_OPTION_LISTENING_ADDRESS_REUSE: it sets SO_REUSEPORT, and
          * a second server started on the same port then silently took half
          * of the connections instead of failing; libmicrohttpd's default

@@ -2,30 +2,18 @@
  * guards.c - checks on a request's headers, before any endpoint runs.
  *
  * DESIGN
- * libmicrohttpd 0.9.75 lets some ambiguous framings through (an obs-fold
- * Content-Length, "Transfer-Encoding :"), so the header set it hands over is
- * counted again here and a request whose body length is in doubt is refused;
- * the daemon answers those on the first call, which makes the library close
- * the connection.  The bearer token is compared in constant time; the
- * request id and CORS origin are echoed back, so only safe values are.
+ * The bearer token is compared in constant time; the request id and CORS
+ * origin are echoed back, so only safe values are.  The framing of the
+ * request (its header block, Content-Length, Transfer-Encoding, Host) is
+ * framing.c's.
  */
 #include "server/http/guards.h"
-
-#include "server/base/problem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-
-/* Request headers (names + values) we accept; more is 431 (RFC 6585).  The
- * library's own per-connection buffer is larger (HTTP_CONNECTION_MEMORY in
- * daemon.c) so that it is this check, with a JSON answer, that normally
- * refuses. */
-#define GUARD_MAX_HEADER_BYTES ((size_t)32 << 10)
-/* What a header costs beyond its name and value: ": " and CRLF. */
-#define GUARD_HEADER_OVERHEAD 4
 
 static const char bearer[] = "Bearer ";
 #define BEARER_LEN (sizeof bearer - 1)
@@ -167,57 +155,4 @@ void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
         snprintf(out, out_size, "%s", id);
     else
         snprintf(out, out_size, "%08x-%llu", (unsigned)getpid(), serial);
-}
-
-typedef struct {
-    size_t bytes;
-    unsigned content_lengths;
-    bool transfer_encoding;
-} header_census;
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
-                                    const char *key, const char *value)
-{
-    (void)kind;
-    header_census *census = cls;
-    census->bytes +=
-        strlen(key) + (value ? strlen(value) : 0) + GUARD_HEADER_OVERHEAD;
-    if (strcasecmp(key, "Content-Length") == 0)
-        census->content_lengths++;
-    if (strcasecmp(key, "Transfer-Encoding") == 0)
-        census->transfer_encoding = true;
-    return MHD_YES;
-}
-
-bool guard_headers_refused(struct MHD_Connection *conn, reply *out)
-{
-    header_census census = {0};
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &census);
-    if (census.bytes > GUARD_MAX_HEADER_BYTES) {
-        problem_reply(out, 431, "headers_too_large", NULL,
-                      "the request headers take %zu bytes; at most %zu",
-                      census.bytes, GUARD_MAX_HEADER_BYTES);
-        return true;
-    }
-    if (census.content_lengths > 1 ||
-        (census.content_lengths && census.transfer_encoding)) {
-        problem_reply(out, 400, "bad_request", NULL,
-                      "%s: the body's length is ambiguous",
-                      census.content_lengths > 1
-                          ? "more than one Content-Length header"
-                          : "both Content-Length and Transfer-Encoding");
-        return true;
-    }
-    return false;
-}
-
-unsigned long long guard_content_length(struct MHD_Connection *conn)
-{
-    const char *cl =
-        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-    if (!cl)
-        return 0;
-    char *end;
-    unsigned long long len = strtoull(cl, &end, 10);
-    return *end == '\0' ? len : 0;
 }

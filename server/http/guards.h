@@ -1,7 +1,7 @@
 /*
  * guards.h - what a request's headers must pass before any endpoint runs:
- * framing and size, the bearer token, the Content-Type, the CORS origin and
- * the request id.
+ * the bearer token, the Content-Type, the CORS origin and the request id
+ * (its framing is framing.h's).
  *
  * Each guard reads the headers libmicrohttpd parsed and says yes or no (or
  * fills a reply); the daemon decides what to do with the answer.
@@ -50,14 +50,5 @@ void guard_cors_origin(const char *allowed, struct MHD_Connection *conn,
  * the process id and `serial`. */
 void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
                       char *out, size_t out_size);
-
-/* Framing and size problems of the headers themselves (too many bytes of
- * headers: 431; more than one Content-Length, or Content-Length with
- * Transfer-Encoding: 400).  True with out filled when the request is
- * refused. */
-bool guard_headers_refused(struct MHD_Connection *conn, reply *out);
-
-/* The declared body length, or 0 when there is none (chunked). */
-unsigned long long guard_content_length(struct MHD_Connection *conn);
 
 #endif

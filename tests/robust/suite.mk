@@ -1,7 +1,7 @@
 # tests/robust - the service never falls over: sanitizers, valgrind, slow
 # clients, faults and a soak.
-#   make test-asan       unit and HTTP tests, a client load and the memory
-#                        test's phases, ASan+UBSan build
+#   make test-asan       unit, HTTP and framing tests, a client load and the
+#                        memory test's phases, ASan+UBSan build
 #   make test-tsan       pool unit test + server under a concurrent load, TSan
 #   make test-valgrind   the server under memcheck through a client load
 #   make test-robust     slow clients, disconnects, signals, bounded memory,
@@ -20,7 +20,8 @@ SAN_LOGS      = $(abspath $(1))/sanitizer-logs
 # Unit/HTTP targets of the top-level Makefile, run under sanitizers when
 # their sources exist (they are written alongside this suite).
 SAN_SUITES   := $(if $(wildcard tests/unit/test_*.c),test-unit) \
-                $(if $(wildcard tests/http/suite.mk),test-http)
+                $(if $(wildcard tests/http/suite.mk),test-http) \
+                $(if $(wildcard tests/framing/suite.mk),test-framing)
 
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=undefined
