@@ -13,7 +13,10 @@ Parses every manifest (python3-yaml) and checks, one behaviour per test:
 - terminationGracePeriodSeconds covers preStop + ATTENTION_GRACE;
 - the Service, HPA and PDB select/target the Deployment's pods; the Service targets a declared port;
 - compose.yaml: replicas behind nginx, the image's health check, nginx.conf mounted, its upstream = the service;
-- every object against the Kubernetes OpenAPI schemas (offline, from the npm package kubernetes-models).
+- every object against the Kubernetes OpenAPI schemas (offline, from the npm package kubernetes-models);
+- docker/k8s/kserve/: the InferenceService runs the Deployment's container as its predictor, speaking the Open
+  Inference Protocol (PROTOCOL v2), its probes on /v2/health/* answered by the real server, and it matches KServe's
+  InferenceService CRD schema (its relevant part, docker/tests/kserve/) with its pod's fields as a core/v1 PodSpec.
 """
 import argparse
 import http.client
@@ -28,6 +31,8 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOCKER = os.path.dirname(HERE)
 K8S = os.path.join(DOCKER, "k8s")
+KSERVE = os.path.join(K8S, "kserve")
+KSERVE_SCHEMA = os.path.join(HERE, "kserve", "inferenceservice.schema.json")
 
 # apiVersion/kind pairs of the stable APIs the manifests may use (Kubernetes >= 1.23 serves all of them)
 KNOWN_KINDS = {("apps/v1", "Deployment"), ("v1", "Service"), ("autoscaling/v2", "HorizontalPodAutoscaler"),
@@ -55,6 +60,11 @@ class Context:
                     for doc in yaml.safe_load_all(f):
                         if doc is not None:
                             self.docs.setdefault(doc.get("kind"), []).append((name, doc))
+        self.kserve = []
+        for name in sorted(os.listdir(KSERVE)):
+            if name.endswith((".yaml", ".yml")):
+                with open(os.path.join(KSERVE, name)) as f:
+                    self.kserve += [(name, doc) for doc in yaml.safe_load_all(f) if doc is not None]
         with open(os.path.join(DOCKER, "compose.yaml")) as f:
             self.compose = yaml.safe_load(f)
         with open(os.path.join(DOCKER, "Dockerfile")) as f:
@@ -146,17 +156,22 @@ def test_probes_point_at_real_routes(ctx):
     start = probe_path(c["startupProbe"], ports) if "startupProbe" in c else live
     assert live == "/healthz", f"liveness on {live}, want /healthz"
     assert ready == "/readyz", f"readiness on {ready}, want /readyz"
-    # the real server, configured as the Deployment configures it (listening on loopback instead)
+    answer_200(ctx, ctx.env(), (live, ready, start))
+
+
+def answer_200(ctx, manifest_env, paths):
+    """The real server, configured with a manifest's environment (listening on loopback instead), answers each path
+    with 200."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATTENTION_")}
-    env.update(ctx.env())
+    env.update(manifest_env)
     env["ATTENTION_THREADS"] = "1"
     proc = subprocess.Popen([ctx.server, "--listen", "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()
         m = re.search(r"listening on http://127\.0\.0\.1:(\d+) ", line)
-        assert m, f"the server did not start with the Deployment's environment: {line!r}"
-        for path in (live, ready, start):
+        assert m, f"the server did not start with the manifest's environment: {line!r}"
+        for path in paths:
             conn = http.client.HTTPConnection("127.0.0.1", int(m.group(1)), timeout=5)
             conn.request("GET", path)
             status = conn.getresponse().status
@@ -278,6 +293,66 @@ def test_manifests_match_the_kubernetes_schemas(ctx):
         if line.startswith(("ok", "FAIL")):
             print("     " + line[:300])
     assert run.returncode == 0, f"schema validation failed: {run.stderr[-500:]}"
+
+
+def inference_service(ctx):
+    found = [doc for _, doc in ctx.kserve if doc.get("kind") == "InferenceService"]
+    assert len(found) == 1, f"{len(found)} InferenceService manifests in docker/k8s/kserve, want 1"
+    return found[0]
+
+
+def kserve_container(ctx):
+    containers = inference_service(ctx)["spec"]["predictor"]["containers"]
+    assert len(containers) == 1, "one container: the predictor's own"
+    return containers[0]
+
+
+def test_kserve_predictor_is_the_deployments_container_speaking_v2(ctx):
+    isvc = inference_service(ctx)
+    assert (isvc["apiVersion"], isvc["kind"]) == ("serving.kserve.io/v1beta1", "InferenceService")
+    assert DNS_LABEL.match(isvc["metadata"]["name"])
+    # lifecycle, startupProbe and the grace period are refused by Knative: a plain Deployment keeps them
+    assert isvc["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "RawDeployment"
+    predictor, c = isvc["spec"]["predictor"], kserve_container(ctx)
+    assert c["name"] == "kserve-container", "KServe finds the predictor's container by this name"
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env.pop("PROTOCOL", None) == "v2", "PROTOCOL v2: the Open Inference Protocol"
+    assert env == ctx.env(), f"the ATTENTION_* variables differ from the Deployment's: {env} vs {ctx.env()}"
+    for key in ("image", "args", "resources", "securityContext", "lifecycle"):
+        assert c[key] == ctx.container[key], f"container {key} differs from the Deployment's"
+    assert [p["containerPort"] for p in c["ports"]] == [8080], "one port, the image's 8080"
+    for key in ("securityContext", "terminationGracePeriodSeconds", "automountServiceAccountToken"):
+        assert predictor[key] == ctx.pod[key], f"pod {key} differs from the Deployment's"
+    assert 2 <= predictor["minReplicas"] <= predictor["maxReplicas"]
+
+
+def test_kserve_probes_are_the_protocols_health_routes(ctx):
+    c = kserve_container(ctx)
+    ports = {p["containerPort"]: p["containerPort"] for p in c["ports"]}
+    live = probe_path(c["livenessProbe"], ports)
+    ready = probe_path(c["readinessProbe"], ports)
+    start = probe_path(c["startupProbe"], ports)
+    assert (live, ready, start) == ("/v2/health/live", "/v2/health/ready", "/v2/health/live"), \
+        f"probes on {live}, {ready}, {start}"
+    answer_200(ctx, {e["name"]: e["value"] for e in c["env"] if e["name"].startswith("ATTENTION_")},
+               (live, ready, "/v2/models/attention/ready"))
+
+
+def test_kserve_manifest_matches_the_inferenceservice_crd(ctx):
+    """docker/tests/kserve/inferenceservice.schema.json is the part of KServe's published CRD the manifest uses;
+    validate_kserve.mjs checks it with ajv, and the predictor's pod-level fields as a core/v1 PodSpec."""
+    if not ctx.schema_dir:
+        raise AssertionError("no --schema-dir given")
+    with open(KSERVE_SCHEMA) as f:
+        schema = json.load(f)
+    objects = [{"file": f, "doc": d} for f, d in ctx.kserve if d.get("kind") == "InferenceService"]
+    run = subprocess.run(["node", os.path.join(ctx.schema_dir, "validate_kserve.mjs")],
+                         input=json.dumps({"schema": schema, "objects": objects}), capture_output=True, text=True,
+                         timeout=120)
+    for line in run.stdout.splitlines():
+        if line.startswith(("ok", "FAIL")):
+            print("     " + line[:300])
+    assert run.returncode == 0, f"schema validation failed: {run.stdout[-500:]} {run.stderr[-500:]}"
 
 
 def main():
