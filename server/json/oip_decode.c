@@ -81,13 +81,22 @@ typedef struct {
 
 /* ---- pointers and names ------------------------------------------------- */
 
-/* out = "/a/b" for tokens a, b (NULL ends them; an index as "%zu"). */
+/* Appends "/token" to the pointer out; a token that does not fit (a member
+ * name longer than a pointer holds) leaves out naming the parent. */
+static void pointer_append(char out[CODEC_POINTER_MAX], const char *token)
+{
+    size_t len = strlen(out);
+    if (!codec_pointer_append(out, CODEC_POINTER_MAX, token))
+        out[len] = '\0';
+}
+
+/* out = "/a/b" for tokens a and b (b may be NULL). */
 static void pointer2(char out[CODEC_POINTER_MAX], const char *a, const char *b)
 {
     out[0] = '\0';
-    codec_pointer_append(out, CODEC_POINTER_MAX, a);
+    pointer_append(out, a);
     if (b)
-        codec_pointer_append(out, CODEC_POINTER_MAX, b);
+        pointer_append(out, b);
 }
 
 /* out = "/inputs/i" followed by member when not NULL. */
@@ -98,7 +107,7 @@ static void input_pointer(char out[CODEC_POINTER_MAX], size_t i,
     snprintf(index, sizeof index, "%zu", i);
     pointer2(out, "inputs", index);
     if (member)
-        codec_pointer_append(out, CODEC_POINTER_MAX, member);
+        pointer_append(out, member);
 }
 
 /* Whether a request parameter can carry field f: one value, not a tensor,
@@ -352,7 +361,7 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
         for (size_t k = 0; k < json_array_size(v); k++) {
             char index[24];
             snprintf(index, sizeof index, "%zu", k);
-            codec_pointer_append(w->ptr, sizeof w->ptr, index);
+            pointer_append(w->ptr, index);
             if (!fill_leaves(w, json_array_get(v, k), err))
                 return false;
             w->ptr[len] = '\0';
@@ -421,7 +430,7 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
     const char *name = api_schema[f].name;
     char ptr[CODEC_POINTER_MAX], words[96];
     input_pointer(ptr, i, "parameters");
-    codec_pointer_append(ptr, sizeof ptr, "binary_data_size");
+    pointer_append(ptr, "binary_data_size");
     shape_words(t, words, sizeof words);
     size_t bytes = count * dt->size; /* count is within the budget */
     if (size != (double)bytes)
@@ -509,7 +518,7 @@ static bool read_input_parameters(api_field f, json_t *params, size_t i,
     json_object_foreach(params, key, value)
     {
         input_pointer(ptr, i, "parameters");
-        codec_pointer_append(ptr, sizeof ptr, key);
+        pointer_append(ptr, key);
         if (strcmp(key, "binary_data_size") != 0)
             return codec_fail(err, 400, "unknown_field", ptr,
                               "input %s: unknown parameter \"%.64s\" (an "
@@ -656,7 +665,7 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
     {
         if (strcmp(key, "name") != 0 && strcmp(key, "parameters") != 0) {
             pointer2(ptr, "outputs", index);
-            codec_pointer_append(ptr, sizeof ptr, key);
+            pointer_append(ptr, key);
             return codec_fail(err, 400, "unknown_field", ptr,
                               "unknown member \"%.64s\" of an output "
                               "(members are name, parameters)",
@@ -664,7 +673,7 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
         }
     }
     pointer2(ptr, "outputs", index);
-    codec_pointer_append(ptr, sizeof ptr, "name");
+    pointer_append(ptr, "name");
     const char *name = json_string_value(json_object_get(out, "name"));
     int s = 0;
     while (name && s < ATTN_STAGE_COUNT &&
@@ -685,15 +694,15 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
     bool binary = binary_output;
     json_t *params = json_object_get(out, "parameters");
     pointer2(ptr, "outputs", index);
-    codec_pointer_append(ptr, sizeof ptr, "parameters");
+    pointer_append(ptr, "parameters");
     if (params && !json_is_object(params))
         return codec_fail(err, 400, "wrong_type", ptr,
                           "output %s: parameters must be an object", name);
     json_object_foreach(params, key, value)
     {
         pointer2(ptr, "outputs", index);
-        codec_pointer_append(ptr, sizeof ptr, "parameters");
-        codec_pointer_append(ptr, sizeof ptr, key);
+        pointer_append(ptr, "parameters");
+        pointer_append(ptr, key);
         if (strcmp(key, "binary_data") != 0)
             return codec_fail(err, 400, "unknown_field", ptr,
                               "output %s: unknown parameter \"%.64s\" (an "

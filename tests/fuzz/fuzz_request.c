@@ -26,6 +26,17 @@
  *   7. so does the fast path with every number tensor split into rows and
  *      parsed on the pool (decode_request with split_min_bytes 0,
  *      server/json/parse_rows.cpp), which the server does only for big tensors.
+ * An input that starts with "v2 " is an Open Inference Protocol inference
+ * request instead: "v2 <Inference-Header-Content-Length or ->\n<body>", the
+ * body being the JSON and the binary tensor data after it.  For those:
+ *   8. api_oip_infer() answers 200, 400, 413, 422 or 503; an error is the
+ *      protocol's {"error", "code"} whose pointer, if any (but for a missing
+ *      member), resolves in the request's JSON; a 200 lists its outputs with
+ *      shapes whose data (JSON, or binary_data_size bytes after the JSON,
+ *      which Inference-Header-Content-Length then measures) has exactly
+ *      that many numbers;
+ *   9. oip_decode() alone agrees with the reply, and what it accepts passes
+ *      property 5 like a /v1 request.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */
@@ -33,7 +44,9 @@
 #include "core/pool.h"
 #include "server/api/attention.h"
 #include "server/setup/blas_setup.h"
+#include "server/api/endpoint.h"
 #include "server/json/decode.h"
+#include "server/json/oip.h"
 #include "server/base/reply.h"
 #include "tests/unit/join_parts.h"
 
@@ -353,10 +366,144 @@ static void compare_parsers(const char *which, const char *body, size_t size,
     api_request_free(&slow);
 }
 
+/* An Open Inference Protocol input: "v2 " prefix, then the header's value
+ * ("-": none) up to a newline, then the body. */
+#define FUZZ_OIP_PREFIX "v2 "
+/* Room for the header's value (a byte count; longer is refused). */
+#define FUZZ_OIP_HEADER_MAX 32
+
+/* The product of a JSON shape's dims, or SIZE_MAX. */
+static size_t shape_count(json_t *shape)
+{
+    size_t count = 1;
+    CHECK(json_is_array(shape), "an output without a shape array");
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        json_t *dim = json_array_get(shape, i);
+        CHECK(json_is_integer(dim) && json_integer_value(dim) >= 0,
+              "a dimension that is not a count");
+        count *= (size_t)json_integer_value(dim);
+    }
+    return count;
+}
+
+/* Property 8 on the reply of an OIP request whose JSON is json[0, len). */
+static void check_oip_reply(const reply *out, const char *json, size_t len)
+{
+    unsigned s = out->status;
+    CHECK(s == 200 || s == 400 || s == 413 || s == 422 || s == 503, "status %u",
+          s);
+    size_t doc_len =
+        out->json_header_len ? out->json_header_len : out->body_len;
+    CHECK(doc_len <= out->body_len, "header length past the body");
+    json_error_t jerr;
+    json_t *doc = json_loadb(out->body, doc_len, JSON_REJECT_DUPLICATES, &jerr);
+    CHECK(doc && json_is_object(doc), "reply is not a JSON object: %s (%u)",
+          jerr.text, s);
+    if (s != 200) {
+        CHECK(strcmp(out->content_type, "application/json") == 0, "%s",
+              out->content_type);
+        const char *error = json_string_value(json_object_get(doc, "error"));
+        const char *code = json_string_value(json_object_get(doc, "code"));
+        CHECK(error && *error && code && *code, "an error without a message");
+        const char *ptr = json_string_value(json_object_get(doc, "pointer"));
+        if (ptr && *ptr && strcmp(code, "missing_field") != 0) {
+            json_t *req = json_loadb(json, len, JSON_DECODE_INT_AS_REAL, NULL);
+            CHECK(req, "a pointer for a request jansson cannot parse");
+            CHECK(pointer_resolve(req, ptr), "pointer %s (%s) names nothing",
+                  ptr, code);
+            json_decref(req);
+        }
+        json_decref(doc);
+        return;
+    }
+    CHECK(strcmp(out->content_type, out->json_header_len
+                                        ? "application/octet-stream"
+                                        : "application/json") == 0,
+          "%s", out->content_type);
+    json_t *outputs = json_object_get(doc, "outputs");
+    CHECK(json_is_array(outputs), "a reply without outputs");
+    size_t binary = 0;
+    for (size_t i = 0; i < json_array_size(outputs); i++) {
+        json_t *o = json_array_get(outputs, i);
+        const char *type = json_string_value(json_object_get(o, "datatype"));
+        CHECK(type && (!strcmp(type, "FP64") || !strcmp(type, "FP32")), "%s",
+              type ? type : "no datatype");
+        size_t count = shape_count(json_object_get(o, "shape"));
+        json_t *size = json_object_get(json_object_get(o, "parameters"),
+                                       "binary_data_size");
+        if (size) {
+            size_t elem = strcmp(type, "FP64") == 0 ? 8 : 4;
+            CHECK((size_t)json_integer_value(size) == count * elem,
+                  "binary_data_size disagrees with the shape");
+            binary += count * elem;
+        } else {
+            CHECK(json_array_size(json_object_get(o, "data")) == count,
+                  "data disagrees with the shape");
+        }
+    }
+    CHECK(binary == out->body_len - doc_len,
+          "the binary outputs add up to %zu bytes, the body has %zu", binary,
+          out->body_len - doc_len);
+    json_decref(doc);
+}
+
+/* Properties 8 and 9 for an input in the "v2 " form. */
+static void fuzz_oip(const char *input, size_t size)
+{
+    const char *newline = memchr(input, '\n', size);
+    size_t head = newline ? (size_t)(newline - input) : size;
+    if (!newline || head >= FUZZ_OIP_HEADER_MAX)
+        return;
+    char value[FUZZ_OIP_HEADER_MAX];
+    memcpy(value, input, head);
+    value[head] = '\0';
+    const char *header = strcmp(value, "-") == 0 ? NULL : value;
+    const char *body = newline + 1;
+    size_t len = size - head - 1;
+
+    reply out = {0};
+    api_attention_stats stats = {0};
+    api_job job = {.workers = workers,
+                   .limits = &limits,
+                   .memory = &fuzz_memory,
+                   .body = len ? body : NULL,
+                   .body_len = len,
+                   .header = header,
+                   .stats = &stats};
+    api_oip_infer(&job, &out);
+    CHECK(reply_join(&out), "could not join the reply's parts");
+    size_t json_len;
+    codec_error err;
+    bool framed = oip_json_length(header, len, &json_len, &err);
+    check_oip_reply(&out, body, framed ? json_len : len);
+
+    api_request req;
+    oip_reply_plan plan;
+    bool ok =
+        framed && oip_decode(body, len, json_len, &limits, &req, &plan, &err);
+    if (!ok) {
+        CHECK(err.status == out.status, "decode says %u (%s), reply %u",
+              err.status, err.code, out.status);
+        CHECK(err.code && err.detail[0], "decode error without code/detail");
+    } else {
+        CHECK(out.status == 200 || out.status == 422,
+              "accepted request answered %u", out.status);
+        compare_with_reference(&req);
+        api_request_free(&req);
+        oip_reply_plan_free(&plan);
+    }
+    reply_clear(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_BODY)
         return 0;
+    size_t prefix = strlen(FUZZ_OIP_PREFIX);
+    if (size >= prefix && memcmp(data, FUZZ_OIP_PREFIX, prefix) == 0) {
+        fuzz_oip((const char *)data + prefix, size - prefix);
+        return 0;
+    }
     /* the HTTP layer passes NULL for a request without a body, as here */
     const char *body = size ? (const char *)data : NULL;
 

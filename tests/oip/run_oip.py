@@ -363,6 +363,9 @@ def error_cases():
         ("unknown member of an input", with_x(dims=[3, 2]), 400,
          "unknown_field", 'unknown member "dims" of an input (members are '
          'name, shape, datatype, parameters, data)', "/inputs/0/dims"),
+        ("a member name longer than a pointer holds",
+         with_x(**{"y" * 200: 1}), 400, "unknown_field",
+         'unknown member "' + "y" * 64 + '" of an input', "/inputs/0"),
         ("no datatype", req([{k: v for k, v in x.items() if k != "datatype"}]
                             + weights), 400, "missing_field",
          "input x needs a datatype (FP64 or FP32, or INT64 or INT32 for "
