@@ -14,7 +14,9 @@ Part 2  wrk against build/attention-server, a FastAPI + uvicorn + NumPy peer
 Part 3  a mid-size and a large request, end to end, each server's peak
         resident memory (VmHWM) and its resident memory once it has been idle
         for a few seconds (ours keeps freed buffers while busy and gives them
-        back when idle).
+        back when idle); ours also through the Open Inference Protocol (/v2,
+        framed as tritonclient.http frames it: tests/oip/oip_client.py), with
+        binary tensors and with JSON ones, which must give /v1's numbers.
 Every measurement is repeated in rounds; within a round the contestants take
 turns (their order rotates each round), so a burst of load from elsewhere on
 the machine hits all of them alike.  Tables report medians and ratios.
@@ -40,6 +42,13 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "oip"))
+from oip_client import (InferInput, InferRequestedOutput,  # noqa: E402
+                        inference_request)
+
+OURS = "attention-server"
+# our other routes in part 3: the Open Inference Protocol, binary and JSON
+V2_BINARY, V2_JSON = f"{OURS} /v2 binary", f"{OURS} /v2 JSON"
 PYTHON = sys.executable
 
 CORE_SIZES = [(64, 64, 2), (256, 256, 4), (1024, 512, 8), (2048, 512, 8)]
@@ -390,6 +399,58 @@ def post(port, payload, conn=None):
     return r.status, data
 
 
+def v2_body(body, binary):
+    """(bytes, Inference-Header-Content-Length or None) of a /v1 body as an
+    Open Inference Protocol request, its tensors binary or JSON."""
+    inputs = []
+    for k in ("x", "w_q", "w_k", "w_v", "w_o"):
+        if k in body:
+            a = np.asarray(body[k], dtype=np.float64)
+            inputs.append(InferInput(k, a.shape, "FP64")
+                          .set_data_from_numpy(a, binary_data=binary))
+    outputs = [InferRequestedOutput(s, binary_data=binary)
+               for s in body.get("return", ["weights", "output"])]
+    return inference_request(inputs, outputs,
+                             parameters={"num_heads": body["num_heads"]})
+
+
+def post_v2(conn, payload):
+    """POSTs an OIP request (bytes, header length); returns (status, body)."""
+    data, json_size = payload
+    headers = ({} if json_size is None else
+               {"Inference-Header-Content-Length": str(json_size)})
+    conn.request("POST", "/v2/models/attention/infer", body=data,
+                 headers=headers)
+    r = conn.getresponse()
+    return r.status, r.read(), r.getheader("Inference-Header-Content-Length")
+
+
+def v2_outputs(answer):
+    """{name: array} of an OIP reply, binary outputs read as tritonclient
+    reads them."""
+    status, data, length = answer
+    if status != 200:
+        raise BenchError(f"/v2 answered {status}: {data[:300]!r}")
+    head = json.loads(data[:int(length)] if length else data)
+    rest, out = data[int(length):] if length else b"", {}
+    for o in head["outputs"]:
+        size = o.get("parameters", {}).get("binary_data_size")
+        if size is None:
+            a = np.array([-np.inf if v is None else v for v in o["data"]])
+        else:
+            a, rest = np.frombuffer(rest[:size], "<f8"), rest[size:]
+        out[o["name"]] = a.reshape(o["shape"])
+    return out
+
+
+def check_v2_same_as_v1(v1_answer, v2_answer, fields, which):
+    """/v2 gives /v1's very numbers."""
+    v1, v2 = json.loads(v1_answer[1]), v2_outputs(v2_answer)
+    for f in fields:
+        if not np.array_equal(np.array(v1[f]), v2[f]):
+            raise BenchError(f"{which} differs from /v1 on {f}")
+
+
 def check_same_answer(name, body_obj, ours, theirs, fields):
     """Both servers answered 200 with the same tensors (fields)."""
     for who, (status, data) in (("attention-server", ours), (name, theirs)):
@@ -498,6 +559,8 @@ def run_big(args):
     results = []
     for label, body, reps, fields in sizes:
         payload = json.dumps(body).encode()
+        v2_payloads = {V2_BINARY: v2_body(body, True),
+                       V2_JSON: v2_body(body, False)}
         del body
         servers = {}
         try:
@@ -513,13 +576,22 @@ def run_big(args):
             first = {s: post(None, payload, conns[s]) for s in servers}
             check_same_answer("fastapi", None, first["attention-server"],
                               first["fastapi"], fields)
-            lat = {s: [] for s in servers}
-            names = list(servers)
+            # the same server through /v2, on a connection of its own
+            for v2, v2_payload in v2_payloads.items():
+                conns[v2] = http.client.HTTPConnection(
+                    "127.0.0.1", servers[OURS].port, timeout=600)
+                check_v2_same_as_v1(first[OURS],
+                                    post_v2(conns[v2], v2_payload), fields, v2)
+            lat = {s: [] for s in conns}
+            names = list(conns)
             for r in range(reps):
-                for s in names[r % 2:] + names[:r % 2]:
+                for s in names[r % len(names):] + names[:r % len(names)]:
                     time.sleep(QUIET_SECONDS)
                     start = time.perf_counter()
-                    status, data = post(None, payload, conns[s])
+                    if s in v2_payloads:
+                        status = post_v2(conns[s], v2_payloads[s])[0]
+                    else:
+                        status, data = post(None, payload, conns[s])
                     lat[s].append(time.perf_counter() - start)
                     if status != 200:
                         raise BenchError(f"{s} answered {status}")
@@ -533,6 +605,8 @@ def run_big(args):
             for s in servers.values():
                 s.stop()
         results.append({"label": label, "bytes": len(payload),
+                        "v2_bytes": {v: len(p[0])
+                                     for v, p in v2_payloads.items()},
                         "response_bytes": len(first["attention-server"][1]),
                         "lat": lat, "base": base, "peak": peak,
                         "idle": idle})
@@ -597,11 +671,14 @@ def big_table(results):
         ours = median(r["lat"]["attention-server"])
         for s, xs in r["lat"].items():
             m = median(xs)
+            size = r["v2_bytes"].get(s, r["bytes"])
+            # /v2 runs in our process: its memory is in our rows
+            server = OURS if s in r["v2_bytes"] else s
             lines.append(
-                f"| {r['label']} ({r['bytes'] / 1e6:.1f} MB in) | {s} "
-                f"| {m * 1e3:.1f} | {r['peak'][s] / 1024:.0f} "
-                f"({r['base'][s] / 1024:.0f}) | {r['idle'][s] / 1024:.0f} "
-                f"| {m / ours:.3g}× |")
+                f"| {r['label']} ({size / 1e6:.1f} MB in) | {s} "
+                f"| {m * 1e3:.1f} | {r['peak'][server] / 1024:.0f} "
+                f"({r['base'][server] / 1024:.0f}) "
+                f"| {r['idle'][server] / 1024:.0f} | {m / ours:.3g}× |")
     return lines
 
 
@@ -655,6 +732,10 @@ def targets(core, web, big):
         x = median(r["lat"]["fastapi"]) / median(r["lat"]["attention-server"])
         lines.append(f"- mid-size ≥ 10× faster than FastAPI end to end: "
                      f"{x:.2f}× — {verdict(x >= 10)}")
+        r = big[-1]
+        x = median(r["lat"][OURS]) / median(r["lat"][V2_BINARY])
+        lines.append(f"- large: binary /v2 ≥ 3× faster end to end than JSON "
+                     f"/v1: {x:.2f}× — {verdict(x >= 3)}")
     return lines
 
 
