@@ -78,7 +78,8 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/parse_json.c server/json/validate.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/decode.c server/json/encode.c \
-               server/json/oip_decode.c server/json/oip_encode.c
+               server/json/oip_decode.c server/json/oip_encode.c \
+               server/json/oip_fast.cpp
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
                 server/setup/alloc_setup.c server/setup/build_info.c

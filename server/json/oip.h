@@ -60,6 +60,12 @@ bool oip_decode(const char *body, size_t len, size_t json_len,
                 const request_limits *limits, api_request *req,
                 oip_reply_plan *plan, codec_error *err);
 
+/* oip_decode() with jansson alone, never the fast reader (oip_fast.h):
+ * the reference the fast path is tested against (tests/fuzz). */
+bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
+                        const request_limits *limits, api_request *req,
+                        oip_reply_plan *plan, codec_error *err);
+
 /* Reads the Inference-Header-Content-Length value of a body of len bytes
  * into *json_len (len when value is NULL: no header).  False, with err,
  * when it is not a byte count or exceeds the body. */

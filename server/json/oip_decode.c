@@ -14,6 +14,7 @@
 #include "server/json/oip.h"
 
 #include "server/json/decode_value.h"
+#include "server/json/oip_fast.h"
 #include "server/json/schema.h"
 #include "server/json/validate.h"
 
@@ -71,10 +72,11 @@ typedef struct {
     const request_limits *limits;
     api_fields fields;
     int input_of[API_FIELD_COUNT]; /* index in "inputs", or -1 */
-    const oip_datatype *numeric;   /* the numeric inputs' datatype */
-    int numeric_input;             /* the input that set it */
-    size_t budget;                 /* numbers still allowed */
-    const unsigned char *binary;   /* the bytes after the JSON header */
+    const oip_fast *fast; /* the fast reader's data, or NULL (jansson's) */
+    const oip_datatype *numeric; /* the numeric inputs' datatype */
+    int numeric_input;           /* the input that set it */
+    size_t budget;               /* numbers still allowed */
+    const unsigned char *binary; /* the bytes after the JSON header */
     size_t binary_len, binary_used;
     bool binary_output; /* binary_data_output */
 } oip_reader;
@@ -422,6 +424,24 @@ static bool read_json_data(api_field f, json_t *data, size_t i,
     return fill_leaves(&w, data, err);
 }
 
+/* data the fast reader flattened (oip_fast.h), when it holds what the
+ * input says: any doubt is a refusal, which the jansson reading words. */
+static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
+                           schema_tensor *t, size_t count, codec_error *err)
+{
+    bool fits = flat->depth <= t->rank && flat->count == count &&
+                flat->is_bool == (dt->element == OIP_BOOL);
+    const double *values = flat->values;
+    for (size_t k = 0; fits && dt->element == OIP_INT && k < count; k++)
+        fits =
+            values[k] == floor(values[k]) && fabs(values[k]) <= int_limit(dt);
+    if (!fits)
+        return codec_fail(err, 400, "invalid_body", NULL,
+                          "data that the jansson reading words");
+    memcpy(t->data, flat->values, count * (t->is_bool ? 1 : sizeof(double)));
+    return true;
+}
+
 /* binary_data_size bytes of the binary part, little-endian. */
 static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
                              const oip_datatype *dt, double size,
@@ -614,9 +634,14 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
     t->data = malloc(count * (t->is_bool ? 1 : sizeof(double)) + 1);
     if (!t->data)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    bool ok = data ? read_json_data((api_field)f, data, i, dt, t, count, err)
-                   : read_binary_data(rd, (api_field)f, i, dt, binary_size, t,
-                                      count, err);
+    const oip_fast_data *flat =
+        rd->fast && i < rd->fast->inputs && rd->fast->data[i].present
+            ? &rd->fast->data[i]
+            : NULL;
+    bool ok = flat   ? take_flat_data(flat, dt, t, count, err)
+              : data ? read_json_data((api_field)f, data, i, dt, t, count, err)
+                     : read_binary_data(rd, (api_field)f, i, dt, binary_size, t,
+                                        count, err);
     t->present = ok;
     return ok;
 }
@@ -852,42 +877,29 @@ bool oip_json_length(const char *value, size_t len, size_t *json_len,
     return true;
 }
 
-bool oip_decode(const char *body, size_t len, size_t json_len,
-                const request_limits *limits, api_request *req,
-                oip_reply_plan *plan, codec_error *err)
+/* Reads a parsed request (root; with the fast reader's flattened data, or
+ * NULL) into req and plan. */
+static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
+                        size_t len, size_t json_len,
+                        const request_limits *limits, api_request *req,
+                        oip_reply_plan *plan, codec_error *err)
 {
     memset(req, 0, sizeof *req);
     memset(plan, 0, sizeof *plan);
     memset(err, 0, sizeof *err);
     oip_reader rd = {.limits = limits,
+                     .fast = fast,
                      .budget = limits->max_elements,
                      .binary = (const unsigned char *)body + json_len,
                      .binary_len = len - json_len};
     for (int f = 0; f < API_FIELD_COUNT; f++)
         rd.input_of[f] = -1;
-    json_error_t jerr;
-    json_t *root =
-        json_loadb(body, json_len,
-                   JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
-    bool ok;
-    if (!root && json_len == 0)
-        ok = codec_fail(err, 400, "invalid_json", NULL,
-                        "the request body is empty; send an inference "
-                        "request");
-    else if (!root)
-        ok = codec_fail(err, 400, "invalid_json", NULL,
-                        "%sinvalid JSON at line %d, column %d: %s",
-                        json_len < len ? "the JSON header (the first "
-                                         "Inference-Header-Content-Length "
-                                         "bytes) is "
-                                       : "",
-                        jerr.line, jerr.column, jerr.text);
-    else
-        ok = read_envelope(root, plan, err) &&
-             (!json_object_get(root, "parameters") ||
-              read_parameters(&rd, json_object_get(root, "parameters"), err)) &&
-             read_inputs(&rd, json_object_get(root, "inputs"), err) &&
-             read_outputs(&rd, json_object_get(root, "outputs"), plan, err);
+    bool ok =
+        read_envelope(root, plan, err) &&
+        (!json_object_get(root, "parameters") ||
+         read_parameters(&rd, json_object_get(root, "parameters"), err)) &&
+        read_inputs(&rd, json_object_get(root, "inputs"), err) &&
+        read_outputs(&rd, json_object_get(root, "outputs"), plan, err);
     if (ok && !validate_request(&rd.fields, limits, req, err)) {
         repoint(&rd, err);
         ok = false;
@@ -898,13 +910,57 @@ bool oip_decode(const char *body, size_t len, size_t json_len,
                 plan->outputs[plan->output_count++] = (attn_stage)s;
                 plan->binary[s] = rd.binary_output;
             }
-    json_decref(root);
     api_fields_free(&rd.fields);
     if (!ok) {
         api_request_free(req);
         oip_reply_plan_free(plan);
     }
     return ok;
+}
+
+bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
+                        const request_limits *limits, api_request *req,
+                        oip_reply_plan *plan, codec_error *err)
+{
+    json_error_t jerr;
+    json_t *root =
+        json_loadb(body, json_len,
+                   JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+    if (!root) {
+        memset(req, 0, sizeof *req);
+        memset(plan, 0, sizeof *plan);
+        if (json_len == 0)
+            return codec_fail(err, 400, "invalid_json", NULL,
+                              "the request body is empty; send an inference "
+                              "request");
+        return codec_fail(err, 400, "invalid_json", NULL,
+                          "%sinvalid JSON at line %d, column %d: %s",
+                          json_len < len ? "the JSON header (the first "
+                                           "Inference-Header-Content-Length "
+                                           "bytes) is "
+                                         : "",
+                          jerr.line, jerr.column, jerr.text);
+    }
+    bool ok =
+        decode_root(root, NULL, body, len, json_len, limits, req, plan, err);
+    json_decref(root);
+    return ok;
+}
+
+bool oip_decode(const char *body, size_t len, size_t json_len,
+                const request_limits *limits, api_request *req,
+                oip_reply_plan *plan, codec_error *err)
+{
+    oip_fast fast;
+    if (oip_parse_fast(body, json_len, limits->max_elements, &fast)) {
+        bool ok = decode_root(fast.root, &fast, body, len, json_len, limits,
+                              req, plan, err);
+        oip_fast_free(&fast);
+        if (ok)
+            return true;
+        /* any refusal is worded from jansson's reading */
+    }
+    return oip_decode_jansson(body, len, json_len, limits, req, plan, err);
 }
 
 void oip_reply_plan_free(oip_reply_plan *plan)

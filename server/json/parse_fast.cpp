@@ -240,6 +240,11 @@ thread_local dom::parser parser;
 
 } // namespace
 
+extern "C" bool parse_json_may_hold_negative_zero(const char *text, size_t len)
+{
+    return may_hold_negative_zero_integer(text, len);
+}
+
 extern "C" bool parse_json_fast(const char *body, size_t len,
                                 size_t max_elements, pool *workers,
                                 size_t split_min_bytes, raw_request *raw)

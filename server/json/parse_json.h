@@ -26,6 +26,10 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
 bool parse_json_fast(const char *body, size_t len, size_t max_elements,
                      pool *workers, size_t split_min_bytes, raw_request *raw);
 
+/* Whether a JSON text may hold the integer -0, which jansson reads as the
+ * real -0.0 and simdjson as the integer 0: a fast reader declines it. */
+bool parse_json_may_hold_negative_zero(const char *text, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,7 +36,10 @@
  *      which Inference-Header-Content-Length then measures) has exactly
  *      that many numbers;
  *   9. oip_decode() alone agrees with the reply, and what it accepts passes
- *      property 5 like a /v1 request.
+ *      property 5 like a /v1 request;
+ *  10. oip_decode() (simdjson when it can vouch, server/json/oip_fast.cpp)
+ *      and oip_decode_jansson() give the same verdict, and on acceptance the
+ *      same request, bit for bit.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
  * millisecond and the fuzzer explores shapes rather than big matrices.
  */
@@ -304,6 +307,9 @@ static bool same_labels(const api_labels *a, const api_labels *b)
     return true;
 }
 
+static void compare_requests(const char *which, const api_request *req,
+                             const api_request *slow_req);
+
 /* Properties 6 and 7: a fast decoder (named `which`) == decode_request()
  * with jansson alone. */
 static void compare_parsers(const char *which, const char *body, size_t size,
@@ -324,6 +330,15 @@ static void compare_parsers(const char *which, const char *body, size_t size,
               err->code, err->pointer, serr.status, serr.code, serr.pointer);
         return;
     }
+    compare_requests(which, req, &slow);
+    api_request_free(&slow);
+}
+
+/* Two decodings of one request hold the same problem, bit for bit. */
+static void compare_requests(const char *which, const api_request *req,
+                             const api_request *slow_req)
+{
+    const api_request slow = *slow_req;
     const attn_problem *a = &req->problem, *b = &slow.problem;
     CHECK(a->dtype == b->dtype && a->n == b->n && a->m == b->m &&
               a->d == b->d && a->d_c == b->d_c && a->heads == b->heads &&
@@ -363,7 +378,6 @@ static void compare_parsers(const char *which, const char *body, size_t size,
     CHECK(same_labels(&req->tokens, &slow.tokens), "tokens differ");
     CHECK(same_labels(&req->context_tokens, &slow.context_tokens),
           "context_tokens differ");
-    api_request_free(&slow);
 }
 
 /* An Open Inference Protocol input: "v2 " prefix, then the header's value
@@ -481,6 +495,26 @@ static void fuzz_oip(const char *input, size_t size)
     oip_reply_plan plan;
     bool ok =
         framed && oip_decode(body, len, json_len, &limits, &req, &plan, &err);
+    if (framed) {
+        api_request slow;
+        oip_reply_plan slow_plan;
+        codec_error serr;
+        bool sok = oip_decode_jansson(body, len, json_len, &limits, &slow,
+                                      &slow_plan, &serr);
+        CHECK(sok == ok, "oip_decode says %s, with jansson alone %s",
+              ok ? "ok" : err.code, sok ? "ok" : serr.code);
+        if (ok) {
+            compare_requests("oip fast reader", &req, &slow);
+            CHECK(plan.output_count == slow_plan.output_count &&
+                      memcmp(plan.outputs, slow_plan.outputs,
+                             sizeof plan.outputs) == 0 &&
+                      memcmp(plan.binary, slow_plan.binary,
+                             sizeof plan.binary) == 0,
+                  "the fast reader plans other outputs");
+            api_request_free(&slow);
+            oip_reply_plan_free(&slow_plan);
+        }
+    }
     if (!ok) {
         CHECK(err.status == out.status, "decode says %u (%s), reply %u",
               err.status, err.code, out.status);
