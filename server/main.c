@@ -56,10 +56,12 @@ static bool install_signal_handlers(void)
 
 /* Gives freed memory back once the server has been idle (no request in
  * flight, none completed) for ALLOC_SETUP_IDLE_SECONDS, once per quiet
- * spell. */
+ * spell, and while busy when the resident set passes the budget by
+ * ALLOC_SETUP_BUSY_MARGIN (alloc_setup.h). */
 typedef struct {
     unsigned long long seen, trimmed;
-    double quiet_since;
+    double quiet_since, busy_trimmed_at;
+    size_t budget;
 } idle_trim;
 
 static void give_back_when_idle(http_server *srv, idle_trim *t)
@@ -70,6 +72,12 @@ static void give_back_when_idle(http_server *srv, idle_trim *t)
     if (!idle || completed != t->seen) {
         t->seen = completed;
         t->quiet_since = now;
+        if (now - t->busy_trimmed_at >= ALLOC_SETUP_BUSY_SECONDS &&
+            alloc_setup_resident_bytes() >
+                t->budget + ALLOC_SETUP_BUSY_MARGIN) {
+            alloc_setup_give_back();
+            t->busy_trimmed_at = now;
+        }
     } else if (completed != t->trimmed &&
                now - t->quiet_since >= ALLOC_SETUP_IDLE_SECONDS) {
         alloc_setup_give_back();
@@ -79,9 +87,9 @@ static void give_back_when_idle(http_server *srv, idle_trim *t)
 
 /* Blocks until SIGTERM or SIGINT arrives, giving memory back when idle;
  * returns the signal's number. */
-static int serve_until_stop_signal(http_server *srv)
+static int serve_until_stop_signal(http_server *srv, size_t budget)
 {
-    idle_trim trim = {0};
+    idle_trim trim = {.budget = budget};
     for (;;) {
         struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
         unsigned char sig = 0;
@@ -134,7 +142,7 @@ int main(int argc, char **argv)
            spread ? ", loops spread over CPUs" : "", blas_setup_corename());
     fflush(stdout);
 
-    int sig = serve_until_stop_signal(srv);
+    int sig = serve_until_stop_signal(srv, cfg.memory_budget);
     fprintf(stderr, "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}\n",
             sig, cfg.grace);
     http_begin_drain(srv);

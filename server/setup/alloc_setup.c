@@ -1,6 +1,8 @@
 #include "server/setup/alloc_setup.h"
 
 #include <malloc.h>
+#include <stdio.h>
+#include <unistd.h>
 
 /* Allocations up to this size come from the heap and are reused: above the
  * 1 GiB a single request may hold by default (--max-request-memory). */
@@ -14,3 +16,14 @@ void alloc_setup_reuse_large_buffers(void)
 }
 
 void alloc_setup_give_back(void) { malloc_trim(0); }
+
+size_t alloc_setup_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+    int got = f ? fscanf(f, "%lu %lu", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 2 && page > 0 ? (size_t)resident * (size_t)page : 0;
+}
