@@ -11,7 +11,9 @@
  * other (shapes that must agree) live in validate.c.
  *
  * Adding a field: a name in api_field, its row in schema.c, its rule in
- * validate.c, its row in openapi.yaml, and tests.
+ * validate.c, its property in openapi.yaml (and its line in
+ * InferenceParameters or RequestInput there, for /v2), and tests;
+ * make test-contract names what is missing.
  */
 #ifndef SERVER_JSON_SCHEMA_H
 #define SERVER_JSON_SCHEMA_H
