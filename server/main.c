@@ -96,8 +96,10 @@ static int serve_until_stop_signal(http_server *srv, size_t budget)
         if (poll(&p, 1, MAIN_TICK_MS) > 0 && read(stop_pipe[0], &sig, 1) == 1) {
             if (sig != SIGHUP)
                 return sig;
-            fprintf(stderr, "{\"event\":\"signal_ignored\",\"signal\":%d}\n",
-                    sig);
+            char event[64];
+            snprintf(event, sizeof event,
+                     "{\"event\":\"signal_ignored\",\"signal\":%d}", sig);
+            access_log_event(event);
         }
         give_back_when_idle(srv, &trim);
     }
@@ -112,7 +114,7 @@ int main(int argc, char **argv)
     blas_setup_kernels(argv);
     build_info info = build_info_apply(cfg.kernels);
     metrics_set_build_info(info.arch, info.simd, info.products);
-    access_log_enable(cfg.access_log);
+    access_log_start(cfg.access_log);
     blas_setup_single_threaded();
     alloc_setup_reuse_large_buffers();
     json_object_seed(0); /* before any thread uses jansson */
@@ -143,13 +145,19 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     int sig = serve_until_stop_signal(srv, cfg.memory_budget);
-    fprintf(stderr, "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}\n",
-            sig, cfg.grace);
+    char event[96];
+    snprintf(event, sizeof event,
+             "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}", sig,
+             cfg.grace);
+    access_log_event(event);
     http_begin_drain(srv);
     bool idle = http_wait_idle(srv, cfg.grace);
     pool_destroy(workers); /* runs what is queued; every job resumes */
     http_stop(srv);
-    fprintf(stderr, "{\"event\":\"stopped\",\"clean\":%s}\n",
-            idle ? "true" : "false");
+    /* every request's line is logged by now (http_stop() completed the
+     * last ones); the event follows them and the writer writes it all */
+    access_log_event(idle ? "{\"event\":\"stopped\",\"clean\":true}"
+                          : "{\"event\":\"stopped\",\"clean\":false}");
+    access_log_stop();
     return 0;
 }

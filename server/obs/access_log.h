@@ -1,7 +1,14 @@
 /*
- * access_log.h - one JSON line per request on stderr.
+ * access_log.h - one JSON line per request on stderr, and the server's
+ * events ({"event": ...}) in order with them.
  *
  * Never logs a body, a header value other than the request id, or a token.
+ *
+ * Lines are collected in memory and written in batches by a thread of
+ * their own (access_log.c), so a request pays a copy of its line, not a
+ * write(): a line reaches stderr at most ACCESS_LOG_FLUSH_MS after it was
+ * logged, and access_log_flush() / access_log_stop() write every line
+ * logged before them (the drain on SIGTERM calls them).
  */
 #ifndef SERVER_ACCESS_LOG_H
 #define SERVER_ACCESS_LOG_H
@@ -11,6 +18,11 @@
 
 /* Request ids: 1 to 64 characters of [A-Za-z0-9._-]. */
 #define ACCESS_LOG_ID_MAX 65
+
+/* The longest a logged line waits in memory, in milliseconds: a log reader
+ * (tail -f, a shipper, a test) sees it within a twentieth of a second, and
+ * a trickle of requests costs at most 20 writes a second. */
+#define ACCESS_LOG_FLUSH_MS 50
 
 typedef struct {
     const char *id, *method, *path;
@@ -24,9 +36,22 @@ typedef struct {
     size_t n, d, heads;
 } access_log_entry;
 
+/* Starts the writer thread; request lines are logged only when `requests`
+ * is true (--access-log), events always.  Without the thread (it could not
+ * start, or before this call, or after access_log_stop()) every line is
+ * written at once. */
+void access_log_start(bool requests);
+
+/* Logs one request's line. */
 void access_log_write(const access_log_entry *e);
 
-/* Turns logging off (tests and benchmarks that flood the server). */
-void access_log_enable(bool on);
+/* Logs an event line: `json` is one JSON object, without the newline. */
+void access_log_event(const char *json);
+
+/* Returns once every line logged before the call is written. */
+void access_log_flush(void);
+
+/* Writes every line logged so far and stops the writer thread. */
+void access_log_stop(void);
 
 #endif

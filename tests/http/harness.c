@@ -90,6 +90,12 @@ void sleep_ms(long ms)
  * Returns 0 and fills s, or -1 with a message printed. */
 int server_start(server *s, const char *const *extra)
 {
+    return server_start_logged(s, extra, NULL);
+}
+
+int server_start_logged(server *s, const char *const *extra,
+                        const char *log_path)
+{
     const char *bin = getenv("ATTENTION_SERVER");
     if (!bin || !*bin) {
         fprintf(stderr, "set ATTENTION_SERVER to the server binary\n");
@@ -112,7 +118,11 @@ int server_start(server *s, const char *const *extra)
         dup2(out[1], STDOUT_FILENO);
         close(out[0]);
         close(out[1]);
-        if (!getenv("HTTP_TEST_VERBOSE")) { /* the access log */
+        if (log_path) { /* the access log, for the test to read */
+            int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            dup2(log, STDERR_FILENO);
+            close(log);
+        } else if (!getenv("HTTP_TEST_VERBOSE")) {
             int null = open("/dev/null", O_WRONLY);
             dup2(null, STDERR_FILENO);
             close(null);

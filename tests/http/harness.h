@@ -87,6 +87,10 @@ void sleep_ms(long ms);
 /* Starts $ATTENTION_SERVER with the common flags plus `extra`
  * (NULL-terminated).  Returns 0 and fills s, or -1 with a message printed. */
 int server_start(server *s, const char *const *extra);
+/* server_start() with the server's stderr (its access log) written to the
+ * file log_path (created or emptied) instead. */
+int server_start_logged(server *s, const char *const *extra,
+                        const char *log_path);
 /* SIGTERM, then wait; returns the raw wait status, or -1 on a timeout (the
  * process is then killed). */
 int server_stop(server *s);

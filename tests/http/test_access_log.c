@@ -1,0 +1,235 @@
+/*
+ * test_access_log.c - the access log is written off the request path, in
+ * batches, yet every request has its whole line: a line is on stderr within
+ * a second of its reply, and SIGTERM writes every line before the process
+ * exits, the "stopped" event last.
+ *
+ * One group, "access_log", on a server whose stderr is a file the tests
+ * read; the SIGTERM test stops that server itself.
+ */
+#include "tests/http/harness.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- constants -------------------------------------------------------- */
+
+/* The longest a line may take to reach stderr after its reply: the
+ * promise the access log makes (it flushes far more often than that). */
+#define FLUSH_PROMISE_MS 1000
+/* Clients, and lesson requests each sends on its kept-alive connection,
+ * right before SIGTERM: enough lines that many are still in memory then. */
+#define TERM_CLIENTS 2
+#define TERM_REQUESTS 300
+
+static char g_log_path[64];
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* The log file's whole text (NUL-terminated; free() it). */
+static char *read_log(void)
+{
+    FILE *f = fopen(g_log_path, "rb");
+    assert_non_null(f);
+    bytes text = {0};
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        bytes_append(&text, chunk, got);
+    fclose(f);
+    if (!text.data)
+        bytes_append(&text, "", 0);
+    return text.data;
+}
+
+/* The log's lines, each parsed: a JSON array of objects.  Fails the test on
+ * a line that is not a whole JSON object, or a last line without its
+ * newline. */
+static json_t *log_lines(void)
+{
+    char *text = read_log();
+    json_t *lines = json_array();
+    char *at = text;
+    while (*at) {
+        char *end = strchr(at, '\n');
+        if (!end)
+            fail_msg("a line without its newline: %.200s", at);
+        *end = '\0';
+        json_error_t err;
+        json_t *line = json_loads(at, 0, &err);
+        if (!json_is_object(line))
+            fail_msg("not a JSON object line: %.200s", at);
+        json_array_append_new(lines, line);
+        at = end + 1;
+    }
+    free(text);
+    return lines;
+}
+
+/* Index of the line whose request_id is id, or -1. */
+static long line_of(json_t *lines, const char *id)
+{
+    size_t i;
+    json_t *line;
+    json_array_foreach(lines, i, line)
+    {
+        const char *rid =
+            json_string_value(json_object_get(line, "request_id"));
+        if (rid && strcmp(rid, id) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* ======================================================================= */
+/* group "access_log": stderr to a file                                    */
+/* ======================================================================= */
+
+static int log_setup(void **state)
+{
+    (void)state;
+    snprintf(g_log_path, sizeof g_log_path, "/tmp/http-access-log-%d.log",
+             (int)getpid());
+    memset(&g_srv, 0, sizeof g_srv);
+    return server_start_logged(&g_srv, NULL, g_log_path);
+}
+
+static int log_teardown(void **state)
+{
+    (void)state;
+    if (g_srv.pid > 0) /* the test failed before stopping it */
+        server_stop(&g_srv);
+    unlink(g_log_path);
+    return 0;
+}
+
+static void a_line_is_on_stderr_within_a_second_of_its_reply(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){
+        .path = "/v1/attention",
+        .content_type = "application/json",
+        .body = LESSON_001,
+        .headers = {"X-Request-ID: flush-probe"},
+    });
+    expect_status(&r, 200);
+    response_free(&r);
+    double replied = now_ms();
+    long at = -1;
+    json_t *lines = NULL;
+    while (now_ms() - replied <= FLUSH_PROMISE_MS) {
+        json_decref(lines);
+        lines = log_lines();
+        at = line_of(lines, "flush-probe");
+        if (at >= 0)
+            break;
+        sleep_ms(5);
+    }
+    double waited = now_ms() - replied;
+    print_message("the line was on stderr %.0f ms after the reply\n", waited);
+    assert_true(at >= 0);
+    json_t *line = json_array_get(lines, (size_t)at);
+    assert_string_equal(json_string_value(json_object_get(line, "path")),
+                        "/v1/attention");
+    assert_string_equal(json_string_value(json_object_get(line, "method")),
+                        "POST");
+    assert_int_equal(json_integer_value(json_object_get(line, "status")), 200);
+    assert_true(json_is_true(json_object_get(line, "completed")));
+    assert_int_equal(json_integer_value(json_object_get(line, "n")), 3);
+    json_decref(lines);
+}
+
+typedef struct {
+    int client;
+    int ok; /* 200s with lesson 001's numbers */
+} term_client;
+
+static void *send_lessons(void *arg)
+{
+    term_client *c = arg;
+    CURL *keep = curl_easy_init();
+    for (int i = 0; i < TERM_REQUESTS; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "X-Request-ID: term-%d-%d", c->client, i);
+        http_response r = http(&(http_request){
+            .path = "/v1/attention",
+            .content_type = "application/json",
+            .body = LESSON_001,
+            .headers = {id},
+            .reuse = keep,
+        });
+        c->ok +=
+            r.rc == CURLE_OK && r.status == 200 && lesson_response_correct(&r);
+        response_free(&r);
+    }
+    curl_easy_cleanup(keep);
+    return NULL;
+}
+
+static void sigterm_writes_every_line_whole_stopped_last(void **state)
+{
+    (void)state;
+    pthread_t threads[TERM_CLIENTS];
+    term_client clients[TERM_CLIENTS];
+    for (int c = 0; c < TERM_CLIENTS; c++) {
+        clients[c] = (term_client){.client = c};
+        assert_int_equal(
+            pthread_create(&threads[c], NULL, send_lessons, &clients[c]), 0);
+    }
+    for (int c = 0; c < TERM_CLIENTS; c++) {
+        pthread_join(threads[c], NULL);
+        assert_int_equal(clients[c].ok, TERM_REQUESTS);
+    }
+    int status = server_stop(&g_srv); /* at once: lines are still in memory */
+    assert_true(status != -1 && WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    json_t *lines = log_lines();
+    for (int c = 0; c < TERM_CLIENTS; c++)
+        for (int i = 0; i < TERM_REQUESTS; i++) {
+            char id[48];
+            snprintf(id, sizeof id, "term-%d-%d", c, i);
+            long at = line_of(lines, id);
+            if (at < 0)
+                fail_msg("no access-log line for %s", id);
+            json_t *line = json_array_get(lines, (size_t)at);
+            assert_int_equal(
+                json_integer_value(json_object_get(line, "status")), 200);
+        }
+    /* the drain's events: "draining" after SIGTERM, "stopped" last */
+    size_t count = json_array_size(lines), drainings = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *event = json_string_value(
+            json_object_get(json_array_get(lines, i), "event"));
+        drainings += event && strcmp(event, "draining") == 0;
+    }
+    assert_int_equal(drainings, 1);
+    json_t *stopped = json_array_get(lines, count - 1);
+    const char *last = json_string_value(json_object_get(stopped, "event"));
+    if (!last || strcmp(last, "stopped") != 0)
+        fail_msg("the last line is not the stopped event: %s",
+                 json_dumps(stopped, JSON_COMPACT));
+    assert_true(json_is_true(json_object_get(stopped, "clean")));
+    json_decref(lines);
+}
+
+/* ======================================================================= */
+
+int main(void)
+{
+    if (harness_init() != 0)
+        return 1;
+
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_line_is_on_stderr_within_a_second_of_its_reply),
+        cmocka_unit_test(sigterm_writes_every_line_whole_stopped_last),
+    };
+    int failed = cmocka_run_group_tests_name("access_log", tests, log_setup,
+                                             log_teardown);
+    harness_done();
+    return failed ? 1 : 0;
+}
