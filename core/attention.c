@@ -35,9 +35,14 @@
      ATTN_WANT(ATTN_MASKED_SCORES) | ATTN_WANT(ATTN_WEIGHTS))
 
 static const char *const stage_names[ATTN_STAGE_COUNT] = {
+    [ATTN_X_PE] = "x_pe",
     [ATTN_Q] = "q",
     [ATTN_K] = "k",
     [ATTN_V] = "v",
+    [ATTN_Q_ROPE] = "q_rope",
+    [ATTN_K_ROPE] = "k_rope",
+    [ATTN_K_CACHE] = "k_cache",
+    [ATTN_V_CACHE] = "v_cache",
     [ATTN_SCORES] = "scores",
     [ATTN_SCALED_SCORES] = "scaled_scores",
     [ATTN_MASKED_SCORES] = "masked_scores",
@@ -52,20 +57,44 @@ const char *attn_stage_name(attn_stage s)
     return (unsigned)s < ATTN_STAGE_COUNT ? stage_names[s] : NULL;
 }
 
+bool attn_stage_applies(const attn_problem *p, attn_stage s)
+{
+    switch (s) {
+    case ATTN_X_PE:
+        return p->sinusoidal && p->x;
+    case ATTN_Q_ROPE:
+    case ATTN_K_ROPE:
+        return p->rope_dims > 0;
+    default:
+        return (unsigned)s < ATTN_STAGE_COUNT;
+    }
+}
+
 /* The shape of stage s of one sequence. */
 static int sequence_stage_shape(const attn_problem *p, attn_stage s,
                                 size_t dims[3])
 {
-    size_t h = p->heads;
+    size_t h = p->heads, h_kv = attn_kv_heads(p), m_new = attn_new_keys(p);
     switch (s) {
+    case ATTN_X_PE:
+        dims[0] = p->n, dims[1] = p->d;
+        return 2;
     case ATTN_Q:
+    case ATTN_Q_ROPE:
         dims[0] = h, dims[1] = p->n, dims[2] = p->d_k;
         return 3;
     case ATTN_K:
-        dims[0] = attn_kv_heads(p), dims[1] = p->m, dims[2] = p->d_k;
+    case ATTN_K_ROPE:
+        dims[0] = h_kv, dims[1] = m_new, dims[2] = p->d_k;
         return 3;
     case ATTN_V:
-        dims[0] = attn_kv_heads(p), dims[1] = p->m, dims[2] = p->d_v;
+        dims[0] = h_kv, dims[1] = m_new, dims[2] = p->d_v;
+        return 3;
+    case ATTN_K_CACHE:
+        dims[0] = h_kv, dims[1] = p->m, dims[2] = p->d_k;
+        return 3;
+    case ATTN_V_CACHE:
+        dims[0] = h_kv, dims[1] = p->m, dims[2] = p->d_v;
         return 3;
     case ATTN_SCORES:
     case ATTN_SCALED_SCORES:
@@ -108,16 +137,22 @@ static size_t stage_elements(const attn_problem *p, attn_stage s)
     return count;
 }
 
-/* Stages attn_forward() always materialises, whatever is wanted: Q, K and V
- * (in the wide layout; a wanted one is also copied per head), and the
- * concatenation. */
-static unsigned stages_always(const attn_problem *p)
+/* The stages attn_forward() hands back for `want`: those p has, and the
+ * output. */
+static unsigned stages_computed(const attn_problem *p, unsigned want)
 {
-    unsigned always = ATTN_WANT(ATTN_Q) | ATTN_WANT(ATTN_K) |
-                      ATTN_WANT(ATTN_V) | ATTN_WANT(ATTN_CONCAT);
-    if (p->w_o)
-        always |= ATTN_WANT(ATTN_OUTPUT);
-    return always;
+    unsigned stages = ATTN_WANT(ATTN_OUTPUT);
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+        if ((want & ATTN_WANT(s)) && attn_stage_applies(p, (attn_stage)s))
+            stages |= ATTN_WANT(s);
+    return stages;
+}
+
+/* *acc += a · b · c; false on overflow. */
+static bool add_product(size_t *acc, size_t a, size_t b, size_t c)
+{
+    size_t ab;
+    return tensor_mul_size(a, b, &ab) && tensor_mul_add_size(acc, ab, c);
 }
 
 /* Rows per task of a projection over `rows` rows (pass 1 and pass 3): one
@@ -143,8 +178,10 @@ static double multiply_adds(const attn_problem *p)
     double n = (double)p->n, m = (double)p->m, h = (double)p->heads;
     double h_kv = (double)attn_kv_heads(p);
     double d_k = (double)p->d_k, d_v = (double)p->d_v;
+    double m_new = (double)attn_new_keys(p);
     return n * (double)p->d * h * d_k +
-           m * (double)p->d_c * h_kv * (d_k + d_v) + h * n * m * (d_k + d_v) +
+           m_new * (double)p->d_c * h_kv * (d_k + d_v) +
+           h * n * m * (d_k + d_v) +
            (p->w_o ? n * h * d_v * (double)p->d_out : 0);
 }
 
@@ -172,14 +209,20 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
     seq.batch = 0;
     if (p->x)
         seq.x = (const char *)p->x + b * p->n * p->d * elem;
+    size_t h = p->heads, h_kv = attn_kv_heads(p), m_new = attn_new_keys(p);
     if (p->q) {
-        size_t h = p->heads, h_kv = attn_kv_heads(p);
         seq.q = (const char *)p->q + b * h * p->n * p->d_k * elem;
-        seq.k = (const char *)p->k + b * h_kv * p->m * p->d_k * elem;
-        seq.v = (const char *)p->v + b * h_kv * p->m * p->d_v * elem;
+        seq.k = (const char *)p->k + b * h_kv * m_new * p->d_k * elem;
+        seq.v = (const char *)p->v + b * h_kv * m_new * p->d_v * elem;
     }
     if (p->context)
-        seq.context = (const char *)p->context + b * p->m * p->d_c * elem;
+        seq.context = (const char *)p->context + b * m_new * p->d_c * elem;
+    if (p->past) {
+        seq.past_k =
+            (const char *)p->past_k + b * h_kv * p->past * p->d_k * elem;
+        seq.past_v =
+            (const char *)p->past_v + b * h_kv * p->past * p->d_v * elem;
+    }
     if (p->key_padding)
         seq.key_padding = p->key_padding + b * p->m;
     if (p->mask_per_sequence) {
@@ -192,12 +235,6 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
     return seq;
 }
 
-/* Stages a batch hands back: the wanted ones and the output. */
-static unsigned batch_stages(unsigned want)
-{
-    return want | ATTN_WANT(ATTN_OUTPUT);
-}
-
 size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
 {
     if (!p->batch)
@@ -206,7 +243,7 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
     attn_problem seq = sequence_of(p, 0);
     size_t bytes = sequence_bytes_needed(&seq, want, threads), elements = 0;
     for (int s = 0; s < ATTN_STAGE_COUNT; s++)
-        if ((batch_stages(want) & ATTN_WANT(s)) &&
+        if ((stages_computed(p, want) & ATTN_WANT(s)) &&
             !tensor_mul_add_size(&elements, stage_elements(p, (attn_stage)s),
                                  1))
             return SIZE_MAX;
@@ -221,20 +258,37 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
 static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
                                     size_t threads)
 {
+    size_t h = p->heads, h_kv = attn_kv_heads(p), m_new = attn_new_keys(p);
     size_t elements = 0;
-    unsigned stages = want | stages_always(p);
-    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
-        if (!(stages & ATTN_WANT(s)) || (s == ATTN_OUTPUT && !p->w_o))
-            continue;
-        size_t count = stage_elements(p, (attn_stage)s);
-        /* a wanted Q, K, V or head output is a per-head copy of a wide one */
-        int copies =
-            (s <= ATTN_V || s == ATTN_HEAD_OUTPUTS) && (want & ATTN_WANT(s))
-                ? 2
-                : 1;
-        if (!tensor_mul_add_size(&elements, count, (size_t)copies))
-            return SIZE_MAX;
-    }
+    /* the passes' wide Q (n, h·d_k), K and V (every key, past and new), the
+     * concatenation and the output */
+    bool fits = add_product(&elements, p->n, h, p->d_k) &&
+                add_product(&elements, p->m, h_kv, p->d_k + p->d_v) &&
+                add_product(&elements, p->n, h, p->d_v) &&
+                (!p->w_o || add_product(&elements, p->n, p->d_out, 1));
+    /* every wanted stage but those above is a buffer of its own (x_pe is
+     * counted below) */
+    unsigned own = stages_computed(p, want) &
+                   ~(ATTN_WANT(ATTN_X_PE) | ATTN_WANT(ATTN_CONCAT) |
+                     ATTN_WANT(ATTN_OUTPUT));
+    for (int s = 0; fits && s < ATTN_STAGE_COUNT; s++)
+        if (own & ATTN_WANT(s))
+            fits =
+                add_product(&elements, stage_elements(p, (attn_stage)s), 1, 1);
+    /* the sinusoidal encoding's x + PE and context + PE */
+    if (fits && p->sinusoidal)
+        fits = add_product(&elements, p->n, p->d, 1) &&
+               (!p->context || add_product(&elements, m_new, p->d_c, 1));
+    /* RoPE's cos and sin per query and new key, and the unrotated q and k
+     * when they are wanted */
+    if (fits && p->rope_dims)
+        fits = add_product(&elements, p->n + m_new, p->rope_dims, 1) &&
+               (!(want & ATTN_WANT(ATTN_Q)) ||
+                add_product(&elements, p->n, h, p->d_k)) &&
+               (!(want & ATTN_WANT(ATTN_K)) ||
+                add_product(&elements, m_new, h_kv, p->d_k));
+    if (!fits)
+        return SIZE_MAX;
     /* each head's Kᵀ, its rows padded for the scores kernel */
     size_t keys_padded = p->dtype == TENSOR_FLOAT32
                              ? attend_keys_padded_f32(p->m)
@@ -269,19 +323,36 @@ void attn_result_free(attn_result *r)
     }
 }
 
-/* The position of query i and of key j. */
+/* The position of query i and of key j (j < m₀: a cached key). */
 static inline int64_t query_position(const attn_problem *p, size_t i)
 {
-    return p->positions ? p->positions[i] : (int64_t)i;
+    return p->positions ? p->positions[i] : (int64_t)(p->past + i);
 }
 
 static inline int64_t key_position(const attn_problem *p, size_t j)
 {
+    if (j < p->past)
+        return (int64_t)j;
+    size_t fresh = j - p->past; /* the new key's row */
     if (p->context_positions)
-        return p->context_positions[j];
-    if (!p->context && p->positions && p->m == p->n)
-        return p->positions[j]; /* self-attention: the keys are the queries */
+        return p->context_positions[fresh];
+    if (!p->context && p->positions && attn_new_keys(p) == p->n)
+        return p
+            ->positions[fresh]; /* self-attention: the keys are the queries */
     return (int64_t)j;
+}
+
+/* RoPE's θ_i = base^(−2i / dims), i < dims / 2. */
+static inline double rope_theta(const attn_problem *p, size_t i)
+{
+    return pow(p->rope_base, -(double)(2 * i) / (double)p->rope_dims);
+}
+
+/* 10000^(2i / width): what the sinusoidal encoding divides positions by
+ * in columns 2i and 2i + 1 of a width-wide row. */
+static inline double sinusoid_divisor(size_t i, size_t width)
+{
+    return pow(10000.0, (double)(2 * i) / (double)width);
 }
 
 /* Is key j hidden from query i by the causal flag, the window, the boolean
@@ -378,7 +449,7 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
                                  bool reference)
 {
     memset(out, 0, sizeof *out);
-    unsigned stages = batch_stages(want);
+    unsigned stages = stages_computed(p, want);
     size_t elem = tensor_dtype_size(p->dtype);
     for (int s = 0; s < ATTN_STAGE_COUNT; s++)
         if (stages & ATTN_WANT(s)) {

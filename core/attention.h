@@ -10,6 +10,8 @@
  *   d_k    query/key width of one head
  *   d_v    value width of one head
  *   d_out  width of the output projection (h·d_v without W_o)
+ *   m₀     keys and values of a KV cache (past_k, past_v), 0 without one
+ *   m_new  keys and values computed by this request: m − m₀
  *
  * Conventions are the lessons': row vectors, projections x @ W, and a d×(h·d_k)
  * projection is split into heads by columns (head i owns columns i·d_k ..
@@ -31,10 +33,15 @@
 
 /* The stages of the forward pass, in order.  Each can be returned. */
 typedef enum {
+    ATTN_X_PE,          /* (n, d)       x + sinusoidal encoding   */
     ATTN_Q,             /* (h, n, d_k)  x @ W_q, per head        */
-    ATTN_K,             /* (h_kv, m, d_k) context @ W_k, per head */
-    ATTN_V,             /* (h_kv, m, d_v) context @ W_v, per head */
-    ATTN_SCORES,        /* (h, n, m)    Q Kᵀ                      */
+    ATTN_K,             /* (h_kv, m_new, d_k) context @ W_k       */
+    ATTN_V,             /* (h_kv, m_new, d_v) context @ W_v       */
+    ATTN_Q_ROPE,        /* (h, n, d_k)  q rotated (RoPE)          */
+    ATTN_K_ROPE,        /* (h_kv, m_new, d_k) k rotated (RoPE)    */
+    ATTN_K_CACHE,       /* (h_kv, m, d_k) past keys, then the new */
+    ATTN_V_CACHE,       /* (h_kv, m, d_v) past values, then new   */
+    ATTN_SCORES,        /* (h, n, m)    Q Kᵀ (of the rotated q, k) */
     ATTN_SCALED_SCORES, /* (h, n, m)    scale · Q Kᵀ              */
     ATTN_MASKED_SCORES, /* (h, n, m)    scaled + bias, −∞ where masked */
     ATTN_WEIGHTS,       /* (h, n, m)    softmax over keys         */
@@ -62,7 +69,7 @@ typedef struct {
      * ⌊i · h_kv / h⌋; K, V, W_k, W_v, b_k, b_v have h_kv heads. */
     size_t kv_heads;
     const void *x;       /* (n, d)                                   */
-    const void *context; /* (m, d_c), or NULL: self-attention (x)    */
+    const void *context; /* (m_new, d_c), or NULL: self-attention (x) */
     const void *w_q;     /* (d, h·d_k)                               */
     const void *w_k;     /* (d_c, h·d_k)                             */
     const void *w_v;     /* (d_c, h·d_v)                             */
@@ -75,8 +82,8 @@ typedef struct {
      * them) instead of projected: then x, context and W_q, W_k, W_v, W_o
      * and the biases are NULL, d and d_c are 0. */
     const void *q;        /* (h, n, d_k), or NULL */
-    const void *k;        /* (h, m, d_k)          */
-    const void *v;        /* (h, m, d_v)          */
+    const void *k;        /* (h_kv, m_new, d_k)   */
+    const void *v;        /* (h_kv, m_new, d_v)   */
     double scale;         /* multiplies Q Kᵀ; 0: divide by √d_k instead,
                              exactly as the lessons write it     */
     bool causal;          /* query i attends keys j ≤ i only          */
@@ -84,10 +91,11 @@ typedef struct {
     const void *bias;     /* (n, m) added to scaled scores, or NULL */
     const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
     bool mask_per_sequence;     /* allow/bias: (B, n, m), not one (n, m) */
-    /* Positions of the queries (n) and keys (m), or NULL: 0, 1, ...  (keys
-     * without a context and as many as the queries take the queries'
-     * positions: self-attention).  causal and window
-     * compare positions; ALiBi's distance is between them. */
+    /* Positions of the queries (n) and of the new keys (m_new), or NULL:
+     * queries at m₀, m₀ + 1, ...; new keys at the queries' positions in
+     * self-attention (no context, m_new = n), else at m₀, m₀ + 1, ...; cached
+     * keys are always at 0 .. m₀ − 1.  causal and window compare positions;
+     * ALiBi's distance, RoPE's angle and the sinusoidal encoding use them. */
     const int64_t *positions;
     const int64_t *context_positions;
     /* Sliding window: key j is hidden from query i when |p_i − p_j| ≥ window
@@ -96,6 +104,24 @@ typedef struct {
     /* ALiBi: −slope[h] · |p_i − p_j| added to head h's scaled scores, or
      * NULL (Press et al. 2022, "Train Short, Test Long"). */
     const double *alibi_slopes;
+    /* RoPE (Su et al. 2021, "RoFormer"): the first rope_dims (even, ≤ d_k)
+     * components of every q and k head vector are rotated in pairs by
+     * position · θ_i, θ_i = rope_base^(−2i / rope_dims); pairs are
+     * (i, i + rope_dims/2) (Llama's rotate_half) or, when rope_interleaved,
+     * (2i, 2i + 1) (RoFormer, GPT-J).  0: no rotation. */
+    size_t rope_dims;
+    double rope_base;
+    bool rope_interleaved;
+    /* "Attention Is All You Need"'s sinusoidal encoding of each row's
+     * position added to x (and to context) before the projections. */
+    bool sinusoidal;
+    /* A KV cache: m₀ keys (already rotated) and values computed before, at
+     * positions 0 .. m₀ − 1, which come before this request's m_new = m − m₀
+     * keys; queries then default to positions m₀ .. m₀ + n − 1.  context,
+     * k and v hold only the m_new new rows; masks and key_padding all m. */
+    size_t past;
+    const void *past_k; /* (h_kv, m₀, d_k), or NULL when past is 0 */
+    const void *past_v; /* (h_kv, m₀, d_v)                         */
 } attn_problem;
 
 typedef enum {
@@ -123,7 +149,18 @@ static inline size_t attn_kv_head_of(const attn_problem *p, size_t head)
     return head * attn_kv_heads(p) / p->heads;
 }
 
-/* Shape of a stage: writes up to ATTN_MAX_RANK dims and returns how many. */
+/* Keys and values this request computes (m_new). */
+static inline size_t attn_new_keys(const attn_problem *p)
+{
+    return p->m - p->past;
+}
+
+/* Whether problem p has stage s at all: x_pe only with the sinusoidal
+ * encoding of an x, q_rope and k_rope only with RoPE. */
+bool attn_stage_applies(const attn_problem *p, attn_stage s);
+
+/* Shape of a stage: writes up to ATTN_MAX_RANK dims and returns how many
+ * (also for a stage p does not have: the shape it would have). */
 int attn_stage_shape(const attn_problem *p, attn_stage s,
                      size_t dims[ATTN_MAX_RANK]);
 
@@ -137,8 +174,8 @@ size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads);
 
 /* Runs the forward pass, spreading heads and row blocks over `workers` (may be
  * NULL); a batch runs sequence after sequence, each spread the same way. `want`
- * is a set of ATTN_WANT() bits.  On ATTN_OK the caller owns out->stage[]
- * buffers; on error nothing is left allocated. */
+ * is a set of ATTN_WANT() bits; stages p does not have stay NULL.  On ATTN_OK
+ * the caller owns out->stage[] buffers; on error nothing is left allocated. */
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out);
 

@@ -97,7 +97,10 @@ static bool take_choice(json_t *v, const schema_field *row, const char *ptr,
     if (!s)
         return codec_fail(err, 400, type_code(row), ptr,
                           "%s must be a string: %s", row->name, words);
-    int value = schema_choice_of((api_field)(row - api_schema), s);
+    int value = -1;
+    for (size_t i = 0; i < row->choice_count && value < 0; i++)
+        if (strcmp(row->choices[i].name, s) == 0)
+            value = row->choices[i].value;
     if (value < 0)
         return codec_fail(err, 400, row->invalid_code, ptr, "%s must be %s",
                           row->name, words);
@@ -170,6 +173,60 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
     return true;
 }
 
+/* true (on, every member's default), false (off), or an object whose
+ * members are decoded by their rows, named "rope.base" in messages. */
+static bool take_object(json_t *v, const schema_field *row, const char *ptr,
+                        const request_limits *limits, schema_value *out,
+                        codec_error *err)
+{
+    char names[SCHEMA_MEMBERS_MAX * 24] = "";
+    for (size_t i = 0; i < row->member_count; i++) {
+        strcat(names, i ? ", " : "");
+        strcat(names, row->members[i].name);
+    }
+    memset(out->members, 0, sizeof out->members);
+    if (json_is_boolean(v)) {
+        out->boolean = json_is_true(v);
+        return true;
+    }
+    if (!json_is_object(v))
+        return codec_fail(err, 400, type_code(row), ptr,
+                          "%s must be true, false or an object of %s",
+                          row->name, names);
+    const char *key;
+    json_t *member;
+    json_object_foreach(v, key, member)
+    {
+        char at[CODEC_POINTER_MAX];
+        snprintf(at, sizeof at, "%s", ptr);
+        codec_pointer_append(at, sizeof at, key);
+        size_t i = 0;
+        while (i < row->member_count && strcmp(row->members[i].name, key) != 0)
+            i++;
+        if (i == row->member_count)
+            return codec_fail(err, 400, row->invalid_code, at,
+                              "%s has no member \"%.64s\" (its members are "
+                              "%s)",
+                              row->name, key, names);
+        char name[64];
+        snprintf(name, sizeof name, "%s.%s", row->name, row->members[i].name);
+        schema_field named = row->members[i];
+        named.name = name;
+        /* members are integers, numbers or choices (schema.h) */
+        schema_value value = {0};
+        bool ok = named.kind == SCHEMA_INTEGER
+                      ? take_integer(member, &named, at, limits, &value, err)
+                  : named.kind == SCHEMA_NUMBER
+                      ? take_number(member, &named, at, &value, err)
+                      : take_choice(member, &named, at, &value, err);
+        if (!ok)
+            return false;
+        out->members[i] = (schema_member){true, value.number, value.choice};
+    }
+    out->boolean = true;
+    return true;
+}
+
 bool decode_value(api_field f, json_t *v, const char *pointer,
                   const request_limits *limits, schema_value *out,
                   codec_error *err)
@@ -194,6 +251,9 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
         break;
     case SCHEMA_LABELS:
         ok = take_labels(v, row, pointer, out, err);
+        break;
+    case SCHEMA_OBJECT:
+        ok = take_object(v, row, pointer, limits, out, err);
         break;
     case SCHEMA_TENSOR:
         return codec_fail(err, 400, "wrong_type", pointer,

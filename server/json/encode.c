@@ -273,9 +273,13 @@ void encode_response(const api_request *req, const attn_result *result,
         dims[lead] = p->m, dims[lead + 1] = p->d_c;
         encode_shape(out, dims, 2 + (int)lead);
     }
+    bool first = !p->x;
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        if (!attn_stage_applies(p, (attn_stage)s))
+            continue; /* x_pe, q_rope, k_rope only when computed */
         int rank = attn_stage_shape(p, (attn_stage)s, dims);
-        buf_puts(out, s == 0 && !p->x ? "\"" : ",\"");
+        buf_puts(out, first ? "\"" : ",\"");
+        first = false;
         buf_puts(out, attn_stage_name((attn_stage)s));
         buf_puts(out, "\":");
         encode_shape(out, dims, rank);

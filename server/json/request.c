@@ -28,6 +28,8 @@ void api_request_free(api_request *req)
     free(req->q);
     free(req->k);
     free(req->v);
+    free(req->past_k);
+    free(req->past_v);
     free(req->positions);
     free(req->context_positions);
     free(req->alibi_slopes);

@@ -28,10 +28,11 @@ typedef struct {
     bool binary;               /* "encoding": "base64": tensors as base64 */
     double scale;              /* the effective scale (1/√d_k by default) */
     api_labels tokens;         /* n labels, or none                       */
-    api_labels context_tokens; /* m labels, or none                  */
+    api_labels context_tokens; /* m_new labels (context's rows), or none */
     void *x, *context, *w_q, *w_k, *w_v, *w_o, *bias;
     void *b_q, *b_k, *b_v, *b_o;
-    void *q, *k, *v; /* given directly (per head), or NULL */
+    void *q, *k, *v;       /* given directly (per head), or NULL */
+    void *past_k, *past_v; /* a KV cache, or NULL */
     int64_t *positions, *context_positions; /* or NULL: 0, 1, ... */
     double *alibi_slopes;                   /* h, or NULL */
     uint8_t *allow, *key_padding;

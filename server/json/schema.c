@@ -26,6 +26,27 @@ static const schema_choice encodings[] = {
     {"base64", 1, "little-endian numbers of the dtype"},
 };
 
+/* value: whether pairs are (2i, 2i + 1) rather than (i, i + dims/2) */
+static const schema_choice rope_styles[] = {
+    {"half", 0, "pairs i and i + dims/2, as Llama's rotate_half"},
+    {"interleaved", 1, "pairs 2i and 2i + 1, as RoFormer and GPT-J"},
+};
+
+/* value: whether the sinusoidal encoding is added to x and context */
+static const schema_choice encodings_of_position[] = {
+    {"none", 0, NULL},
+    {"sinusoidal", 1, "sin/cos of the position added to x"},
+};
+
+static const schema_field rope_members[] = {
+    [API_ROPE_BASE] = {"base", .kind = SCHEMA_NUMBER, .positive = true,
+                       .invalid_code = "invalid_rope"},
+    [API_ROPE_DIMS] = {"dims", .kind = SCHEMA_INTEGER, .min = 2,
+                       .invalid_code = "invalid_rope"},
+    [API_ROPE_STYLE] = {"style", .kind = SCHEMA_ENUM, .choices = rope_styles,
+                        .choice_count = 2, .invalid_code = "invalid_rope"},
+};
+
 #define TENSOR(min, max, leaf_kind)                                            \
     .kind = SCHEMA_TENSOR, .min_rank = (min), .max_rank = (max),               \
     .leaf = (leaf_kind)
@@ -96,7 +117,20 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     /* ALiBi with the paper's slopes, or with slopes of one's own (h) */
     [API_ALIBI] = {"alibi", .kind = SCHEMA_BOOLEAN},
     [API_ALIBI_SLOPES] = {"alibi_slopes", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    /* rotary embeddings of q and k: true, or {base, dims, style} */
+    [API_ROPE] = {"rope", .kind = SCHEMA_OBJECT, .members = rope_members,
+                  .member_count = 3, .type_code = "invalid_rope",
+                  .invalid_code = "invalid_rope"},
+    [API_POSITIONAL_ENCODING] = {"positional_encoding",
+                                 CHOICES(encodings_of_position),
+                                 .invalid_code = "invalid_positional_encoding"},
+    /* a KV cache: (h_kv, m₀, d_k) and (h_kv, m₀, d_v), or with a leading B */
+    [API_PAST_K] = {"past_k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
 };
+
+_Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,
+               "rope's members fit schema_value");
 
 int schema_field_of(const char *name)
 {

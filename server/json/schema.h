@@ -69,6 +69,10 @@ typedef enum {
     API_WINDOW,
     API_ALIBI,
     API_ALIBI_SLOPES,
+    API_ROPE,
+    API_POSITIONAL_ENCODING,
+    API_PAST_K,
+    API_PAST_V,
     API_FIELD_COUNT
 } api_field;
 
@@ -83,7 +87,15 @@ typedef enum {
     SCHEMA_ENUM,    /* one of choices (a string)                           */
     SCHEMA_STAGES,  /* a list of the core's stage names                    */
     SCHEMA_LABELS,  /* a list of strings                                   */
+    SCHEMA_OBJECT,  /* true (every member's default), false (off), or an
+                       object of members, each a row of its own kind      */
 } schema_kind;
+
+/* The most members an object field has. */
+#define SCHEMA_MEMBERS_MAX 4
+
+/* The members of rope, in order. */
+enum { API_ROPE_BASE, API_ROPE_DIMS, API_ROPE_STYLE };
 
 /* What a tensor's leaves are; EITHER is decided by the first leaf. */
 typedef enum {
@@ -98,7 +110,9 @@ typedef struct {
     const char *meaning; /* words for messages, or NULL              */
 } schema_choice;
 
-typedef struct {
+typedef struct schema_field schema_field;
+
+struct schema_field {
     const char *name; /* the JSON member, and its pointer "/name" */
     schema_kind kind;
     bool required;
@@ -119,7 +133,10 @@ typedef struct {
      * value of the right type that is not allowed */
     const char *type_code;
     const char *invalid_code;
-} schema_field;
+    /* SCHEMA_OBJECT: its members (integer, number or enum rows) */
+    const schema_field *members;
+    size_t member_count;
+};
 
 extern const schema_field api_schema[API_FIELD_COUNT];
 
@@ -133,14 +150,22 @@ typedef struct {
     void *data; /* malloc'd, row-major */
 } schema_tensor;
 
+/* One member of an object field as decoded by its row's kind. */
+typedef struct {
+    bool present;
+    double number; /* SCHEMA_INTEGER, SCHEMA_NUMBER */
+    int choice;    /* SCHEMA_ENUM                   */
+} schema_member;
+
 /* One non-tensor field as decoded by its kind. */
 typedef struct {
     bool present;
     double number;     /* SCHEMA_INTEGER, SCHEMA_NUMBER         */
-    bool boolean;      /* SCHEMA_BOOLEAN                        */
+    bool boolean;      /* SCHEMA_BOOLEAN; SCHEMA_OBJECT: on      */
     int choice;        /* SCHEMA_ENUM: the choice's value       */
     unsigned stages;   /* SCHEMA_STAGES: ATTN_WANT() bits       */
     api_labels labels; /* SCHEMA_LABELS (owned)                 */
+    schema_member members[SCHEMA_MEMBERS_MAX]; /* SCHEMA_OBJECT  */
 } schema_value;
 
 /* A request's fields after parsing, before the rules between them: slot f

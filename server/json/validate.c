@@ -664,6 +664,75 @@ static bool take_given(api_fields *fields, const request_limits *limits,
     return true;
 }
 
+/* ---- a KV cache ---------------------------------------------------------- */
+
+/* past_k (h_kv, m₀, d_k) and past_v (h_kv, m₀, d_v), with a leading B in a
+ * batch: keys (already rotated) and values of the m₀ positions before this
+ * request's tokens.  They come before the new keys: m grows by m₀. */
+static bool take_cache(api_fields *fields, const request_limits *limits,
+                       api_request *req, codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    char ptr[CODEC_POINTER_MAX];
+    static const api_field pair[2] = {API_PAST_K, API_PAST_V};
+    if (!present(fields, API_PAST_K) && !present(fields, API_PAST_V))
+        return true;
+    size_t lead = p->batch ? 1 : 0, h_kv = attn_kv_heads(p);
+    for (int i = 0; i < 2; i++) {
+        const schema_tensor *t = &fields->tensor[pair[i]];
+        const char *name = api_schema[pair[i]].name;
+        static const char *const letters[2] = {"d_k", "d_v"};
+        const char *letter = letters[i];
+        size_t width = i ? p->d_v : p->d_k;
+        pointer_of(pair[i], ptr);
+        if (!t->present)
+            return codec_fail(err, 400, "missing_field", ptr,
+                              "past_k and past_v go together; %s is missing",
+                              name);
+        if ((size_t)t->rank != 3 + lead)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s has %d dimensions; %s", name, t->rank,
+                              lead ? "a batch takes (B, h_kv, m₀, width), one "
+                                     "cache per sequence"
+                                   : "one sequence takes (h_kv, m₀, width)");
+        if (lead && t->dims[0] != p->batch)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s holds %zu sequences but the request %zu",
+                              name, t->dims[0], p->batch);
+        if (t->dims[lead] != h_kv)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s has %zu heads but the keys and values have "
+                              "%zu (num_kv_heads)",
+                              name, t->dims[lead], h_kv);
+        if (t->dims[lead + 2] != width)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "%s is %zu wide but the new %s are %zu (%s)",
+                              name, t->dims[lead + 2], i ? "values" : "keys",
+                              width, letter);
+    }
+    const schema_tensor *past_k = &fields->tensor[API_PAST_K];
+    const schema_tensor *past_v = &fields->tensor[API_PAST_V];
+    size_t past = past_k->dims[lead + 1];
+    if (past_v->dims[lead + 1] != past)
+        return codec_fail(err, 400, "shape_mismatch",
+                          pointer_of(API_PAST_V, ptr),
+                          "past_v holds %zu positions but past_k %zu",
+                          past_v->dims[lead + 1], past);
+    size_t sequences = p->batch ? p->batch : 1;
+    /* the cache counts towards the keys' limit; products bounded by the
+     * parser's element budget */
+    if (!check_size(API_PAST_K, sequences * (p->m + past), h_kv * p->d_k,
+                    limits, err) ||
+        !take_numbers(fields, API_PAST_K, p->dtype, &req->past_k, err) ||
+        !take_numbers(fields, API_PAST_V, p->dtype, &req->past_v, err))
+        return false;
+    p->past = past;
+    p->m += past;
+    p->past_k = req->past_k;
+    p->past_v = req->past_v;
+    return true;
+}
+
 /* ---- the scale, the masks, the labels ----------------------------------- */
 
 static bool take_scale(const api_fields *fields, api_request *req,
@@ -753,9 +822,11 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
 #define VALIDATE_MAX_POSITION 9007199254740992.0
 
 /* Field f's `count` positions: whole numbers from 0 to
- * VALIDATE_MAX_POSITION. */
+ * VALIDATE_MAX_POSITION, and from m₀ on after a cache of m₀ (equal ones are
+ * allowed: those tokens share a rotation, and causal lets each see the
+ * other). */
 static bool take_positions(api_fields *fields, api_field f, size_t count,
-                           int64_t **out, codec_error *err)
+                           size_t past, int64_t **out, codec_error *err)
 {
     const schema_tensor *t = &fields->tensor[f];
     char ptr[CODEC_POINTER_MAX];
@@ -779,6 +850,14 @@ static bool take_positions(api_fields *fields, api_field f, size_t count,
                               values[i]);
         }
         (*out)[i] = (int64_t)values[i];
+        if (past && (*out)[i] < (int64_t)past) {
+            codec_pointer(ptr, api_schema[f].name, &i, 1);
+            return codec_fail(err, 400, "invalid_positions", ptr,
+                              "position %g comes before the new tokens: the "
+                              "cache (past_k, past_v) holds positions 0 to "
+                              "%zu, so new ones start at %zu",
+                              values[i], past - 1, past);
+        }
     }
     return true;
 }
@@ -808,9 +887,10 @@ static bool take_positional(api_fields *fields, api_request *req,
                           "context_positions place the rows of context, "
                           "which is absent (self-attention's keys are at "
                           "positions)");
-    if (!take_positions(fields, API_POSITIONS, p->n, &req->positions, err) ||
-        !take_positions(fields, API_CONTEXT_POSITIONS, p->m,
-                        &req->context_positions, err))
+    if (!take_positions(fields, API_POSITIONS, p->n, p->past, &req->positions,
+                        err) ||
+        !take_positions(fields, API_CONTEXT_POSITIONS, attn_new_keys(p),
+                        p->past, &req->context_positions, err))
         return false;
     p->positions = req->positions;
     p->context_positions = req->context_positions;
@@ -841,6 +921,69 @@ static bool take_positional(api_fields *fields, api_request *req,
         memcpy(req->alibi_slopes, slopes->data,
                p->heads * sizeof *req->alibi_slopes);
     p->alibi_slopes = req->alibi_slopes;
+    return true;
+}
+
+/* rope: true or {base, dims, style}; positional_encoding. */
+static bool take_rotations(const api_fields *fields, api_request *req,
+                           codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    char ptr[CODEC_POINTER_MAX];
+    const schema_value *encoding = &fields->value[API_POSITIONAL_ENCODING];
+    p->sinusoidal = encoding->present && encoding->choice == 1;
+    if (p->sinusoidal && p->q)
+        return codec_fail(err, 400, "conflicting_fields",
+                          pointer_of(API_POSITIONAL_ENCODING, ptr),
+                          "the sinusoidal encoding is added to x, and q, k "
+                          "and v come without x");
+    const schema_value *rope = &fields->value[API_ROPE];
+    if (!rope->present || !rope->boolean)
+        return true;
+    const schema_member *member = rope->members;
+    p->rope_base =
+        member[API_ROPE_BASE].present ? member[API_ROPE_BASE].number : 10000;
+    p->rope_interleaved =
+        member[API_ROPE_STYLE].present && member[API_ROPE_STYLE].choice == 1;
+    double dims = member[API_ROPE_DIMS].present ? member[API_ROPE_DIMS].number
+                                                : (double)p->d_k;
+    if (member[API_ROPE_DIMS].present) {
+        codec_pointer(ptr, "rope", NULL, 0);
+        codec_pointer_append(ptr, sizeof ptr, "dims");
+    } else {
+        pointer_of(API_ROPE, ptr);
+    }
+    if (dims > (double)p->d_k)
+        return codec_fail(err, 400, "invalid_rope", ptr,
+                          "rope.dims is %g but q and k heads are %zu wide "
+                          "(d_k); rotate at most d_k components",
+                          dims, p->d_k);
+    if (fmod(dims, 2) != 0)
+        return codec_fail(err, 400, "invalid_rope", ptr,
+                          member[API_ROPE_DIMS].present
+                              ? "rope.dims must be even (components turn in "
+                                "pairs), got %g"
+                              : "rope turns components in pairs and d_k is "
+                                "%g, which is odd: give rope.dims (even, at "
+                                "most d_k)",
+                          dims);
+    p->rope_dims = (size_t)dims;
+    return true;
+}
+
+/* Every stage asked for exists for this request. */
+static bool check_stages(const api_request *req, codec_error *err)
+{
+    char ptr[CODEC_POINTER_MAX];
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+        if ((req->want & ATTN_WANT(s)) &&
+            !attn_stage_applies(&req->problem, (attn_stage)s))
+            return codec_fail(
+                err, 400, "invalid_return", pointer_of(API_RETURN, ptr),
+                "%s is computed only with %s", attn_stage_name((attn_stage)s),
+                s == ATTN_X_PE ? "positional_encoding "
+                                 "\"sinusoidal\" and an x"
+                               : "rope");
     return true;
 }
 
@@ -886,8 +1029,10 @@ bool validate_request(api_fields *fields, const request_limits *limits,
                       ? take_given(fields, limits, req, err)
                       : take_inputs(fields, limits, req, err) &&
                             take_weights(fields, limits, req, err);
-    if (!inputs || !take_scale(fields, req, err) ||
-        !take_masks(fields, req, err) || !take_positional(fields, req, err) ||
+    if (!inputs || !take_cache(fields, limits, req, err) ||
+        !take_scale(fields, req, err) || !take_masks(fields, req, err) ||
+        !take_positional(fields, req, err) ||
+        !take_rotations(fields, req, err) || !check_stages(req, err) ||
         !take_labels(fields, API_TOKENS, p->n, &req->tokens, err))
         return false;
     if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {
@@ -899,6 +1044,6 @@ bool validate_request(api_fields *fields, const request_limits *limits,
     }
     /* the memory this needs is checked by the endpoint, which knows how many
      * threads will work on it */
-    return take_labels(fields, API_CONTEXT_TOKENS, p->m, &req->context_tokens,
-                       err);
+    return take_labels(fields, API_CONTEXT_TOKENS, attn_new_keys(p),
+                       &req->context_tokens, err);
 }

@@ -222,22 +222,33 @@ static void compare_with_reference(const api_request *req)
     const attn_problem *p = &req->problem;
     tensor_dtype t = p->dtype;
     size_t seqs = p->batch ? p->batch : 1, h = p->heads;
-    size_t h_kv = attn_kv_heads(p);
+    size_t h_kv = attn_kv_heads(p), m_new = attn_new_keys(p);
     double bq, bk, bv;
     if (p->q) { /* given directly */
         bq = max_abs(p->q, seqs * h * p->n * p->d_k, t);
-        bk = max_abs(p->k, seqs * h_kv * p->m * p->d_k, t);
-        bv = max_abs(p->v, seqs * h_kv * p->m * p->d_v, t);
+        bk = max_abs(p->k, seqs * h_kv * m_new * p->d_k, t);
+        bv = max_abs(p->v, seqs * h_kv * m_new * p->d_v, t);
     } else {
-        double bx = max_abs(p->x, seqs * p->n * p->d, t);
-        double bc =
-            p->context ? max_abs(p->context, seqs * p->m * p->d_c, t) : bx;
+        /* the sinusoidal encoding adds at most 1 to each number */
+        double pe = p->sinusoidal ? 1 : 0;
+        double bx = max_abs(p->x, seqs * p->n * p->d, t) + pe;
+        double bc = p->context
+                        ? max_abs(p->context, seqs * m_new * p->d_c, t) + pe
+                        : bx;
         bq = (double)p->d * bx * max_abs(p->w_q, p->d * h * p->d_k, t) +
              (p->b_q ? max_abs(p->b_q, h * p->d_k, t) : 0);
         bk = (double)p->d_c * bc * max_abs(p->w_k, p->d_c * h_kv * p->d_k, t) +
              (p->b_k ? max_abs(p->b_k, h_kv * p->d_k, t) : 0);
         bv = (double)p->d_c * bc * max_abs(p->w_v, p->d_c * h_kv * p->d_v, t) +
              (p->b_v ? max_abs(p->b_v, h_kv * p->d_v, t) : 0);
+    }
+    if (p->rope_dims) { /* a turned pair's parts grow by at most √2 */
+        bq *= 1.5;
+        bk *= 1.5;
+    }
+    if (p->past) { /* the cache's keys and values are as sent */
+        bk = fmax(bk, max_abs(p->past_k, seqs * h_kv * p->past * p->d_k, t));
+        bv = fmax(bv, max_abs(p->past_v, seqs * h_kv * p->past * p->d_v, t));
     }
     size_t masks = p->mask_per_sequence ? seqs : 1;
     double bias = p->bias ? max_abs(p->bias, masks * p->n * p->m, t) : 0;
@@ -264,6 +275,12 @@ static void compare_with_reference(const api_request *req)
     CHECK(sf == sr, "forward status %d, reference %d", sf, sr);
     if (sf == ATTN_OK) {
         for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+            if (!attn_stage_applies(p, (attn_stage)s)) {
+                CHECK(!fast.stage[s] && !ref.stage[s],
+                      "stage %s computed without its feature",
+                      attn_stage_name(s));
+                continue;
+            }
             CHECK(fast.stage[s] && ref.stage[s], "stage %s missing",
                   attn_stage_name(s));
             size_t count = stage_count(p, s);
@@ -350,17 +367,26 @@ static void compare_requests(const char *which, const api_request *req,
     CHECK(a->batch == b->batch && a->kv_heads == b->kv_heads &&
               a->mask_per_sequence == b->mask_per_sequence,
           "%s and jansson disagree on batch or key/value heads", which);
+    CHECK(a->past == b->past && a->rope_dims == b->rope_dims &&
+              memcmp(&a->rope_base, &b->rope_base, sizeof a->rope_base) == 0 &&
+              a->rope_interleaved == b->rope_interleaved &&
+              a->sinusoidal == b->sinusoidal,
+          "%s and jansson disagree on the cache, RoPE or the encoding", which);
     size_t e = tensor_dtype_size(a->dtype), seqs = a->batch ? a->batch : 1;
     size_t h_kv = attn_kv_heads(a), hq = a->heads * a->d_k;
     size_t hk = h_kv * a->d_k, hv = h_kv * a->d_v, concat = a->heads * a->d_v;
     size_t masks = a->mask_per_sequence ? seqs : 1;
+    size_t m_new = attn_new_keys(a);
     CHECK(same_bytes(a->x, b->x, seqs * a->n * a->d * e), "x differs");
-    CHECK(same_bytes(a->context, b->context, seqs * a->m * a->d_c * e),
+    CHECK(same_bytes(a->context, b->context, seqs * m_new * a->d_c * e),
           "context differs");
     CHECK(same_bytes(a->q, b->q, seqs * a->n * hq * e) &&
-              same_bytes(a->k, b->k, seqs * a->m * hk * e) &&
-              same_bytes(a->v, b->v, seqs * a->m * hv * e),
+              same_bytes(a->k, b->k, seqs * m_new * hk * e) &&
+              same_bytes(a->v, b->v, seqs * m_new * hv * e),
           "q, k or v differ");
+    CHECK(same_bytes(a->past_k, b->past_k, seqs * a->past * hk * e) &&
+              same_bytes(a->past_v, b->past_v, seqs * a->past * hv * e),
+          "past_k or past_v differ");
     CHECK(same_bytes(a->w_q, b->w_q, a->d * hq * e), "w_q differs");
     CHECK(same_bytes(a->w_k, b->w_k, a->d_c * hk * e), "w_k differs");
     CHECK(same_bytes(a->w_v, b->w_v, a->d_c * hv * e), "w_v differs");

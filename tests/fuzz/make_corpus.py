@@ -207,6 +207,32 @@ bad["in_proj_bias_length"] = variant(w_q=None, w_k=None, w_v=None,
                                      in_proj_weight=mat(6, 2),
                                      in_proj_bias=[1, 2])
 bad["out_proj_with_w_o"] = variant(w_o=mat(2, 2), out_proj_weight=mat(2, 2))
+# RoPE, the sinusoidal encoding, a KV cache (drawn after the seeds above)
+valid["rope_half"] = dict(base(3, 4, 2), num_heads=2, rope=True,
+                          positional_encoding="sinusoidal")
+valid["rope_interleaved_dims"] = dict(base(3, 4, 4), num_heads=1,
+                                      rope={"base": 500, "dims": 2,
+                                            "style": "interleaved"})
+valid["kv_cache_step"] = dict(base(1, 4, 2), num_heads=2, num_kv_heads=1,
+                              w_k=mat(4, 2), w_v=mat(4, 2), rope=True,
+                              past_k=stack(1, 3, 2), past_v=stack(1, 3, 2),
+                              positions=[5])
+valid["kv_cache_batch_given"] = {"q": [stack(2, 1, 2)] * 2,
+                                 "k": [stack(2, 1, 2)] * 2,
+                                 "v": [stack(2, 1, 3)] * 2,
+                                 "past_k": [stack(2, 4, 2)] * 2,
+                                 "past_v": [stack(2, 4, 3)] * 2,
+                                 "key_padding": [[False] * 5] * 2,
+                                 "rope": {}}
+bad["rope_dims_odd"] = dict(base(3, 4), rope={"dims": 3})
+bad["rope_unknown_member"] = variant(rope={"theta": 2})
+bad["rope_dims_too_wide"] = variant(rope={"dims": 64})
+bad["encoding_unknown"] = variant(positional_encoding="learned")
+bad["past_v_missing"] = variant(past_k=stack(1, 2, 2))
+bad["past_k_heads"] = variant(past_k=stack(3, 2, 2), past_v=stack(3, 2, 2))
+bad["positions_before_cache"] = variant(past_k=stack(1, 2, 2),
+                                        past_v=stack(1, 2, 2), positions=[1, 2])
+bad["x_pe_without_encoding"] = variant(**{"return": ["x_pe"]})
 
 
 def main():

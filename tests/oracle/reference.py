@@ -9,6 +9,12 @@ causal / boolean / additive masks and key padding hide keys (−∞), a query ro
 with no key left gets all-zero weights, `context` is the key/value source, and
 biases b_q, b_k, b_v, b_o are added after their projections.  Requests here
 are in the lessons' layout: run_oracle.py rewrites them into PyTorch's.
+
+Modern attention, each from its paper or model code: grouped-query heads
+(repeat_interleave), ALiBi (Press et al.), Mistral's sliding window, RoPE
+(RoFormer; Llama's rotate_half or GPT-J's interleaved pairs), the sinusoidal
+encoding of "Attention Is All You Need", and a KV cache (keys after RoPE and
+values of positions 0 … m₀ − 1, the new ones appended).
 """
 import math
 
@@ -36,6 +42,32 @@ def alibi_slopes(n):
     return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
 
 
+def sinusoidal(positions, width):
+    """PE(pos, 2i) = sin(pos / 10000^(2i/width)), PE(pos, 2i+1) = cos(...)."""
+    col = np.arange(width)
+    angle = positions[:, None] / np.power(10000.0, (2 * (col // 2)) / width)
+    return np.where(col % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def rope(t, positions, base, dims, style, dtype):
+    """RoPE on (heads, rows, d_k): the first `dims` components turn in pairs
+    by position · base^(−2i/dims); cos and sin in float64, then the dtype."""
+    inv_freq = np.power(float(base), -np.arange(0, dims, 2) / dims)
+    angle = positions[:, None].astype(np.float64) * inv_freq[None, :]
+    cos, sin = np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
+    out = t.copy()
+    if style == "interleaved":  # RoFormer / GPT-J: (2i, 2i + 1)
+        x1, x2 = t[..., 0:dims:2], t[..., 1:dims:2]
+        out[..., 0:dims:2] = x1 * cos - x2 * sin
+        out[..., 1:dims:2] = x2 * cos + x1 * sin
+    else:  # Llama / GPT-NeoX rotate_half: (i, i + dims/2)
+        half = dims // 2
+        x1, x2 = t[..., :half], t[..., half:dims]
+        out[..., :half] = x1 * cos - x2 * sin
+        out[..., half:dims] = x2 * cos + x1 * sin
+    return out
+
+
 def attention(req):
     """Every stage of the forward pass for a request dict, as NumPy arrays."""
     dtype = np.float32 if req.get("dtype") == "float32" else np.float64
@@ -54,7 +86,27 @@ def attention(req):
     w_k = split_heads(np.asarray(req["w_k"], dtype=dtype), kv_heads)
     w_v = split_heads(np.asarray(req["w_v"], dtype=dtype), kv_heads)
     d_k = w_q.shape[2]
-    n, m = x.shape[0], ctx.shape[0]
+    n, m_new = x.shape[0], ctx.shape[0]
+
+    # positions: queries after the cache's m₀, new keys at theirs (self-
+    # attention) or at context_positions; cached keys at 0 … m₀ − 1
+    past = np.shape(req["past_k"])[1] if "past_k" in req else 0
+    pos_q = np.asarray(req.get("positions", np.arange(past, past + n)),
+                       dtype=np.int64)
+    if "context_positions" in req:
+        pos_new = np.asarray(req["context_positions"], dtype=np.int64)
+    elif "context" not in req and m_new == n:
+        pos_new = pos_q
+    else:
+        pos_new = np.arange(past, past + m_new)
+    pos_k = np.concatenate([np.arange(past), pos_new]).astype(np.int64)
+    m = past + m_new
+    stages = {}
+    if req.get("positional_encoding") == "sinusoidal":
+        x = x + sinusoidal(pos_q, x.shape[1]).astype(dtype)
+        stages["x_pe"] = x
+        ctx = ctx + sinusoidal(pos_new, ctx.shape[1]).astype(dtype) \
+            if "context" in req else x
 
     q = np.stack([x @ w_q[h] for h in range(heads)])          # (h, n, d_k)
     k = np.stack([ctx @ w_k[h] for h in range(kv_heads)])     # (h_kv, m, d_k)
@@ -65,22 +117,27 @@ def attention(req):
         if name in req:
             b = np.asarray(req[name], dtype=dtype).reshape(count, 1, -1)
             stage += b
-    k_rep = np.repeat(k, heads // kv_heads, axis=0)           # (h, m, d_k)
-    v_rep = np.repeat(v, heads // kv_heads, axis=0)           # (h, m, d_v)
-    scores = q @ k_rep.transpose(0, 2, 1)                  # (h, n, m)
+    q_used, k_new = q, k
+    if req.get("rope", False) is not False:
+        spec = req["rope"] if isinstance(req["rope"], dict) else {}
+        args = (spec.get("base", 10000), spec.get("dims", d_k),
+                spec.get("style", "half"), dtype)
+        q_used = stages["q_rope"] = rope(q, pos_q, *args)
+        k_new = stages["k_rope"] = rope(k, pos_new, *args)
+    k_cache, v_cache = k_new, v
+    if past:
+        k_cache = np.concatenate([np.asarray(req["past_k"], dtype=dtype),
+                                  k_new], axis=1)
+        v_cache = np.concatenate([np.asarray(req["past_v"], dtype=dtype), v],
+                                 axis=1)
+    k_rep = np.repeat(k_cache, heads // kv_heads, axis=0)     # (h, m, d_k)
+    v_rep = np.repeat(v_cache, heads // kv_heads, axis=0)     # (h, m, d_v)
+    scores = q_used @ k_rep.transpose(0, 2, 1)             # (h, n, m)
     if "scale" in req:
         scaled = scores * dtype(req["scale"])
     else:
         scaled = scores / np.sqrt(d_k).astype(dtype)
 
-    # positions: queries at p_i, keys at p_j (self-attention: the same)
-    pos_q = np.asarray(req.get("positions", np.arange(n)), dtype=np.int64)
-    if "context_positions" in req:
-        pos_k = np.asarray(req["context_positions"], dtype=np.int64)
-    elif "context" not in req and m == n:
-        pos_k = pos_q
-    else:
-        pos_k = np.arange(m)
     ahead = pos_k[None, :] - pos_q[:, None]                # (n, m) p_j − p_i
     hidden = np.zeros((n, m), dtype=bool)
     if req.get("causal"):
@@ -117,7 +174,8 @@ def attention(req):
         else concat
     if "b_o" in req:
         output = output + np.asarray(req["b_o"], dtype=dtype)
-    return {"q": q, "k": k, "v": v, "scores": scores,
+    return {**stages, "q": q, "k": k, "v": v, "k_cache": k_cache,
+            "v_cache": v_cache, "scores": scores,
             "scaled_scores": scaled, "masked_scores": masked,
             "weights": weights, "head_outputs": head_outputs,
             "concat": concat, "output": output}

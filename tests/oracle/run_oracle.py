@@ -27,6 +27,13 @@ each sequence computed alone, stacked.  Another third sends NumPy's own q,
 k and v of the request directly (as scaled_dot_product_attention takes
 them), with its masks, causal flag and scale, and compares every stage from
 the scores on.
+
+Requests from index MODERN_FROM on add, on top of all that, what today's
+models use: RoPE (either style, random base, dims up to d_k) in three of
+four, the sinusoidal encoding in every third that carries x, and a KV cache
+(past_k and past_v of 1-20 positions, masks and padding widened to cover
+them, positions after them) in every other one; their stages (x_pe, q_rope,
+k_rope, k_cache, v_cache) are compared too.
 """
 import argparse
 import base64
@@ -37,16 +44,20 @@ import numpy as np
 from reference import attention, from_wire, relative_error
 from serverproc import Server, default_server
 
-STAGES = ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
+STAGES = ["q", "k", "v", "k_cache", "v_cache", "scores", "scaled_scores", "masked_scores",
           "weights", "head_outputs", "concat", "output"]
-FUSED_STAGES = ["q", "k", "v", "head_outputs", "concat", "output"]
+FUSED_STAGES = ["q", "k", "v", "k_cache", "v_cache", "head_outputs",
+                "concat", "output"]
 TOLERANCE = {"float64": 1e-12, "float32": 1e-5}
 # requests before this index are the lessons' own forms only
 PARITY_FROM = 240
+# requests from this index on also carry RoPE, the sinusoidal encoding and a
+# KV cache
+MODERN_FROM = 480
 TENSORS = ("x", "context", "w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v",
            "b_o", "in_proj_weight", "in_proj_bias", "q_proj_weight",
            "k_proj_weight", "v_proj_weight", "out_proj_weight",
-           "out_proj_bias", "q", "k", "v")
+           "out_proj_bias", "q", "k", "v", "past_k", "past_v")
 
 
 def as_list(a, dtype):
@@ -172,6 +183,54 @@ def add_positional(rng, req, i):
         req["alibi_slopes"] = rng.uniform(0.01, 1, size=heads).tolist()
 
 
+def head_widths(req):
+    """(d_k, d_v) of a lesson-layout request."""
+    heads, kv_heads = heads_of(req)
+    w_q, w_v = np.asarray(req["w_q"]), np.asarray(req["w_v"])
+    d_k = w_q.shape[2] if w_q.ndim == 3 else w_q.shape[1] // heads
+    d_v = w_v.shape[2] if w_v.ndim == 3 else w_v.shape[1] // kv_heads
+    return d_k, d_v
+
+
+def add_modern(rng, req, i):
+    """RoPE, the sinusoidal encoding and a KV cache (see the docstring)."""
+    npdt = np.float32 if req["dtype"] == "float32" else np.float64
+    _, kv_heads = heads_of(req)
+    d_k, d_v = head_widths(req)
+    extra = []
+    if i % 4 != 3 and d_k >= 2:
+        spec = {}
+        if i % 2:
+            spec["style"] = "interleaved"
+        if d_k % 2 or i % 3 == 0:
+            spec["dims"] = 2 * int(rng.integers(1, d_k // 2 + 1))
+        if i % 5 < 2:
+            spec["base"] = float(rng.choice([500.0, rng.uniform(2, 1e5)]))
+        req["rope"] = spec if spec or i % 7 else True
+        extra += ["q_rope", "k_rope"]
+    if i % 3 != 1:  # given q, k and v come without x to encode
+        req["positional_encoding"] = "sinusoidal"
+        extra.append("x_pe")
+    if i % 2 == 0:
+        past = int(rng.integers(1, 21))
+        req["past_k"] = as_list(rng.normal(size=(kv_heads, past, d_k)), npdt)
+        req["past_v"] = as_list(rng.normal(size=(kv_heads, past, d_v)), npdt)
+        for name in ("positions", "context_positions"):
+            if name in req:
+                req[name] = [p + past for p in req[name]]
+        if "mask" in req:
+            mask = np.asarray(req["mask"])
+            cols = rng.random((mask.shape[0], past)) > 0.3 \
+                if mask.dtype == bool else rng.normal(size=(mask.shape[0], past))
+            wide = np.concatenate([cols, mask], axis=1)
+            req["mask"] = wide.tolist() if mask.dtype == bool \
+                else as_list(wide, npdt)
+        if "key_padding" in req:
+            req["key_padding"] = (rng.random(past) > 0.7).tolist() + \
+                req["key_padding"]
+    req["return"] = req["return"] + extra
+
+
 def add_biases(rng, req, i):
     """Biases on the lesson-layout request: vectors, or per-head stacks."""
     npdt = np.float32 if req["dtype"] == "float32" else np.float64
@@ -199,6 +258,11 @@ def batch_of(rng, req, i):
     if "context" in req:
         m, d_c = np.shape(req["context"])
         out["context"] = as_list(rng.normal(size=(batch, m, d_c)), npdt)
+    if "past_k" in req:  # a cache per sequence, before its keys
+        for name in ("past_k", "past_v"):
+            shape = (batch,) + np.shape(req[name])
+            out[name] = as_list(rng.normal(size=shape), npdt)
+        m += np.shape(req["past_k"])[1]
     # sequences padded to different lengths: each hides its own tail
     lengths = rng.integers(1, m + 1, size=batch)
     padding = np.arange(m)[None, :] >= lengths[:, None]
@@ -212,8 +276,9 @@ def batch_of(rng, req, i):
     sequences = []
     for b in range(batch):
         one = dict(out, x=out["x"][b], key_padding=out["key_padding"][b])
-        if "context" in out:
-            one["context"] = out["context"][b]
+        for name in ("context", "past_k", "past_v"):
+            if name in out:
+                one[name] = out[name][b]
         if "mask" in out and np.ndim(out["mask"]) == 3:
             one["mask"] = out["mask"][b]
         sequences.append(one)
@@ -228,7 +293,7 @@ def reference_of(sequences):
 
 GIVEN_KEEP = ("dtype", "scale", "causal", "mask", "key_padding", "num_heads",
               "tokens", "positions", "context_positions", "window", "alibi",
-              "alibi_slopes")
+              "alibi_slopes", "rope", "past_k", "past_v")
 
 
 def given_form(req):
@@ -297,6 +362,8 @@ def main():
                 add_biases(rng, req, i)
                 if i % 5 == 2:
                     add_positional(rng, req, i)
+                if i >= MODERN_FROM:
+                    add_modern(rng, req, i)
                 if i % 3 == 0:
                     req, sequences = batch_of(rng, req, i)
                 if i % 3 == 1:

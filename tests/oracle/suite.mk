@@ -1,13 +1,15 @@
 # tests/oracle - random problems against a NumPy reference of every stage
 # (the lessons' forms, then biases and PyTorch's layout and state_dict
-# names), and torch.nn.MultiheadAttention itself as a second oracle.
+# names, then RoPE, the sinusoidal encoding and a KV cache),
+# torch.nn.MultiheadAttention itself as a second oracle, and decoding token
+# by token with the cache against one causal request.
 #   make test-oracle
 TEST_SUITES += test-oracle
 DEB_TEST    += python3-numpy python3-torch
 
-# the whole oracle: the lessons' forms, then as many with PyTorch's (tests/arch
-# runs it too, on other CPUs)
-ORACLE_REQUESTS := 480
+# the whole oracle: 240 of the lessons' forms, 240 with PyTorch's, 200 with
+# modern attention (tests/arch runs it too, on other CPUs)
+ORACLE_REQUESTS := 680
 
 .PHONY: test-oracle
 
@@ -15,3 +17,4 @@ test-oracle: $(SERVER_BIN)
 	$(PYTHON) tests/oracle/run_oracle.py --server $(SERVER_BIN) \
 	  --requests $(ORACLE_REQUESTS)
 	$(PYTHON) tests/oracle/torch_parity.py --server $(SERVER_BIN) --cases 80
+	$(PYTHON) tests/oracle/decode_steps.py --server $(SERVER_BIN) --cases 24

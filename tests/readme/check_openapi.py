@@ -94,6 +94,76 @@ def leaf_types(schemas, prop):
     return {prop.get("type", "any")}
 
 
+def compare_field(schemas, table, f, prop, where):
+    """One row of the table against its property (an object's members
+    against the object form's properties)."""
+    failures = []
+    p = resolve(schemas, prop)
+    kind = f["kind"]
+    if kind == "tensor":
+        # a tensor may also come as a BinaryTensor object: only its
+        # nested-array form is compared
+        depths = array_depths(schemas, prop) - {0}
+        want = set(range(f["min_rank"], f["max_rank"] + 1))
+        leaves = leaf_types(schemas, prop) - {"object"}
+        want_leaves = {"number": {"number"}, "boolean": {"boolean"},
+                       "either": {"number", "boolean"}}[f["leaf"]]
+        if depths != want:
+            failures.append(f"{where}: spec nests {sorted(depths)} deep, "
+                            f"the table allows ranks {sorted(want)}")
+        if leaves != want_leaves:
+            failures.append(f"{where}: spec leaves {sorted(leaves)}, "
+                            f"table {sorted(want_leaves)}")
+    elif kind == "integer":
+        if p.get("type") != "integer" or p.get("minimum") != f["minimum"]:
+            failures.append(f"{where}: spec {p.get('type')} minimum "
+                            f"{p.get('minimum')}, table integer minimum "
+                            f"{f['minimum']}")
+    elif kind == "number":
+        positive = p.get("minimum") == 0 and bool(p.get("exclusiveMinimum"))
+        if p.get("type") != "number" or positive != f["positive"]:
+            failures.append(f"{where}: spec {p.get('type')}, table number"
+                            f" (positive: {f['positive']})")
+    elif kind == "boolean":
+        if p.get("type") != "boolean":
+            failures.append(f"{where}: spec {p.get('type')}, table boolean")
+    elif kind == "enum":
+        if p.get("type") != "string" or p.get("enum") != f["choices"]:
+            failures.append(f"{where}: spec {p.get('enum')}, table "
+                            f"{f['choices']}")
+    elif kind == "stages":
+        items = resolve(schemas, p.get("items", {}))
+        if p.get("type") != "array" or items.get("enum") != table["stages"]:
+            failures.append(f"{where}: spec is not an array of StageName")
+    elif kind == "labels":
+        items = resolve(schemas, p.get("items", {}))
+        if p.get("type") != "array" or items.get("type") != "string":
+            failures.append(f"{where}: spec is not an array of strings")
+    elif kind == "object":
+        # true, false, or an object of exactly the table's members
+        forms = [resolve(schemas, part) for part in p.get("oneOf", [])]
+        types = sorted(form.get("type", "any") for form in forms)
+        obj = next((form for form in forms if form.get("type") == "object"),
+                   {})
+        members = obj.get("properties", {})
+        if types != ["boolean", "object"] or \
+                obj.get("additionalProperties") is not False:
+            failures.append(f"{where}: spec is not oneOf a boolean and a "
+                            f"closed object")
+        names = [m["name"] for m in f["members"]]
+        if list(members) != names:
+            failures.append(f"{where}: spec members {list(members)}, table "
+                            f"{names}")
+        for m in f["members"]:
+            if m["name"] in members:
+                failures += compare_field(schemas, table, m,
+                                          members[m["name"]],
+                                          f"{where}.{m['name']}")
+    else:
+        failures.append(f"{where}: kind {kind} is not compared")
+    return failures
+
+
 def compare_fields(schemas, table):
     """The server's field table against AttentionRequest, field by field."""
     failures = []
@@ -112,51 +182,9 @@ def compare_fields(schemas, table):
         failures.append(f"StageName {stages.get('enum')} vs the core's "
                         f"{table['stages']}")
     for f in table["fields"]:
-        if f["name"] not in props:
-            continue
-        p = resolve(schemas, props[f["name"]])
-        kind, where = f["kind"], f"field {f['name']}"
-        if kind == "tensor":
-            # a tensor may also come as a BinaryTensor object: only its
-            # nested-array form is compared
-            depths = array_depths(schemas, props[f["name"]]) - {0}
-            want = set(range(f["min_rank"], f["max_rank"] + 1))
-            leaves = leaf_types(schemas, props[f["name"]]) - {"object"}
-            want_leaves = {"number": {"number"}, "boolean": {"boolean"},
-                           "either": {"number", "boolean"}}[f["leaf"]]
-            if depths != want:
-                failures.append(f"{where}: spec nests {sorted(depths)} deep, "
-                                f"the table allows ranks {sorted(want)}")
-            if leaves != want_leaves:
-                failures.append(f"{where}: spec leaves {sorted(leaves)}, "
-                                f"table {sorted(want_leaves)}")
-        elif kind == "integer":
-            if p.get("type") != "integer" or p.get("minimum") != f["minimum"]:
-                failures.append(f"{where}: spec {p.get('type')} minimum "
-                                f"{p.get('minimum')}, table integer minimum "
-                                f"{f['minimum']}")
-        elif kind == "number":
-            positive = p.get("minimum") == 0 and bool(p.get("exclusiveMinimum"))
-            if p.get("type") != "number" or positive != f["positive"]:
-                failures.append(f"{where}: spec {p.get('type')}, table number"
-                                f" (positive: {f['positive']})")
-        elif kind == "boolean":
-            if p.get("type") != "boolean":
-                failures.append(f"{where}: spec {p.get('type')}, table boolean")
-        elif kind == "enum":
-            if p.get("type") != "string" or p.get("enum") != f["choices"]:
-                failures.append(f"{where}: spec {p.get('enum')}, table "
-                                f"{f['choices']}")
-        elif kind == "stages":
-            items = resolve(schemas, p.get("items", {}))
-            if p.get("type") != "array" or items.get("enum") != table["stages"]:
-                failures.append(f"{where}: spec is not an array of StageName")
-        elif kind == "labels":
-            items = resolve(schemas, p.get("items", {}))
-            if p.get("type") != "array" or items.get("type") != "string":
-                failures.append(f"{where}: spec is not an array of strings")
-        else:
-            failures.append(f"{where}: kind {kind} is not compared")
+        if f["name"] in props:
+            failures += compare_field(schemas, table, f, props[f["name"]],
+                                      f"field {f['name']}")
     return failures
 
 

@@ -270,6 +270,53 @@ static const rejection rejections[] = {
      "shape_mismatch", "/alibi_slopes"},
     {"{\"x\":[[1,2]],\"alibi\":true,\"alibi_slopes\":[1]," VALID_TAIL "}", 400,
      "conflicting_fields", "/alibi_slopes"},
+/* RoPE, the sinusoidal encoding, a KV cache (d_k = d_v = 4 here) */
+#define PAST1 "[[[1,2,3,4]]]"
+#define PAST2 "[[[1,2,3,4],[5,6,7,8]]]"
+    {"{\"x\":[[1,2]],\"rope\":1," VALID_TAIL "}", 400, "invalid_rope", "/rope"},
+    {"{\"x\":[[1,2]],\"rope\":{\"theta\":2}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/theta"},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":6}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":3}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":2.5}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"base\":0}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/base"},
+    {"{\"x\":[[1,2]],\"rope\":{\"style\":\"neox\"}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/style"},
+    {"{\"x\":[[1,2,3]],\"rope\":true,\"w_q\":[[1],[1],[1]],"
+     "\"w_k\":[[1],[1],[1]],\"w_v\":[[1],[1],[1]]}",
+     400, "invalid_rope", "/rope"},
+    {"{\"x\":[[1,2]],\"positional_encoding\":\"learned\"," VALID_TAIL "}", 400,
+     "invalid_positional_encoding", "/positional_encoding"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],"
+     "\"positional_encoding\":\"sinusoidal\"}",
+     400, "conflicting_fields", "/positional_encoding"},
+    {"{\"x\":[[1,2]],\"return\":[\"q_rope\"]," VALID_TAIL "}", 400,
+     "invalid_return", "/return"},
+    {"{\"x\":[[1,2]],\"return\":[\"x_pe\"]," VALID_TAIL "}", 400,
+     "invalid_return", "/return"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 "," VALID_TAIL "}", 400,
+     "missing_field", "/past_v"},
+    {"{\"x\":[[1,2]],\"past_k\":[[[1,2,3,4]],[[1,2,3,4]]],"
+     "\"past_v\":[[[1,2,3,4]],[[1,2,3,4]]]," VALID_TAIL "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":[[[1,2,3]]],\"past_v\":" PAST1 "," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 ",\"past_v\":" PAST2 "," VALID_TAIL "}",
+     400, "shape_mismatch", "/past_v"},
+    {"{\"x\":[[[1,2]]],\"past_k\":" PAST1 ",\"past_v\":" PAST1 "," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST2 ",\"past_v\":" PAST2
+     ",\"positions\":[1]," VALID_TAIL "}",
+     400, "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 ",\"past_v\":" PAST1
+     ",\"key_padding\":[false]," VALID_TAIL "}",
+     400, "shape_mismatch", "/key_padding"},
     /* a field name too long for a pointer: no truncated pointer */
     {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
      ""},
