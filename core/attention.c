@@ -10,6 +10,7 @@
 
 #include <assert.h>
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -24,6 +25,11 @@
 /* Keys per tile of the fused pass: a 128 × 512 tile of float scores (256 KiB)
  * stays in L2 beside the K and V rows it is made from. */
 #define ATTN_KEY_BLOCK 512
+/* Keys a sliding window or causal may cut from either end of a key block at
+ * a time: a whole number of the scores kernel's tiles (16 or 32 keys) and
+ * fine enough that a window of 256 wastes less than a quarter of its work
+ * on keys it hides. */
+#define ATTN_SKIP_GRAIN 64
 /* Below this many multiply-adds (about 50 µs of work) a forward pass runs on
  * the calling thread alone: waking a helper costs more than it saves, and a
  * lesson-sized request needs a few thousand. */

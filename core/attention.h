@@ -99,7 +99,8 @@ typedef struct {
     const int64_t *positions;
     const int64_t *context_positions;
     /* Sliding window: key j is hidden from query i when |p_i − p_j| ≥ window
-     * (with causal, p_i − window < p_j ≤ p_i); 0: no window. */
+     * (with causal, p_i − window < p_j ≤ p_i); 0: no window.  At most
+     * 2^62 (the passes compare it with differences of int64_t positions). */
     size_t window;
     /* ALiBi: −slope[h] · |p_i − p_j| added to head h's scaled scores, or
      * NULL (Press et al. 2022, "Train Short, Test Long"). */

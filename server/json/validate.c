@@ -895,7 +895,13 @@ static bool take_positional(api_fields *fields, api_request *req,
     p->positions = req->positions;
     p->context_positions = req->context_positions;
     const schema_value *window = &fields->value[API_WINDOW];
-    p->window = window->present ? (size_t)window->number : 0;
+    /* a window wider than any distance between positions hides nothing
+     * more: it is kept at 2^53 + 1, which the core's int64_t arithmetic
+     * holds */
+    p->window = !window->present ? 0
+                : window->number > VALIDATE_MAX_POSITION
+                    ? (size_t)VALIDATE_MAX_POSITION + 1
+                    : (size_t)window->number;
 
     bool paper =
         fields->value[API_ALIBI].present && fields->value[API_ALIBI].boolean;

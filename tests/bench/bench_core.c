@@ -14,6 +14,12 @@
  *       back to back; the answer holds their total seconds and a checksum of
  *       the last output, so the driver can check every contestant computed
  *       the same numbers.
+ *   variant DTYPE N D H H_KV ROPE ALIBI WINDOW CAUSAL THREADS CALLS
+ *       the same problem (W_k, W_v (D, H_KV·D/H) with H_KV key/value heads)
+ *       with modern attention switched on: RoPE over all of d_k (ROPE 1),
+ *       ALiBi with the paper's slopes for 8 heads (ALIBI 1), a sliding
+ *       WINDOW (0: none), CAUSAL; no stage but the output, so the fused
+ *       pass runs.  The answer as for attn.
  *   gemm DTYPE SIZE THREADS CALLS
  *       C (S, S) = A (S, S) @ B (S, S) through OpenBLAS with THREADS BLAS
  *       threads, the rate the machine reaches at all.
@@ -190,6 +196,87 @@ done:
         free(w[i]);
 }
 
+/* What `variant` switches on beside the plain problem. */
+typedef struct {
+    size_t kv_heads, window;
+    int rope, alibi, causal;
+} bench_variant;
+
+static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
+                        bench_variant v, size_t threads, long calls)
+{
+    tensor_dtype dtype;
+    size_t h_kv = v.kv_heads ? v.kv_heads : h;
+    if (parse_dtype(dtype_name, &dtype) != 0 || h == 0 || d % h != 0 ||
+        h % h_kv != 0 || threads == 0 || threads > BENCH_MAX_THREADS ||
+        calls < 1 || h > 64) {
+        printf("{\"error\":\"bad variant command\"}\n");
+        return;
+    }
+    size_t d_k = d / h;
+    double w_amp = 1.0 / sqrt((double)d);
+    void *x = make_tensor(dtype, n * d, SEED_X, 1.0);
+    void *w_q = make_tensor(dtype, d * d, SEED_WQ, w_amp);
+    void *w_k = make_tensor(dtype, d * h_kv * d_k, SEED_WK, w_amp);
+    void *w_v = make_tensor(dtype, d * h_kv * d_k, SEED_WV, w_amp);
+    void *w_o = make_tensor(dtype, d * d, SEED_WO, w_amp);
+    pool *workers = pool_for(threads);
+    double slopes[64];
+    for (size_t k = 0; k < h; k++) /* the paper's slopes for 8 heads */
+        slopes[k] = pow(2.0, -8.0 * (double)(k % 8 + 1) / 8.0);
+    attn_result r = {0};
+    attn_status st = ATTN_ERR_NOMEM;
+    double seconds = 0;
+    if (x && w_q && w_k && w_v && w_o && (threads == 1 || workers)) {
+        attn_problem p = {
+            .dtype = dtype,
+            .n = n,
+            .m = n,
+            .d = d,
+            .d_c = d,
+            .heads = h,
+            .kv_heads = v.kv_heads,
+            .d_k = d_k,
+            .d_v = d_k,
+            .d_out = d,
+            .x = x,
+            .w_q = w_q,
+            .w_k = w_k,
+            .w_v = w_v,
+            .w_o = w_o,
+            .causal = v.causal,
+            .window = v.window,
+            .alibi_slopes = v.alibi ? slopes : NULL,
+            .rope_dims = v.rope ? d_k / 2 * 2 : 0,
+            .rope_base = 10000,
+        };
+        double start = now_seconds();
+        st = ATTN_OK;
+        for (long c = 0; c < calls && st == ATTN_OK; c++) {
+            attn_result_free(&r);
+            st = attn_forward(workers, &p, 0, &r);
+        }
+        seconds = now_seconds() - start;
+    }
+    if (st != ATTN_OK) {
+        printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
+    } else {
+        double sum = 0;
+        for (size_t i = 0; i < n * d; i++)
+            sum += dtype == TENSOR_FLOAT32
+                       ? ((float *)r.stage[ATTN_OUTPUT])[i]
+                       : ((double *)r.stage[ATTN_OUTPUT])[i];
+        printf("{\"seconds\":%.9g,\"calls\":%ld,\"sum\":%.17g}\n", seconds,
+               calls, sum);
+    }
+    attn_result_free(&r);
+    free(x);
+    free(w_q);
+    free(w_k);
+    free(w_v);
+    free(w_o);
+}
+
 static void cmd_gemm(const char *dtype_name, size_t size, size_t threads,
                      long calls)
 {
@@ -243,9 +330,15 @@ int main(int argc, char **argv)
         size_t n, d, h, threads;
         int weights;
         long calls;
+        bench_variant v;
         if (sscanf(line, "attn %15s %zu %zu %zu %zu %d %ld", dtype, &n, &d, &h,
                    &threads, &weights, &calls) == 7)
             cmd_attn(dtype, n, d, h, threads, weights, calls);
+        else if (sscanf(line,
+                        "variant %15s %zu %zu %zu %zu %d %d %zu %d %zu %ld",
+                        dtype, &n, &d, &h, &v.kv_heads, &v.rope, &v.alibi,
+                        &v.window, &v.causal, &threads, &calls) == 11)
+            cmd_variant(dtype, n, d, h, v, threads, calls);
         else if (sscanf(line, "gemm %15s %zu %zu %ld", dtype, &n, &threads,
                         &calls) == 4)
             cmd_gemm(dtype, n, threads, calls);

@@ -5,7 +5,8 @@
 #                           (PROFILE_BODY=n16 for the n=16, d=64 request)
 #   make test-bench-smoke   every part for a second or two (in `make test`):
 #                           the harness must not rot
-# The table goes to stdout and to $(BUILD)/bench/report.md.
+# The table goes to stdout and to $(BUILD)/bench/report.md; modern
+# attention's rows (tests/bench/bench_variants.py) to variants.md beside it.
 
 BENCH_DIR  := $(BUILD)/bench
 BENCH_CORE := $(BENCH_DIR)/bench_core
@@ -36,6 +37,8 @@ bench: deps-bench $(SERVER_BIN) $(BENCH_CORE)
 	$(BENCH_RUN) --out $(BENCH_DIR)/report.md \
 	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(BENCH_ARGS)
+	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) \
+	  --out $(BENCH_DIR)/variants.md
 
 bench-profile: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
@@ -45,3 +48,4 @@ test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE)
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
+	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick

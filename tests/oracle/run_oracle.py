@@ -32,7 +32,8 @@ Requests from index MODERN_FROM on add, on top of all that, what today's
 models use: RoPE (either style, random base, dims up to d_k) in three of
 four, the sinusoidal encoding in every third that carries x, and a KV cache
 (past_k and past_v of 1-20 positions, masks and padding widened to cover
-them, positions after them) in every other one; their stages (x_pe, q_rope,
+them, positions after them) in every other one, and a window (with or
+without causal) in some of the fused ones; their stages (x_pe, q_rope,
 k_rope, k_cache, v_cache) are compared too.
 """
 import argparse
@@ -208,6 +209,9 @@ def add_modern(rng, req, i):
             spec["base"] = float(rng.choice([500.0, rng.uniform(2, 1e5)]))
         req["rope"] = spec if spec or i % 7 else True
         extra += ["q_rope", "k_rope"]
+    if i % 5 == 4 and i % 3 == 0:  # a window in the fused pass, which
+        req["window"] = int(rng.integers(1, 40))  # skips the keys it hides
+        req["causal"] = i % 2 == 0
     if i % 3 != 1:  # given q, k and v come without x to encode
         req["positional_encoding"] = "sinusoidal"
         extra.append("x_pe")

@@ -138,7 +138,9 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
             pad[j] = uniform() > 0.5;
         p->key_padding = rp->buffers[8] = pad;
     }
-    if (seed % 5 == 3) { /* positions with gaps and repeats, a window */
+    if (seed % 5 == 3) /* a window, over positions 0, 1, ... or given */
+        p->window = 1 + seed % 9;
+    if (seed % 10 == 8) { /* positions with gaps and repeats */
         int64_t *pos = malloc(p->n * sizeof *pos), *kpos = NULL;
         for (size_t i = 0; i < p->n; i++)
             pos[i] = (int64_t)(i * 2 - (i % 3 == 2)) + 5;
@@ -149,7 +151,6 @@ static void make_random_problem(random_problem *rp, tensor_dtype dtype,
                 kpos[j] = (int64_t)(j + p->past);
             p->context_positions = rp->buffers[14] = kpos;
         }
-        p->window = 1 + seed % 9;
     }
     if (seed % 6 == 1) { /* ALiBi: one slope per head */
         double *slopes = malloc(p->heads * sizeof *slopes);
@@ -705,6 +706,69 @@ static void grouped_heads_equal_repeated_key_value_heads(void **state)
     }
 }
 
+/* The fused pass skips the keys a window (and causal) hide from a whole
+ * block of queries, ATTN_SKIP_GRAIN keys at a time: at every width around
+ * its grains and blocks, with and without causal, over positions 0, 1, ...
+ * and over a KV cache, it gives the reference's output. */
+static void a_window_skips_only_the_keys_it_hides(void **state)
+{
+    (void)state;
+    static const size_t windows[] = {1,   2,   3,   63,  64,  65,  127,
+                                     128, 129, 255, 256, 511, 512, 513};
+    random_problem rp;
+    make_random_problem(&rp, TENSOR_FLOAT64, 2);
+    attn_problem p = rp.p;
+    p.n = 600; /* 5 blocks of queries, 2 blocks of keys */
+    p.d = 4;
+    p.heads = 2;
+    p.kv_heads = 0;
+    p.d_k = p.d_v = 3;
+    p.w_o = p.b_q = p.b_k = p.b_v = p.b_o = NULL;
+    p.allow = NULL;
+    p.bias = NULL;
+    p.key_padding = NULL;
+    p.positions = p.context_positions = NULL;
+    p.alibi_slopes = NULL;
+    p.rope_dims = 0;
+    p.sinusoidal = false;
+    void *x = random_tensor(p.dtype, p.n * p.d);
+    void *w = random_tensor(p.dtype, p.d * p.heads * p.d_k);
+    void *past_k = random_tensor(p.dtype, p.heads * 70 * p.d_k);
+    void *past_v = random_tensor(p.dtype, p.heads * 70 * p.d_v);
+    p.x = x;
+    p.w_q = p.w_k = p.w_v = w;
+    unsigned output = ATTN_WANT(ATTN_OUTPUT);
+    for (size_t cached = 0; cached < 2; cached++)
+        for (size_t w_i = 0; w_i < sizeof windows / sizeof *windows; w_i++)
+            for (int causal = 0; causal < 2; causal++) {
+                p.past = cached ? 70 : 0;
+                p.past_k = cached ? past_k : NULL;
+                p.past_v = cached ? past_v : NULL;
+                p.m = p.n + p.past;
+                p.window = windows[w_i];
+                p.causal = causal;
+                attn_result fast, ref;
+                assert_int_equal(attn_forward(NULL, &p, output, &fast),
+                                 ATTN_OK);
+                assert_int_equal(attn_forward_reference(&p, output, &ref),
+                                 ATTN_OK);
+                double err =
+                    relative_error(&p, ATTN_OUTPUT, fast.stage[ATTN_OUTPUT],
+                                   ref.stage[ATTN_OUTPUT]);
+                if (err > 1e-12)
+                    fail_msg("window %zu, causal %d, cache %zu: relative "
+                             "error %g",
+                             p.window, causal, p.past, err);
+                attn_result_free(&fast);
+                attn_result_free(&ref);
+            }
+    free(x);
+    free(w);
+    free(past_k);
+    free(past_v);
+    free_random_problem(&rp);
+}
+
 static void absurd_shapes_overflow_to_size_max(void **state)
 {
     (void)state;
@@ -840,6 +904,7 @@ int main(void)
         cmocka_unit_test(key_padding_hides_keys_from_every_query),
         cmocka_unit_test(overflowing_scores_are_reported_not_returned),
         cmocka_unit_test(shapes_follow_the_lesson_002_example),
+        cmocka_unit_test(a_window_skips_only_the_keys_it_hides),
         cmocka_unit_test(absurd_shapes_overflow_to_size_max),
         cmocka_unit_test(vector_exp_is_within_two_ulp_of_libm),
         cmocka_unit_test(row_max_is_the_largest_element_and_skips_nan),

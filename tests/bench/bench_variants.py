@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Modern attention in the core, beside the plain pass and PyTorch.
+
+    bench_variants.py --bench-core build/bench/bench_core [--rounds 3]
+                      [--quick] [--out FILE]
+
+Part A, at (n, d, h) = (1024, 512, 8), float32, one thread: the plain fused
+pass, then causal, a sliding window of 256, ALiBi, RoPE, grouped-query heads
+(h_kv = 2) and all of them at once, each as bench_core.c's `variant` command;
+beside each, torch.nn.MultiheadAttention (one thread) where it has an
+equivalent (an attention mask: causal and the window as boolean masks, ALiBi
+as an additive (h, n, n) one; PyTorch 1.13 has no rotary embedding nor
+grouped-query heads).  Part B, the two targets of the fast path:
+  - grouped-query heads, h = 16, h_kv = 4 at n = 1024, d = 2048: at least
+    1.3x faster than h_kv = 16 (K and V are a quarter as wide);
+  - a window of 256 at n = 8192, d = 512, h = 8: at most 1/6 of the time
+    without one (key blocks the window hides are skipped).
+Every figure is the median of --rounds interleaved rounds; each target line
+says "met" or "not met".  --quick runs tiny sizes once (the smoke test: the
+commands work, the script does not rot).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+class Core:
+    """bench_core.c, driven line by line."""
+
+    def __init__(self, binary):
+        self.proc = subprocess.Popen([binary], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def variant(self, n, d, h, kv=0, rope=0, alibi=0, window=0, causal=0):
+        self.proc.stdin.write(f"variant float32 {n} {d} {h} {kv} {rope} "
+                              f"{alibi} {window} {causal} 1 1\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        if "error" in answer:
+            sys.exit(f"bench_core: {answer['error']}")
+        return answer["seconds"]
+
+    def close(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def alibi_slopes(h):
+    """The paper's slopes for 8 heads, repeated (bench_core.c's)."""
+    return np.array([2.0 ** (-8.0 * (k % 8 + 1) / 8) for k in range(h)])
+
+
+class Torch:
+    """nn.MultiheadAttention (no biases), one thread, with an attention
+    mask standing for the variant."""
+
+    def __init__(self):
+        import torch
+        self.torch = torch
+        torch.set_num_threads(1)
+
+    def time(self, n, d, h, mask_kind, window=0):
+        torch = self.torch
+        mha = torch.nn.MultiheadAttention(d, h, bias=False)
+        x = torch.randn(n, 1, d)
+        pos = torch.arange(n)
+        ahead = pos[None, :] - pos[:, None]  # (n, n) p_j − p_i
+        mask = None
+        if mask_kind == "causal":
+            mask = ahead > 0  # True: may not attend
+        elif mask_kind == "window":
+            mask = ahead.abs() >= window
+        elif mask_kind == "alibi":
+            slopes = torch.tensor(alibi_slopes(h), dtype=torch.float32)
+            mask = -slopes[:, None, None] * ahead.abs()[None].float()
+        with torch.no_grad():
+            start = time.perf_counter()
+            mha(x, x, x, attn_mask=mask, need_weights=False)
+            return time.perf_counter() - start
+
+
+# (name, bench_core variant arguments, PyTorch's mask or None)
+def part_a(n, d, h):
+    return [
+        ("plain", dict(), "none"),
+        ("causal", dict(causal=1), "causal"),
+        ("window 256", dict(window=256), "window"),
+        ("ALiBi", dict(alibi=1), "alibi"),
+        ("RoPE", dict(rope=1), None),
+        ("grouped-query, h_kv = 2", dict(kv=2), None),
+        ("causal + window + ALiBi + RoPE + h_kv = 2",
+         dict(causal=1, window=256, alibi=1, rope=1, kv=2), None),
+    ]
+
+
+def median_rounds(rounds, jobs):
+    """Runs every job once to warm up, then once per round, interleaved;
+    medians by job."""
+    for job in jobs:
+        job()
+    times = [[] for _ in jobs]
+    for _ in range(rounds):
+        for i, job in enumerate(jobs):
+            times[i].append(job())
+    return [statistics.median(t) for t in times]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench-core", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rounds = 1 if args.quick else args.rounds
+    n, d, h = (64, 64, 8) if args.quick else (1024, 512, 8)
+    core, torch = Core(args.bench_core), Torch()
+    lines = ["## Modern attention in the core (float32, one thread)", "",
+             f"Part A: (n, d, h) = ({n}, {d}, {h}); medians of {rounds} "
+             f"interleaved rounds, printed by `{' '.join(sys.argv)}`.", "",
+             "| variant | ours (ms) | vs plain | PyTorch MHA (ms) | "
+             "PyTorch / ours |", "|---|---|---|---|---|"]
+    rows = part_a(n, d, h)
+    jobs = []
+    for _, kw, mask in rows:
+        jobs.append(lambda kw=kw: core.variant(n, d, h, **kw))
+        if mask:
+            jobs.append(lambda mask=mask: torch.time(n, d, h, mask, 256))
+    medians = iter(median_rounds(rounds, jobs))
+    plain = None
+    for name, _, mask in rows:
+        ours = next(medians)
+        plain = plain or ours
+        theirs = next(medians) if mask else None
+        lines.append(
+            f"| {name} | {ours * 1e3:.1f} | {ours / plain:.2f}x | "
+            + (f"{theirs * 1e3:.1f} | {theirs / ours:.2f}x |" if theirs
+               else "no equivalent | |"))
+
+    # part B: the fast path's two targets
+    gqa = (128, 256, 16) if args.quick else (1024, 2048, 16)
+    win = (1024, 64, 8) if args.quick else (8192, 512, 8)
+    full_kv, grouped, no_window, window = median_rounds(rounds, [
+        lambda: core.variant(*gqa, kv=16),
+        lambda: core.variant(*gqa, kv=4),
+        lambda: core.variant(*win),
+        lambda: core.variant(*win, window=256),
+    ])
+    core.close()
+    speedup = full_kv / grouped
+    share = window / no_window
+
+    def verdict(ok):
+        if args.quick:
+            return "not judged at --quick's sizes"
+        return "met" if ok else "not met"
+    lines += ["", "Part B: the fast path's targets", "",
+              f"- grouped-query heads, (n, d, h) = {gqa}: h_kv = 16 "
+              f"{full_kv * 1e3:.1f} ms, h_kv = 4 {grouped * 1e3:.1f} ms: "
+              f"{speedup:.2f}x faster (target at least 1.3x: "
+              f"{verdict(speedup >= 1.3)})",
+              f"- sliding window, (n, d, h) = {win}: no window "
+              f"{no_window * 1e3:.1f} ms, window 256 {window * 1e3:.1f} ms: "
+              f"1/{1 / share:.1f} of the time (target at most 1/6: "
+              f"{verdict(share <= 1 / 6)})"]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
