@@ -155,7 +155,7 @@ def test_health_and_metadata(server, client, schema):
     inputs = [{"name": f["name"], "datatype": leaf[f["leaf"]],
                "shape": [-1] * f["min_rank"]}
               for f in schema["fields"] if f["kind"] == "tensor"]
-    ranks = {"concat": 2, "output": 2}
+    ranks = {"x_pe": 2, "concat": 2, "output": 2}
     outputs = [{"name": s, "datatype": "FP64",
                 "shape": [-1] * ranks.get(s, 3)} for s in schema["stages"]]
     expect(model == {"name": "attention", "platform": "attention",
@@ -179,11 +179,14 @@ def test_lessons_match_v1(server, client):
 def test_oracle_cases_match_v1(server, client):
     rng = np.random.default_rng(16)
     # the lessons' forms, then PyTorch's forms, grouped heads, positions,
-    # windows and ALiBi, batches and q, k, v given directly, as the oracle
-    # builds them
-    indices = list(range(ORACLE_CASES // 2)) + list(
-        range(run_oracle.PARITY_FROM,
-              run_oracle.PARITY_FROM + ORACLE_CASES - ORACLE_CASES // 2))
+    # windows and ALiBi, batches and q, k, v given directly, then RoPE (its
+    # object as a parameter), the sinusoidal encoding and a KV cache (past_k
+    # and past_v as inputs), as the oracle builds them
+    third = ORACLE_CASES // 3
+    indices = list(range(third)) + list(
+        range(run_oracle.PARITY_FROM, run_oracle.PARITY_FROM + third)) + list(
+        range(run_oracle.MODERN_FROM,
+              run_oracle.MODERN_FROM + ORACLE_CASES - 2 * third))
     for i in indices:
         req = run_oracle.random_request(rng, i)
         if i >= run_oracle.PARITY_FROM:
@@ -192,6 +195,8 @@ def test_oracle_cases_match_v1(server, client):
             run_oracle.add_biases(rng, req, i)
             if i % 5 == 2:
                 run_oracle.add_positional(rng, req, i)
+            if i >= run_oracle.MODERN_FROM:
+                run_oracle.add_modern(rng, req, i)
             if i % 3 == 0:
                 req, _ = run_oracle.batch_of(rng, req, i)
             req = (run_oracle.given_form(req)[0] if i % 3 == 1
@@ -484,9 +489,10 @@ def error_cases():
          "binary_data_output must be true or false",
          "/parameters/binary_data_output"),
         ("unknown output", req(outputs=[{"name": "attention"}]), 400,
-         "invalid_return", 'unknown output "attention" (outputs are q, k, v, '
-         'scores, scaled_scores, masked_scores, weights, head_outputs, '
-         'concat, output)', "/outputs/0/name"),
+         "invalid_return", 'unknown output "attention" (outputs are x_pe, q, '
+         'k, v, q_rope, k_rope, k_cache, v_cache, scores, scaled_scores, '
+         'masked_scores, weights, head_outputs, concat, output)',
+         "/outputs/0/name"),
         ("output twice", req(outputs=[{"name": "weights"}] * 2), 400,
          "conflicting_fields", "output weights is asked for twice",
          "/outputs/1/name"),
