@@ -503,7 +503,7 @@ static enum MHD_Result access_first(http_server *srv,
     const union MHD_ConnectionInfo *fd_info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     req->fd = fd_info ? fd_info->connect_fd : -1;
-    if (framing_refused(conn, method, version, &req->rep)) {
+    if (framing_refused(conn, method, url, version, &req->rep)) {
         req->state = REQ_REPLIED;
         req->close = true;
         return queue_reply(req);

@@ -167,10 +167,23 @@ static bool parses_in_place(void)
     return known;
 }
 
+/* Whether a request target (as framing_unescape() left it, which decodes
+ * no space or control byte) holds none (RFC 9112 3.2). */
+static bool clean_target(const char *target, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)target[i];
+        if (c <= ' ' || c == 0x7f)
+            return false;
+    }
+    return true;
+}
+
 /* Reads the header block again (see DESIGN); false with scan->problem set
  * when it does not match the header set. */
 static bool scan_headers(struct MHD_Connection *conn, const char *method,
-                         const char *version, header_scan *scan)
+                         const char *url, const char *version,
+                         header_scan *scan)
 {
     scan->in_place = parses_in_place();
     if (!scan->in_place) {
@@ -189,6 +202,18 @@ static bool scan_headers(struct MHD_Connection *conn, const char *method,
     size_t version_len = strlen(version);
     if (!in_block(scan, version, version_len)) {
         scan->problem = unreadable;
+        return false;
+    }
+    /* The target follows the NUL that ends the method: one space in the
+     * request line, and no NUL inside the method.  This library splits the
+     * line at its first and last spaces, so a target holding a space
+     * ("GET /a HTTP/1.1 /b HTTP/1.1") reaches us whole, and emptied by
+     * framing_drop_query(). */
+    size_t url_len = strlen(url);
+    if (url != method + strlen(method) + 1 || url_len == 0 ||
+        !in_block(scan, url, url_len) || !clean_target(url, url_len)) {
+        scan->problem = "the request line is not a method, a target and a "
+                        "version separated by single spaces";
         return false;
     }
     scan->pos = (uintptr_t)version + version_len;
@@ -282,10 +307,10 @@ static bool refuse(reply *out, unsigned status, const char *code,
 }
 
 bool framing_refused(struct MHD_Connection *conn, const char *method,
-                     const char *version, reply *out)
+                     const char *url, const char *version, reply *out)
 {
     header_scan scan = {0};
-    if (!scan_headers(conn, method, version, &scan))
+    if (!scan_headers(conn, method, url, version, &scan))
         return refuse(out, 400, "bad_request", scan.problem);
     if (scan.bytes > FRAMING_MAX_HEADER_BYTES) {
         problem_reply(out, 431, "headers_too_large", NULL,
@@ -372,7 +397,7 @@ size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s)
         int hi = in[0] == '%' ? hex_value(in[1]) : -1;
         int lo = hi >= 0 ? hex_value(in[2]) : -1;
         int c = hi * 16 + lo;
-        if (lo >= 0 && c != '\0' && c != '/') {
+        if (lo >= 0 && c > ' ' && c != 0x7f && c != '/') {
             *out++ = (char)c;
             in += 3;
         } else {
@@ -388,10 +413,23 @@ void *framing_drop_query(void *cls, const char *uri,
 {
     (void)cls;
     (void)conn;
+    if (!uri)
+        return NULL;
+    /* The target as it came, in the library's own (writable) copy of the
+     * request line, which it ended with a NUL in place of the space before
+     * the version.  A space, a control byte or a NUL inside it (so that the
+     * version does not follow the string's end) empties it, which
+     * framing_refused() refuses: a target the library would serve cut. */
+    char *target = (char *)uri;
+    size_t len = strlen(target);
+    if (!clean_target(target, len) ||
+        strncmp(target + len + 1, "HTTP/", strlen("HTTP/")) != 0) {
+        target[0] = '\0';
+        return NULL;
+    }
     /* the library found the '?' before calling, and parses what follows it
-     * into arguments after this returns: what follows is cut here, in the
-     * library's own (writable) copy of the request line */
-    char *query = uri ? strchr(uri, '?') : NULL;
+     * into arguments after this returns: what follows is cut here */
+    char *query = strchr(target, '?');
     if (query)
         query[1] = '\0';
     return NULL;

@@ -30,13 +30,15 @@
  * control byte in a value, headers over FRAMING_MAX_HEADER_BYTES (431), a
  * Content-Length that is not one number, Content-Length with
  * Transfer-Encoding, a transfer coding other than chunked (501) or chunked
- * not alone, Transfer-Encoding in HTTP/1.0, an HTTP/1.1 request without
- * exactly one valid Host, a method that is not a token.  True with out
- * filled (and the connection to be closed) when refused.  `method` and
- * `version` are the access handler's arguments: they point into the
- * library's copy of the header block. */
+ * not alone, Transfer-Encoding in HTTP/1.0, a request line that is not
+ * three parts separated by single spaces (a target holding a space, a
+ * control byte or a NUL; a NUL in the method), an HTTP/1.1 request
+ * without exactly one valid Host, a method that is not a token.  True with out
+ * filled (and the connection to be closed) when refused.  `method`,
+ * `url` and `version` are the access handler's arguments: they point into
+ * the library's copy of the header block. */
 bool framing_refused(struct MHD_Connection *conn, const char *method,
-                     const char *version, reply *out);
+                     const char *url, const char *version, reply *out);
 
 /* Whether a body follows the headers (Content-Length above 0, or
  * Transfer-Encoding). */
@@ -46,14 +48,18 @@ bool framing_has_body(struct MHD_Connection *conn);
 unsigned long long framing_content_length(struct MHD_Connection *conn);
 
 /* libmicrohttpd's MHD_OPTION_UNESCAPE_CALLBACK: decodes %XX in the path,
- * except %00 and %2F, which stay as they are (so "/healthz%00" and
- * "/v1%2Fattention" name no route). */
+ * except %2F, a space and control bytes (%00-%20, %7F), which stay as they
+ * are (so "/healthz%00" and "/v1%2Fattention" name no route, and a space
+ * left in the path was one in the request line, which framing_refused()
+ * refuses). */
 size_t framing_unescape(void *cls, struct MHD_Connection *conn, char *s);
 
 /* libmicrohttpd's MHD_OPTION_URI_LOG_CALLBACK: empties the query string
  * before the library splits it into arguments (the service has none; a
  * thousand of them would use up the connection's memory, and the library
- * would close it without an answer).  Returns NULL. */
+ * would close it without an answer), and the whole target when it holds a
+ * space, a control byte or a NUL (framing_refused() then refuses it).
+ * Returns NULL. */
 void *framing_drop_query(void *cls, const char *uri,
                          struct MHD_Connection *conn);
 

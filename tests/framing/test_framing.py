@@ -233,6 +233,26 @@ def smuggling_and_syntax(c, port):
     refused(c, port, "a CR in X-Request-ID (response splitting)",
             b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-ID: a\rSet-Cookie:"
             b" x=1\r\n\r\n", 400, "bad_request")
+    # RFC 9112 3.2: the library splits the request line at its first and
+    # last spaces; a target holding a space is refused, not served
+    refused(c, port, "a space inside the request target",
+            post(cl(), path=b"/v1/attention /v1/attention"), 400,
+            "bad_request")
+    refused(c, port, "a tab inside the request target",
+            b"GET /healthz\t/x HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
+    refused(c, port, "a NUL inside the request target's query",
+            b"GET /healthz?a\x00b HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
+    refused(c, port, "a control byte inside the request target",
+            b"GET /health\x01z HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
+    refused(c, port, "a NUL inside the method",
+            b"G\x00\x9fT /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
+    refused(c, port, "two spaces after the method",
+            b"GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
     refused(c, port, "a method that is not a token",
             b"G@T /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request")
 
