@@ -232,10 +232,11 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
     if (p->key_padding)
         seq.key_padding = p->key_padding + b * p->m;
     if (p->mask_per_sequence) {
+        size_t plane = (p->mask_per_head ? h : 1) * p->n * p->m;
         if (p->allow)
-            seq.allow = p->allow + b * p->n * p->m;
+            seq.allow = p->allow + b * plane;
         if (p->bias)
-            seq.bias = (const char *)p->bias + b * p->n * p->m * elem;
+            seq.bias = (const char *)p->bias + b * plane * elem;
     }
     seq.mask_per_sequence = false;
     return seq;
@@ -361,9 +362,16 @@ static inline double sinusoid_divisor(size_t i, size_t width)
     return pow(10000.0, (double)(2 * i) / (double)width);
 }
 
-/* Is key j hidden from query i by the causal flag, the window, the boolean
- * mask or the key padding? */
-static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
+/* Where head `head`'s (n, m) plane of the masks starts. */
+static inline size_t mask_plane(const attn_problem *p, size_t head)
+{
+    return p->mask_per_head ? head * p->n * p->m : 0;
+}
+
+/* Is key j hidden from head `head`'s query i by the causal flag, the window,
+ * the boolean mask or the key padding? */
+static inline bool key_hidden(const attn_problem *p, size_t head, size_t i,
+                              size_t j)
 {
     if (p->causal || p->window) {
         int64_t ahead = key_position(p, j) - query_position(p, i);
@@ -374,7 +382,7 @@ static inline bool key_hidden(const attn_problem *p, size_t i, size_t j)
         if (p->window && distance >= p->window)
             return true;
     }
-    if (p->allow && !p->allow[i * p->m + j])
+    if (p->allow && !p->allow[mask_plane(p, head) + i * p->m + j])
         return true;
     if (p->key_padding && p->key_padding[j])
         return true;

@@ -89,8 +89,11 @@ typedef struct {
     bool causal;          /* query i attends keys j ≤ i only          */
     const uint8_t *allow; /* (n, m) 1 = may attend, or NULL     */
     const void *bias;     /* (n, m) added to scaled scores, or NULL */
+    /* allow and bias: (n, m) for every head, or (h, n, m) one each when
+     * mask_per_head; with a leading B when mask_per_sequence */
     const uint8_t *key_padding; /* (m) 1 = padding (ignored), or NULL */
     bool mask_per_sequence;     /* allow/bias: (B, n, m), not one (n, m) */
+    bool mask_per_head;         /* allow/bias: (h, n, m) for a sequence  */
     /* Positions of the queries (n) and of the new keys (m_new), or NULL:
      * queries at m₀, m₀ + 1, ...; new keys at the queries' positions in
      * self-attention (no context, m_new = n), else at m₀, m₀ + 1, ...; cached

@@ -64,8 +64,9 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
     [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    /* (n, m) for every sequence, or (B, n, m); padding (m), or (B, m) */
-    [API_MASK] = {"mask", TENSOR(2, 3, SCHEMA_LEAF_EITHER)},
+    /* (n, m) for every sequence, (h, n, m) per head, or with a leading B;
+     * padding (m), or (B, m) */
+    [API_MASK] = {"mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER)},
     [API_KEY_PADDING] = {"key_padding", TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
     [API_NUM_HEADS] = {"num_heads", .kind = SCHEMA_INTEGER, .min = 1,
                        .limit_offset = offsetof(request_limits, max_heads),

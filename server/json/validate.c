@@ -754,32 +754,40 @@ static bool take_scale(const api_fields *fields, api_request *req,
     return true;
 }
 
-/* mask: (n, m) for every sequence, or in a batch (B, n, m), one each;
- * key_padding: (m), or (B, m) in a batch. */
+/* mask: (n, m) for every sequence and head; (h, n, m), one per head, for
+ * one sequence; in a batch (B, n, m), one per sequence, or (B, h, n, m), one
+ * per sequence and head.  key_padding: (m), or (B, m) in a batch. */
 static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
     char ptr[CODEC_POINTER_MAX];
     schema_tensor *mask = &fields->tensor[API_MASK];
     if (mask->present) {
-        size_t lead = mask->rank == 3 ? 1 : 0;
-        if (lead && !p->batch)
-            return codec_fail(err, 400, "shape_mismatch",
-                              pointer_of(API_MASK, ptr),
-                              "mask has 3 dimensions, one (n, m) mask per "
-                              "sequence, but x is one sequence");
+        pointer_of(API_MASK, ptr);
+        size_t lead = p->batch && mask->rank >= 3 ? 1 : 0;
+        size_t heads = mask->rank - lead == 3 ? 1 : 0;
+        if (mask->rank == 4 && !p->batch)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "mask has 4 dimensions, (B, h, n, m), but x is "
+                              "one sequence: send (n, m) or (h, n, m)");
         if (lead && mask->dims[0] != p->batch)
-            return codec_fail(err, 400, "shape_mismatch",
-                              pointer_of(API_MASK, ptr),
+            return codec_fail(err, 400, "shape_mismatch", ptr,
                               "mask holds %zu masks but x holds %zu sequences",
                               mask->dims[0], p->batch);
-        if (mask->dims[lead] != p->n || mask->dims[lead + 1] != p->m)
-            return codec_fail(
-                err, 400, "shape_mismatch", pointer_of(API_MASK, ptr),
-                "mask is %zu×%zu but the scores are %zu×%zu "
-                "(queries × keys)",
-                mask->dims[lead], mask->dims[lead + 1], p->n, p->m);
+        if (heads && mask->dims[lead] != p->heads)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "mask holds %zu masks per sequence but there "
+                              "are %zu heads",
+                              mask->dims[lead], p->heads);
+        size_t rows = mask->dims[lead + heads];
+        size_t cols = mask->dims[lead + heads + 1];
+        if (rows != p->n || cols != p->m)
+            return codec_fail(err, 400, "shape_mismatch", ptr,
+                              "mask is %zu×%zu but the scores are %zu×%zu "
+                              "(queries × keys)",
+                              rows, cols, p->n, p->m);
         p->mask_per_sequence = lead;
+        p->mask_per_head = heads;
         if (mask->is_bool) {
             req->allow = mask->data;
             mask->data = NULL;

@@ -233,6 +233,12 @@ bad["past_k_heads"] = variant(past_k=stack(3, 2, 2), past_v=stack(3, 2, 2))
 bad["positions_before_cache"] = variant(past_k=stack(1, 2, 2),
                                         past_v=stack(1, 2, 2), positions=[1, 2])
 bad["x_pe_without_encoding"] = variant(**{"return": ["x_pe"]})
+valid["mask_per_head"] = dict(base(3, 4, 2), num_heads=2,
+                              mask=[[[True, False, True]] * 3,
+                                    [[True, True, False]] * 3])
+valid["mask_batch_per_head"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
+                                    mask=[[[[0, -1], [0.5, 0]]]] * 2)
+bad["mask_heads_count"] = variant(mask=[[[True] * 2] * 2] * 3)
 
 
 def main():

@@ -150,10 +150,10 @@ def attention(req):
     elif "alibi_slopes" in req:
         alibi = np.asarray(req["alibi_slopes"], dtype=np.float64)
     bias = np.zeros((n, m), dtype=dtype)
-    if "mask" in req:
+    if "mask" in req:  # (n, m) for every head, or (h, n, m) one each
         mask = np.asarray(req["mask"])
         if mask.dtype == bool:
-            hidden |= ~mask
+            hidden = hidden | ~mask
         else:
             bias = mask.astype(dtype)
     if "key_padding" in req:

@@ -32,8 +32,9 @@ Requests from index MODERN_FROM on add, on top of all that, what today's
 models use: RoPE (either style, random base, dims up to d_k) in three of
 four, the sinusoidal encoding in every third that carries x, and a KV cache
 (past_k and past_v of 1-20 positions, masks and padding widened to cover
-them, positions after them) in every other one, and a window (with or
-without causal) in some of the fused ones; their stages (x_pe, q_rope,
+them, positions after them) in every other one, one mask per head (h, n, m),
+or (B, h, n, m) in a batch, in some, and a window (with or without causal) in
+some of the fused ones; their stages (x_pe, q_rope,
 k_rope, k_cache, v_cache) are compared too.
 """
 import argparse
@@ -232,6 +233,13 @@ def add_modern(rng, req, i):
         if "key_padding" in req:
             req["key_padding"] = (rng.random(past) > 0.7).tolist() + \
                 req["key_padding"]
+    if "mask" in req and i % 4 in (1, 2):  # one mask per head: (h, n, m)
+        heads, _ = heads_of(req)
+        mask = np.asarray(req["mask"])
+        masks = np.stack([rng.permutation(mask.ravel()).reshape(mask.shape)
+                          for _ in range(heads)])
+        req["mask"] = masks.tolist() if masks.dtype == bool \
+            else as_list(masks, npdt)
     req["return"] = req["return"] + extra
 
 
@@ -271,7 +279,10 @@ def batch_of(rng, req, i):
     lengths = rng.integers(1, m + 1, size=batch)
     padding = np.arange(m)[None, :] >= lengths[:, None]
     out["key_padding"] = padding.tolist()
-    if "mask" in req and i % 2 == 0:
+    # one mask per sequence on some; a per-head mask (h, n, m) always
+    # becomes one per sequence and head (B, h, n, m): a batch's rank-3 mask
+    # is (B, n, m)
+    if "mask" in req and (i % 2 == 0 or np.ndim(req["mask"]) == 3):
         mask = np.asarray(req["mask"])
         masks = np.stack([rng.permutation(mask.ravel()).reshape(mask.shape)
                           for _ in range(batch)])
@@ -283,8 +294,8 @@ def batch_of(rng, req, i):
         for name in ("context", "past_k", "past_v"):
             if name in out:
                 one[name] = out[name][b]
-        if "mask" in out and np.ndim(out["mask"]) == 3:
-            one["mask"] = out["mask"][b]
+        if "mask" in out and np.ndim(out["mask"]) > np.ndim(req["mask"]):
+            one["mask"] = out["mask"][b]  # (B, n, m) or (B, h, n, m)
         sequences.append(one)
     return out, sequences
 

@@ -223,8 +223,16 @@ static const rejection rejections[] = {
      "shape_mismatch", "/key_padding"},
     {"{\"x\":[[[1,2]],[[3,4]]],\"key_padding\":[[false]]," VALID_TAIL "}", 400,
      "shape_mismatch", "/key_padding"},
-    {"{\"x\":[[1,2]],\"mask\":[[[true]]]," VALID_TAIL "}", 400,
+    /* one sequence: (n, m) or (h, n, m) */
+    {"{\"x\":[[1,2]],\"mask\":[[[true]],[[true]]]," VALID_TAIL "}", 400,
      "shape_mismatch", "/mask"},
+    {"{\"x\":[[1,2]],\"mask\":[[[[true]]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[[true]]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[[true]],[[true]]],[[[true]],"
+     "[[true]]]]," VALID_TAIL "}",
+     400, "shape_mismatch", "/mask"},
     {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[true]]]," VALID_TAIL "}", 400,
      "shape_mismatch", "/mask"},
     /* q, k and v given directly: alone, together, and agreeing */
