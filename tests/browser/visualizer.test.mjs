@@ -128,8 +128,9 @@ const shot = (name, opts = {}) => page.screenshot({ path: path.join(ARTIFACTS, n
 // Every stage the page shows equals the API's answer to `body`, number for
 // number (the page shows the shortest text of the same double), and its text
 // follows the one rule; a masked weight shows "·".
-async function assertPageShowsApi(body) {
-  const reply = await api({ ...body, return: STAGES });
+// extra: the stages beyond STAGES the request's options make (q_rope, x_pe, …).
+async function assertPageShowsApi(body, extra = []) {
+  const reply = await api({ ...body, return: [...STAGES, ...extra] });
   assert.equal(reply.status, 200, reply.text);
   const heads = reply.json.num_heads;
   const compare = (id, want, what) => cells(id).then((got) => {
@@ -143,10 +144,15 @@ async function assertPageShowsApi(body) {
   });
   for (let h = 0; h < heads; h++) {
     await openHead(h);
-    for (const stage of PER_HEAD) await compare(`h${h}-${stage}`, reply.json[stage][h].flat(), `head ${h} ${stage}`);
+    for (const stage of [...PER_HEAD, ...extra.filter((s) => s !== "x_pe")]) {
+      // k and v: the key/value head this query head reads (grouped-query attention)
+      const g = ["k", "v", "k_rope", "k_cache", "v_cache"].includes(stage) ? Math.floor((h * reply.json.shapes.k[0]) / heads) : h;
+      await compare(`h${h}-${stage}`, reply.json[stage][g].flat(), `head ${h} ${stage}`);
+    }
   }
   for (const stage of ["concat", "output"]) await compare(`all-${stage}`, reply.json[stage].flat(), stage);
-  await compare("input-x", body.x.flat(), "x");
+  if (body.x) await compare("input-x", body.x.flat(), "x"); // none when q, k and v are given
+  if (extra.includes("x_pe")) await compare("input-x_pe", reply.json.x_pe.flat(), "x_pe");
   await openHead(0);
   return reply;
 }
@@ -847,6 +853,343 @@ test("head view: one SVG line per pair, as thick as its weight; long inputs draw
   await page.focus("#h0-lines svg");
   await page.keyboard.press("ArrowDown");
   assert.deepEqual(new Set(await page.$$eval("#h0-lines line", (ls) => ls.map((x) => x.dataset.q))), new Set(["1"]));
+});
+
+// The page's own numbers against an independent computation, to 1e-12.
+const near = (got, want, what) => {
+  const a = [got].flat(4), b = [want].flat(4);
+  assert.equal(a.length, b.length, `${what}: ${a.length} numbers, expected ${b.length}`);
+  a.forEach((v, k) => assert.ok(Math.abs(v - b[k]) <= 1e-12 * Math.max(1, Math.abs(b[k])), `${what} ${k}: ${v} vs ${b[k]}`));
+};
+const transpose = (m) => m[0].map((_, j) => m.map((r) => r[j]));
+const values = async (id) => (await cells(id)).map((c) => Number(c.value));
+// Opens (or closes) an optional panel whatever state an earlier test left it in.
+const panel = (id, open = true) => page.evaluate(([i, o]) => { document.getElementById(i).open = o; }, [id, open]);
+
+test("weights: the torch layout, biases and a pasted state_dict; PyTorch's own module gives the page's numbers", async () => {
+  const l = LESSONS["001"];
+  await rendered(() => page.click('button[data-preset="001"]'));
+  const plain = await values("h0-weights");
+  await panel("weights-panel");
+  // the torch layout shows the same weights transposed: the numbers stay
+  const torchLayout = await rendered(() => page.selectOption("#layout", "torch"));
+  assert.equal(torchLayout.layout, "torch");
+  assert.deepEqual(torchLayout.w_q, transpose(l.w_q));
+  assert.deepEqual(await values("h0-weights"), plain);
+  assert.equal(await page.textContent("#h0-q .formula"), "X · W_qᵀ (all columns)");
+  // biases start at zero; one of them, explained
+  const zero = await rendered(() => page.check("#use-bias"));
+  assert.deepEqual([zero.b_q, zero.b_k, zero.b_v], [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+  assert.equal(zero.b_o, undefined, "b_o only with W_o");
+  const biased = await rendered(() => page.fill('#field-b_q input[aria-label="b_q column 1"]', "0.5"));
+  assert.deepEqual(biased.b_q, [0, 0.5, 0, 0]);
+  assert.equal(await page.textContent("#h0-q .formula"), "X · W_qᵀ + b_q (all columns)");
+  assert.equal(await page.textContent("#weights-state"), "torch layout, biases");
+  const { return: _r, ...body } = biased;
+  const reply = await assertPageShowsApi(body);
+  await page.click("#h0-q td[data-row='2'][data-col='1']");
+  const ex = await explanation();
+  assert.deepEqual(ex.x, l.x[2]);
+  assert.deepEqual(ex.W_q, l.w_q.map((r) => r[1]), "row 1 of the torch-layout W_q");
+  assert.deepEqual(ex.bias, [0.5]);
+  close(ex.q[0], reply.json.q[0][2][1], "q with its bias");
+  assert.match(await page.textContent("#explain"), /times row 1 of W_q \(out×in\)/);
+  await page.click("#explain-close");
+  // ticking the state_dict starts from these weights as PyTorch stores them
+  const sd = await rendered(() => page.check("#use-state-dict"));
+  assert.deepEqual(sd.in_proj_weight, [...transpose(l.w_q), ...transpose(l.w_k), ...transpose(l.w_v)]);
+  assert.deepEqual(sd.in_proj_bias, [0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  for (const k of ["w_q", "w_k", "w_v", "layout", "b_q"]) assert.equal(sd[k], undefined, `${k} is not sent beside a state_dict`);
+  assert.deepEqual(await values("h0-q"), reply.json.q.flat(2));
+  // PyTorch's own printout of an nn.MultiheadAttention's state_dict, pasted as it prints
+  const torchRun = (code, input) => JSON.parse(execFileSync(PYTHON, ["-c",
+    "import json, sys, torch\ntorch.set_printoptions(precision=17)\ntorch.manual_seed(0)\n"
+    + "m = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=torch.float64)\n"
+    + "with torch.no_grad():\n    m.in_proj_bias.uniform_(-1, 1)\n    m.out_proj.bias.uniform_(-1, 1)\n" + code],
+    { input: input || "" }).toString());
+  const printed = torchRun("print(json.dumps(str(m.state_dict())))");
+  assert.match(printed, /^OrderedDict\(\[\('in_proj_weight', tensor\(\[\[/);
+  await rendered(() => page.fill("#num_heads", "2"));
+  const pasted = await rendered(() => page.fill("#state_dict", printed));
+  assert.deepEqual(Object.keys(pasted).filter((k) => /proj/.test(k)).sort(),
+                   ["in_proj_bias", "in_proj_weight", "out_proj_bias", "out_proj_weight"]);
+  const want = torchRun("x = torch.tensor(json.load(sys.stdin), dtype=torch.float64)[None]\n"
+    + "out, w = m(x, x, x, need_weights=True, average_attn_weights=False)\n"
+    + "print(json.dumps({'output': out[0].tolist(), 'weights': w[0].tolist()}))", JSON.stringify(l.x));
+  near(await values("all-output"), want.output, "output against nn.MultiheadAttention");
+  near(await values("h0-weights"), want.weights[0], "head 0's weights against nn.MultiheadAttention");
+  await openHead(1);
+  near(await values("h1-weights"), want.weights[1], "head 1's weights against nn.MultiheadAttention");
+  await openHead(0);
+  assert.equal(await page.textContent("#all-output .formula"), "concat · W_oᵀ + b_o");
+  await panel("weights-panel", false);
+});
+
+test("GQA, positions, a window and ALiBi: each one control, its stage shapes, its masked scores explained", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  // one key/value head: W_k and W_v keep the first head's columns, both query heads read it
+  const gqa = await rendered(() => page.fill("#num_kv_heads", "1"));
+  assert.equal(gqa.num_kv_heads, 1);
+  assert.deepEqual(gqa.w_k, l.w_k.map((r) => r.slice(0, 4)));
+  assert.deepEqual(gqa.w_v, l.w_v.map((r) => r.slice(0, 4)));
+  assert.equal(await page.getAttribute("#h0-k h3 .shape", "title"), "a slice of k (1, 5, 4)");
+  assert.match(await page.textContent("#h0-k .formula"), /key\/value head 0, shared by query heads 0, 1$/);
+  const k0 = await values("h0-k");
+  await openHead(1);
+  assert.deepEqual(await values("h1-k"), k0, "head 1 reads the same keys");
+  await openHead(0);
+  // positions, a window, causal and the paper's ALiBi slopes
+  await panel("position-panel");
+  await page.uncheck("#auto");
+  await page.fill("#positions", "0, 1, 2, 5, 6");
+  await page.fill("#window", "3");
+  await page.check("#causal");
+  await page.selectOption("#alibi", "paper");
+  await page.check("#auto");
+  const sent = await rendered(() => page.click("#compute"));
+  assert.deepEqual([sent.positions, sent.window, sent.alibi, sent.causal], [[0, 1, 2, 5, 6], 3, true, true]);
+  assert.equal(await page.textContent("#position-state"), "positions, window 3, ALiBi");
+  const { return: _r, ...body } = sent;
+  const reply = await assertPageShowsApi(body);
+  assert.match(await page.textContent("#h0-masked_scores .formula"), /^ALiBi: −0\.0625·\|p_i − p_j\| added/);
+  // key 1 is 4 positions from query 3 (position 5): outside the window
+  await page.click("#h0-weights td[data-row='3'][data-col='1']");
+  assert.match(await page.textContent("#explain"), /Masked: the score becomes −∞ \(outside the window: \|5 − 1\| ≥ 3\)/);
+  // query 4 (position 6) and key 3 (position 5): ALiBi adds −slope·1
+  await page.click("#h0-weights td[data-row='4'][data-col='3']");
+  const ex = await explanation();
+  assert.deepEqual(ex.slope, [2 ** -4]);
+  close(ex.masked[0], reply.json.masked_scores[0][4][3], "scaled score plus ALiBi");
+  close(ex.weight[0], reply.json.weights[0][4][3], "weight");
+  await page.click("#explain-close");
+  // one's own slopes start as the paper's
+  const own = await rendered(() => page.selectOption("#alibi", "slopes"));
+  assert.deepEqual(own.alibi_slopes, [2 ** -4, 2 ** -8]);
+  assert.equal(own.alibi, undefined);
+  const mine = await rendered(() => page.fill("#alibi_slopes", "0.5, 0.25"));
+  assert.deepEqual(mine.alibi_slopes, [0.5, 0.25]);
+  const { return: _r2, ...body2 } = mine;
+  await assertPageShowsApi(body2);
+  await panel("position-panel", false);
+});
+
+test("batch: B sequences through the same weights, one shown at a time, key padding per sequence", async () => {
+  const l = LESSONS["001"];
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await panel("batch-panel");
+  const two = await rendered(() => page.fill("#batch", "2"));
+  assert.deepEqual(two.x, [l.x, [l.x[1], l.x[2], l.x[0]]], "the second sequence: the first with its rows rotated");
+  assert.equal(await page.getAttribute("#h0-weights h3 .shape", "title"), "a slice of weights (2, 1, 3, 3)");
+  assert.equal(await page.textContent("#batch-state"), "B = 2");
+  await panel("mask-panel");
+  await page.check("#use-padding");
+  const padded = await rendered(() => page.uncheck('input[aria-label="sequence 1: key word 1 may be attended"]'));
+  assert.deepEqual(padded.key_padding, [[false, false, false], [true, false, false]]);
+  const one = { w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 1, tokens: l.tokens };
+  await assertPageShowsApi({ ...one, x: l.x });
+  await page.click('#group-seq button[data-seq="1"]');
+  assert.equal(await page.getAttribute('#group-seq button[data-seq="1"]', "aria-pressed"), "true");
+  await assertPageShowsApi({ ...one, x: two.x[1], key_padding: [true, false, false] });
+  await page.click("#h0-q td[data-row='0'][data-col='0']");
+  assert.deepEqual((await explanation()).x, l.x[1], "sequence 1's first row");
+  await page.click("#explain-close");
+  await rendered(() => page.uncheck("#use-padding"));
+  await panel("mask-panel", false);
+  const none = await rendered(() => page.fill("#batch", ""));
+  assert.deepEqual(none.x, l.x);
+  assert.equal(await page.locator("#group-seq").count(), 0);
+  await panel("batch-panel", false);
+});
+
+test("Q, K and V given directly: they start as the ones on show, and the pipeline starts at the scores", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const before = { weights: await values("h0-weights"), output: await values("all-output") };
+  const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["q", "k", "v"] });
+  const sent = await rendered(() => page.check("#source-qkv"));
+  assert.deepEqual([sent.q, sent.k, sent.v], [json.q, json.k, json.v]);
+  for (const k of ["x", "w_q", "w_k", "w_v", "num_heads"]) assert.equal(sent[k], undefined, `no ${k} beside q, k, v`);
+  assert.deepEqual(await values("h0-weights"), before.weights);
+  assert.deepEqual(await values("all-output"), before.output);
+  assert.equal(await page.locator("#input-x").count(), 0);
+  assert.equal(await page.textContent("#h0-q .formula"), "as given");
+  assert.equal(await page.isVisible("#field-x"), false);
+  // one key/value head given: grouped-query attention, read from K's depth
+  await page.uncheck("#auto");
+  for (const k of ["k", "v"]) {
+    await page.click(`#field-${k} .seg label:has(input[value="text"])`);
+    await page.fill(`#text-${k}`, JSON.stringify([json[k][1]]));
+  }
+  await page.check("#auto");
+  const shared = await rendered(() => page.click("#compute"));
+  assert.equal(shared.k.length, 1);
+  const { return: _r, ...body } = shared;
+  await assertPageShowsApi(body);
+  assert.match(await page.textContent("#h0-k .formula"), /^as given; key\/value head 0, shared by query heads 0, 1$/);
+  await rendered(() => page.check("#source-x"));
+  assert.equal(await page.isVisible("#field-x"), true);
+});
+
+test("the NumPy script and a shared link reproduce a batch with biases, PyTorch's layout, GQA, positions, a window, ALiBi", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const panels = ["weights-panel", "position-panel", "batch-panel", "wo-panel", "mask-panel"];
+  for (const id of panels) await panel(id);
+  await page.uncheck("#auto");
+  await page.selectOption("#layout", "torch");
+  await page.check("#use-bias");
+  await page.fill('#field-b_k input[aria-label="b_k column 2"]', "0.25");
+  await page.fill('#field-b_v input[aria-label="b_v column 5"]', "-1");
+  await page.fill("#num_kv_heads", "1");
+  await page.fill("#batch", "2");
+  await page.fill("#positions", "3, 4, 5, 6, 9");
+  await page.fill("#window", "4");
+  await page.check("#causal");
+  await page.selectOption("#alibi", "paper");
+  await page.check("#use-w_o");
+  await page.check("#use-padding");
+  await page.uncheck('input[aria-label="sequence 1: key tok0 may be attended"]');
+  await page.check("#auto");
+  const sent = await rendered(() => page.click("#compute"));
+  assert.deepEqual([sent.layout, sent.num_kv_heads, sent.x.length, sent.b_k[2], sent.window], ["torch", 1, 2, 0.25, 4]);
+  await page.click('#group-seq button[data-seq="1"]');
+  await openHead(1);
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const { return: _r, ...body } = sent;
+  const { json } = await api({ ...body, return: ["weights", "output"] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-script-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention.py"), await page.inputValue("#numpy-script"));
+    const out = JSON.parse(execFileSync("/usr/bin/python3", [path.join(dir, "attention.py")]).toString());
+    near(out.weights, json.weights, "the script's weights");
+    near(out.output, json.output, "the script's output");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const url = await page.evaluate(() => location.href);
+  const want = await cells("h1-weights");
+  const other = await context.newPage();
+  try {
+    await other.goto(url);
+    await other.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
+    assert.deepEqual(JSON.parse(await other.evaluate(() => window.attentionVisualizer.lastRequestBody)), sent);
+    assert.deepEqual(await other.evaluate(() => [...document.querySelectorAll("#h1-weights td[data-value]")].map((td) => ({
+      row: Number(td.dataset.row), col: Number(td.dataset.col), value: td.dataset.value, text: td.textContent,
+      title: td.title, masked: td.classList.contains("masked") }))), want, "the same sequence, head and numbers");
+  } finally {
+    await other.close();
+  }
+  await openHead(0);
+  for (const id of panels) await panel(id, false);
+  await rendered(() => page.click('button[data-preset="002"]')); // a lesson sets every option back
+});
+
+// The page's NumPy script, run by Debian's python3: its weights and output.
+async function runScript() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-script-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention.py"), await page.inputValue("#numpy-script"));
+    return JSON.parse(execFileSync("/usr/bin/python3", [path.join(dir, "attention.py")]).toString());
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("RoPE and the sinusoidal encoding: their stages in pipeline order, each turn and each encoding explained", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await panel("position-panel");
+  const sent = await rendered(() => page.selectOption("#rope", "half"));
+  assert.equal(sent.rope, true);
+  assert.deepEqual(sent.return, ["q", "k", "v", "q_rope", "k_rope", ...STAGES.slice(3)]);
+  const ids = await page.$$eval("#stage-area .card", (cs) => cs.map((c) => c.id));
+  assert.deepEqual(ids.slice(0, 7), ["input-x", "h0-q", "h0-k", "h0-v", "h0-q_rope", "h0-k_rope", "h0-scores"]);
+  const { return: _r, ...body } = sent;
+  const reply = await assertPageShowsApi(body, ["q_rope", "k_rope"]);
+  // a turned component: its pair, θ, the angle, cos and sin
+  await page.click("#h0-q_rope td[data-row='2'][data-col='1']");
+  const turn = await explanation();
+  const q = reply.json.q[0][2], theta = 10000 ** (-2 / 4), angle = 2 * theta;
+  assert.deepEqual([turn.component, turn.partner], [[q[1]], [q[3]]], "component 1 pairs with 1 + dims/2");
+  assert.deepEqual([turn.theta, turn.angle], [[theta], [angle]]);
+  close(turn.rope[0], reply.json.q_rope[0][2][1], "q after RoPE");
+  // a weight is explained from the turned vectors the scores use
+  await page.click("#h0-weights td[data-row='2'][data-col='0']");
+  const w = await explanation();
+  assert.deepEqual([w.q, w.k], [reply.json.q_rope[0][2], reply.json.k_rope[0][0]]);
+  close(w.weight[0], reply.json.weights[0][2][0], "weight");
+  await page.click("#explain-close");
+  // RoFormer's interleaved pairs over 2 of the 4 dims, base 100; and the sinusoidal encoding
+  await page.uncheck("#auto");
+  await page.selectOption("#rope", "interleaved");
+  await page.fill("#rope_dims", "2");
+  await page.fill("#rope_base", "100");
+  await page.selectOption("#positional_encoding", "sinusoidal");
+  await page.check("#auto");
+  const pe = await rendered(() => page.click("#compute"));
+  assert.deepEqual([pe.rope, pe.positional_encoding], [{ base: 100, dims: 2, style: "interleaved" }, "sinusoidal"]);
+  assert.equal(pe.return[0], "x_pe");
+  assert.equal(await page.textContent("#position-state"), "RoPE, sinusoidal encoding");
+  const { return: _r2, ...body2 } = pe;
+  const reply2 = await assertPageShowsApi(body2, ["x_pe", "q_rope", "k_rope"]);
+  assert.equal(await page.textContent("#h0-q .formula"), "(X + PE) · W_q (all columns)");
+  await page.click("#input-x_pe td[data-row='2'][data-col='3']");
+  const enc = await explanation();
+  assert.deepEqual(enc.pe, [Math.cos(2 / 10000 ** (2 / 4))]);
+  close(enc.x_pe[0], reply2.json.x_pe[2][3], "x + PE");
+  await page.click("#h0-q td[data-row='1'][data-col='0']");
+  assert.deepEqual((await explanation()).x, reply2.json.x_pe[1], "Q is projected from X + PE");
+  await page.click("#h0-q_rope td[data-row='1'][data-col='3']");
+  assert.match(await page.textContent("#explain"), /Component 3 is beyond RoPE's 2 dims: it passes through/);
+  await page.click("#explain-close");
+  const out = await runScript();
+  near(out.weights, reply2.json.weights, "the script's weights");
+  near(out.output, reply2.json.output, "the script's output");
+  await panel("position-panel", false);
+  await rendered(() => page.click('button[data-preset="001"]'));
+});
+
+test("KV cache: decoding X token by token, each step sending the cache the one before returned, gives one causal request's rows", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await panel("position-panel");
+  await rendered(() => page.selectOption("#rope", "half"));
+  await panel("cache-panel");
+  const { json: whole } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, rope: true,
+                                      causal: true, return: ["weights", "output"] });
+  let sent = await rendered(() => page.click("#decode-start"));
+  assert.deepEqual([sent.x, sent.causal, sent.past_k], [[l.x[0]], true, undefined]);
+  assert.ok(sent.return.includes("k_cache") && sent.return.includes("v_cache"));
+  for (let t = 0; t < l.x.length; t++) {
+    if (t > 0) {
+      const before = JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
+      const { json: prev } = await api({ ...before, return: ["k_cache", "v_cache"] });
+      sent = await rendered(() => page.click("#decode-next"));
+      assert.deepEqual([sent.past_k, sent.past_v], [prev.k_cache, prev.v_cache], `step ${t} sends the cache step ${t - 1} returned`);
+      assert.deepEqual(sent.x, [l.x[t]]);
+      assert.deepEqual(sent.tokens, [l.tokens[t]]);
+    }
+    for (let h = 0; h < 2; h++) {
+      await openHead(h);
+      near(await values(`h${h}-weights`), whole.weights[h][t].slice(0, t + 1), `step ${t} head ${h}'s weights`);
+    }
+    await openHead(0);
+    near(await values("all-output"), whole.output[t], `step ${t}'s output`);
+    assert.equal(await page.textContent("#h0-k_cache h3 .shape"), `(${t + 1}, 4)`);
+  }
+  assert.equal(await page.isDisabled("#decode-next"), true, "the last token has no next");
+  assert.match(await page.textContent("#decode-state"), /^Token 4 of 5: X is its row; the cache holds tokens 0…3\.$/);
+  assert.match(await page.textContent("#h0-k_cache .formula"), /^4 cached key rows \(past_k\), then this request's K after RoPE/);
+  await page.click("#h0-k_cache td[data-row='1'][data-col='0']");
+  assert.match(await page.textContent("#explain"), /Row 1 comes from past_k as sent/);
+  await page.click("#explain-close");
+  const { return: _r, ...body } = sent;
+  const reply = await assertPageShowsApi(body, ["q_rope", "k_rope", "k_cache", "v_cache"]);
+  const out = await runScript();
+  near(out.weights, reply.json.weights, "the script's weights with the cache");
+  near(out.output, reply.json.output, "the script's output with the cache");
+  await panel("cache-panel", false);
+  await panel("position-panel", false);
+  await rendered(() => page.click('button[data-preset="002"]'));
 });
 
 // Page work for one edit (reading the form, decoding the reply, drawing, the
