@@ -146,26 +146,49 @@ static bool take_stages(json_t *v, const schema_field *row, const char *ptr,
     return true;
 }
 
+/* A list of strings, or (for a batch) a list of lists of strings, all of
+ * one length; label i of list b is lists[b][i]. */
 static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
                         schema_value *out, codec_error *err)
 {
     if (!json_is_array(v))
         return codec_fail(err, 400, type_code(row), ptr,
                           "%s must be an array of strings", row->name);
-    size_t count = json_array_size(v);
-    for (size_t i = 0; i < count; i++)
-        if (!json_is_string(json_array_get(v, i))) {
-            char item[CODEC_POINTER_MAX];
-            codec_pointer(item, row->name, &i, 1);
-            return codec_fail(err, 400, type_code(row), item,
-                              "labels are strings");
+    bool nested = json_is_array(json_array_get(v, 0));
+    size_t lists = nested ? json_array_size(v) : 1;
+    size_t per_list =
+        nested ? json_array_size(json_array_get(v, 0)) : json_array_size(v);
+    for (size_t b = 0; b < lists; b++) {
+        json_t *list = nested ? json_array_get(v, b) : v;
+        size_t index[2] = {b, 0};
+        char item[CODEC_POINTER_MAX];
+        if (!json_is_array(list) || json_array_size(list) != per_list) {
+            codec_pointer(item, row->name, index, 1);
+            return codec_fail(
+                err, 400,
+                json_is_array(list) ? "shape_mismatch" : type_code(row), item,
+                "%s holds lists of labels: one per sequence, "
+                "each as long as the first (%zu)",
+                row->name, per_list);
         }
+        for (size_t i = 0; i < per_list; i++)
+            if (!json_is_string(json_array_get(list, i))) {
+                index[nested ? 1 : 0] = i;
+                codec_pointer(item, row->name, index, nested ? 2 : 1);
+                return codec_fail(err, 400, type_code(row), item,
+                                  "labels are strings");
+            }
+    }
     api_labels *labels = &out->labels;
+    size_t count = lists * per_list; /* bounded by the body's size */
     labels->names = calloc(count + 1, sizeof *labels->names);
     if (!labels->names)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    labels->lists = nested ? lists : 0;
     for (; labels->count < count; labels->count++) {
-        const char *s = json_string_value(json_array_get(v, labels->count));
+        json_t *list = nested ? json_array_get(v, labels->count / per_list) : v;
+        const char *s =
+            json_string_value(json_array_get(list, labels->count % per_list));
         labels->names[labels->count] = strdup(s);
         if (!labels->names[labels->count])
             return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");

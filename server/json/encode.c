@@ -225,12 +225,15 @@ static void encode_labels(buf *out, const char *key, const api_labels *labels)
     buf_puts(out, ",\"");
     buf_puts(out, key);
     buf_puts(out, "\":[");
+    size_t per_list = labels->lists ? labels->count / labels->lists : 0;
     for (size_t i = 0; i < labels->count; i++) {
-        if (i)
+        if (i && !(per_list && i % per_list == 0))
             buf_append(out, ",", 1);
+        if (per_list && i % per_list == 0) /* one list per sequence */
+            buf_puts(out, i ? "],[" : "[");
         buf_json_string(out, labels->names[i]);
     }
-    buf_append(out, "]", 1);
+    buf_puts(out, labels->lists ? "]]" : "]");
 }
 
 void encode_response(const api_request *req, const attn_result *result,

@@ -16,10 +16,12 @@
 extern "C" {
 #endif
 
-/* Labels of the rows of a tensor ("tokens"): count strings, each malloc'd. */
+/* Labels of the rows of a tensor ("tokens"): count strings, each malloc'd;
+ * in a batch maybe one list per sequence, stored one after the other. */
 typedef struct {
     char **names; /* NULL when the request gave none */
     size_t count;
+    size_t lists; /* 0: one list; else that many of count / lists each */
 } api_labels;
 
 typedef struct {

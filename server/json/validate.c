@@ -1001,19 +1001,29 @@ static bool check_stages(const api_request *req, codec_error *err)
     return true;
 }
 
-/* Labels of field f must number `count` (the rows they label). */
+/* Labels of field f must number `count` (the rows they label), in one
+ * list, or in a batch in one list per sequence. */
 static bool take_labels(api_fields *fields, api_field f, size_t count,
-                        api_labels *out, codec_error *err)
+                        size_t batch, api_labels *out, codec_error *err)
 {
     api_labels *labels = &fields->value[f].labels;
+    char ptr[CODEC_POINTER_MAX];
+    const char *name = api_schema[f].name;
     if (!fields->value[f].present)
         return true;
-    if (labels->count != count) {
-        char ptr[CODEC_POINTER_MAX];
+    if (labels->lists && labels->lists != batch)
         return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
-                          "%s has %zu labels for %zu tokens",
-                          api_schema[f].name, labels->count, count);
-    }
+                          batch ? "%s holds %zu lists of labels but the "
+                                  "request holds %zu sequences"
+                                : "%s holds %zu lists of labels, one per "
+                                  "sequence, but the request is one sequence",
+                          name, labels->lists, batch);
+    size_t per_list =
+        labels->lists ? labels->count / labels->lists : labels->count;
+    if (per_list != count)
+        return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
+                          "%s has %zu labels for %zu tokens", name, per_list,
+                          count);
     *out = *labels;
     memset(labels, 0, sizeof *labels);
     return true;
@@ -1047,7 +1057,7 @@ bool validate_request(api_fields *fields, const request_limits *limits,
         !take_scale(fields, req, err) || !take_masks(fields, req, err) ||
         !take_positional(fields, req, err) ||
         !take_rotations(fields, req, err) || !check_stages(req, err) ||
-        !take_labels(fields, API_TOKENS, p->n, &req->tokens, err))
+        !take_labels(fields, API_TOKENS, p->n, p->batch, &req->tokens, err))
         return false;
     if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {
         char ptr[CODEC_POINTER_MAX];
@@ -1058,6 +1068,6 @@ bool validate_request(api_fields *fields, const request_limits *limits,
     }
     /* the memory this needs is checked by the endpoint, which knows how many
      * threads will work on it */
-    return take_labels(fields, API_CONTEXT_TOKENS, attn_new_keys(p),
+    return take_labels(fields, API_CONTEXT_TOKENS, attn_new_keys(p), p->batch,
                        &req->context_tokens, err);
 }

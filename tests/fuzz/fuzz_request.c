@@ -316,7 +316,7 @@ static bool same_bytes(const void *a, const void *b, size_t bytes)
 
 static bool same_labels(const api_labels *a, const api_labels *b)
 {
-    if (a->count != b->count || !a->names != !b->names)
+    if (a->count != b->count || a->lists != b->lists || !a->names != !b->names)
         return false;
     for (size_t i = 0; i < a->count; i++)
         if (strcmp(a->names[i], b->names[i]) != 0)

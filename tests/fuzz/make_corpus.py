@@ -239,6 +239,10 @@ valid["mask_per_head"] = dict(base(3, 4, 2), num_heads=2,
 valid["mask_batch_per_head"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
                                     mask=[[[[0, -1], [0.5, 0]]]] * 2)
 bad["mask_heads_count"] = variant(mask=[[[True] * 2] * 2] * 3)
+valid["tokens_per_sequence"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
+                                    tokens=[["a", "b"], ["c", "<pad>"]])
+bad["tokens_ragged"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
+                            tokens=[["a", "b"], ["c"]])
 
 
 def main():

@@ -136,9 +136,15 @@ def compare_field(schemas, table, f, prop, where):
         if p.get("type") != "array" or items.get("enum") != table["stages"]:
             failures.append(f"{where}: spec is not an array of StageName")
     elif kind == "labels":
+        # strings, or in a batch lists of strings, one per sequence
         items = resolve(schemas, p.get("items", {}))
-        if p.get("type") != "array" or items.get("type") != "string":
-            failures.append(f"{where}: spec is not an array of strings")
+        forms = [resolve(schemas, f) for f in items.get("oneOf", [])]
+        kinds = sorted((f.get("type"), resolve(schemas, f.get("items", {}))
+                        .get("type")) for f in forms)
+        if p.get("type") != "array" or \
+                kinds != [("array", "string"), ("string", None)]:
+            failures.append(f"{where}: spec is not an array of strings or "
+                            f"of lists of strings")
     elif kind == "object":
         # true, false, or an object of exactly the table's members
         forms = [resolve(schemas, part) for part in p.get("oneOf", [])]

@@ -278,6 +278,20 @@ static const rejection rejections[] = {
      "shape_mismatch", "/alibi_slopes"},
     {"{\"x\":[[1,2]],\"alibi\":true,\"alibi_slopes\":[1]," VALID_TAIL "}", 400,
      "conflicting_fields", "/alibi_slopes"},
+    /* labels: one list, or in a batch one list per sequence */
+    {"{\"x\":[[1,2]],\"tokens\":[[\"a\"]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/tokens"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[\"b\",\"c\"]]," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/tokens/1"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[1]]," VALID_TAIL "}", 400,
+     "wrong_type", "/tokens/1/0"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[\"b\"],[\"c\"]]," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/tokens"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\",\"b\"],[\"c\",\"d\"]]"
+     "," VALID_TAIL "}",
+     400, "shape_mismatch", "/tokens"},
 /* RoPE, the sinusoidal encoding, a KV cache (d_k = d_v = 4 here) */
 #define PAST1 "[[[1,2,3,4]]]"
 #define PAST2 "[[[1,2,3,4],[5,6,7,8]]]"
