@@ -20,6 +20,10 @@
  *       ALiBi with the paper's slopes for 8 heads (ALIBI 1), a sliding
  *       WINDOW (0: none), CAUSAL; no stage but the output, so the fused
  *       pass runs.  The answer as for attn.
+ *   batch DTYPE B N D H THREADS CALLS
+ *       B sequences of the attn problem (x (B, N, D), shared weights) in one
+ *       attn_forward(), then each of them alone, B calls: {"batch": seconds,
+ *       "one_by_one": seconds} over CALLS rounds.
  *   gemm DTYPE SIZE THREADS CALLS
  *       C (S, S) = A (S, S) @ B (S, S) through OpenBLAS with THREADS BLAS
  *       threads, the rate the machine reaches at all.
@@ -277,6 +281,71 @@ static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
     free(w_o);
 }
 
+static void cmd_batch(const char *dtype_name, size_t batch, size_t n, size_t d,
+                      size_t h, size_t threads, long calls)
+{
+    tensor_dtype dtype;
+    if (parse_dtype(dtype_name, &dtype) != 0 || h == 0 || d % h != 0 ||
+        batch == 0 || threads == 0 || threads > BENCH_MAX_THREADS ||
+        calls < 1) {
+        printf("{\"error\":\"bad batch command\"}\n");
+        return;
+    }
+    double w_amp = 1.0 / sqrt((double)d);
+    size_t elem = tensor_dtype_size(dtype);
+    void *x = make_tensor(dtype, batch * n * d, SEED_X, 1.0);
+    void *w[4];
+    for (unsigned i = 0; i < 4; i++)
+        w[i] = make_tensor(dtype, d * d, SEED_WQ + i, w_amp);
+    pool *workers = pool_for(threads);
+    attn_status st = ATTN_ERR_NOMEM;
+    double together = 0, alone = 0;
+    if (x && w[0] && w[1] && w[2] && w[3] && (threads == 1 || workers)) {
+        attn_problem p = {
+            .dtype = dtype,
+            .batch = batch,
+            .n = n,
+            .m = n,
+            .d = d,
+            .d_c = d,
+            .heads = h,
+            .d_k = d / h,
+            .d_v = d / h,
+            .d_out = d,
+            .x = x,
+            .w_q = w[0],
+            .w_k = w[1],
+            .w_v = w[2],
+            .w_o = w[3],
+        };
+        st = ATTN_OK;
+        for (long c = 0; c < calls && st == ATTN_OK; c++) {
+            attn_result r = {0};
+            double start = now_seconds();
+            st = attn_forward(workers, &p, 0, &r);
+            together += now_seconds() - start;
+            attn_result_free(&r);
+            attn_problem one = p;
+            one.batch = 0;
+            start = now_seconds();
+            for (size_t b = 0; b < batch && st == ATTN_OK; b++) {
+                one.x = (const char *)x + b * n * d * elem;
+                st = attn_forward(workers, &one, 0, &r);
+                attn_result_free(&r);
+            }
+            alone += now_seconds() - start;
+        }
+    }
+    if (st != ATTN_OK)
+        printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
+    else
+        printf("{\"batch\":%.9g,\"one_by_one\":%.9g,\"calls\":%ld}\n", together,
+               alone, calls);
+    free(x);
+    for (unsigned i = 0; i < 4; i++)
+        free(w[i]);
+}
+
 static void cmd_gemm(const char *dtype_name, size_t size, size_t threads,
                      long calls)
 {
@@ -331,6 +400,7 @@ int main(int argc, char **argv)
         int weights;
         long calls;
         bench_variant v;
+        size_t sequences;
         if (sscanf(line, "attn %15s %zu %zu %zu %zu %d %ld", dtype, &n, &d, &h,
                    &threads, &weights, &calls) == 7)
             cmd_attn(dtype, n, d, h, threads, weights, calls);
@@ -339,6 +409,9 @@ int main(int argc, char **argv)
                         dtype, &n, &d, &h, &v.kv_heads, &v.rope, &v.alibi,
                         &v.window, &v.causal, &threads, &calls) == 11)
             cmd_variant(dtype, n, d, h, v, threads, calls);
+        else if (sscanf(line, "batch %15s %zu %zu %zu %zu %zu %ld", dtype,
+                        &sequences, &n, &d, &h, &threads, &calls) == 7)
+            cmd_batch(dtype, sequences, n, d, h, threads, calls);
         else if (sscanf(line, "gemm %15s %zu %zu %ld", dtype, &n, &threads,
                         &calls) == 4)
             cmd_gemm(dtype, n, threads, calls);

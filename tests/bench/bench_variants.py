@@ -15,6 +15,9 @@ grouped-query heads).  Part B, the two targets of the fast path:
     1.3x faster than h_kv = 16 (K and V are a quarter as wide);
   - a window of 256 at n = 8192, d = 512, h = 8: at most 1/6 of the time
     without one (key blocks the window hides are skipped).
+Part C: a batch of B = 8 sequences of (256, 512, 8) in one forward pass
+within 10 % of the same sequences one by one (the same code runs each; the
+end-to-end comparison over HTTP is run_bench.py's part 4).
 Every figure is the median of --rounds interleaved rounds; each target line
 says "met" or "not met".  --quick runs tiny sizes once (the smoke test: the
 commands work, the script does not rot).
@@ -44,6 +47,16 @@ class Core:
         if "error" in answer:
             sys.exit(f"bench_core: {answer['error']}")
         return answer["seconds"]
+
+    def batch(self, sequences, n, d, h, threads):
+        """(seconds of one batched forward, of the same sequences alone)."""
+        self.proc.stdin.write(f"batch float32 {sequences} {n} {d} {h} "
+                              f"{threads} 1\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        if "error" in answer:
+            sys.exit(f"bench_core: {answer['error']}")
+        return answer["batch"], answer["one_by_one"]
 
     def close(self):
         self.proc.stdin.write("quit\n")
@@ -152,7 +165,14 @@ def main():
         lambda: core.variant(*win),
         lambda: core.variant(*win, window=256),
     ])
+    # part C: a batch in the core, on both threads
+    bat = (2, 32, 64, 8) if args.quick else (8, 256, 512, 8)
+    pairs = []
+    for _ in range(rounds * 3 + 1):
+        pairs.append(core.batch(*bat, threads=2))
     core.close()
+    together = statistics.median(p[0] for p in pairs[1:] or pairs)
+    alone = statistics.median(p[1] for p in pairs[1:] or pairs)
     speedup = full_kv / grouped
     share = window / no_window
 
@@ -168,7 +188,12 @@ def main():
               f"- sliding window, (n, d, h) = {win}: no window "
               f"{no_window * 1e3:.1f} ms, window 256 {window * 1e3:.1f} ms: "
               f"1/{1 / share:.1f} of the time (target at most 1/6: "
-              f"{verdict(share <= 1 / 6)})"]
+              f"{verdict(share <= 1 / 6)})",
+              "", "Part C: a batch in the core (two threads)", "",
+              f"- B = {bat[0]} sequences of (n, d, h) = {bat[1:]} in one "
+              f"forward pass {together * 1e3:.1f} ms, one by one "
+              f"{alone * 1e3:.1f} ms: {together / alone:.2f}x (target within "
+              f"10 %: {verdict(together <= 1.1 * alone)})"]
     report = "\n".join(lines) + "\n"
     print(report)
     if args.out:
