@@ -20,7 +20,7 @@ import time
 from robustlib import Failures, Server, attention_body, http
 
 MIX = ("small", "heads", "invalid", "unknown_field", "not_found", "healthz",
-       "keepalive", "causal", "big")
+       "keepalive", "causal", "big", "modern")
 
 
 def one(port, kind, rng, timeout):
@@ -40,6 +40,28 @@ def one(port, kind, rng, timeout):
                                                      "dtype": "float32"}),
                        timeout=timeout)
         return s == 200, s
+    if kind == "modern":
+        # RoPE, the sinusoidal encoding, a KV cache of 3 positions, grouped
+        # heads, a window and per-head masks through every pass of the core
+        cache = [[[rng.uniform(-1, 1) for _ in range(4)] for _ in range(3)]
+                 for _ in range(2)]
+        s, _, b = http(port, "POST", "/v1/attention",
+                       attention_body(rng, 9, 16, 4, {
+                           "num_kv_heads": 2, "rope": {"style": "interleaved"},
+                           "positional_encoding": "sinusoidal",
+                           "w_k": [[rng.uniform(-1, 1) for _ in range(8)]
+                                   for _ in range(16)],
+                           "w_v": [[rng.uniform(-1, 1) for _ in range(8)]
+                                   for _ in range(16)],
+                           "past_k": cache, "past_v": cache, "window": 4,
+                           "causal": True, "mask": [[[True] * 12] * 9] * 4,
+                           "return": ["x_pe", "q_rope", "k_cache", "weights",
+                                      "output"]}),
+                       timeout=timeout)
+        if s != 200:
+            return False, s
+        doc = json.loads(b)
+        return doc["shapes"]["k_cache"] == [2, 12, 4], s
     if kind == "big":
         # tensors past 64 KiB of text: parsed row by row on the pool
         # (server/json/parse_rows.cpp); (4, 128, 128) weights: formatted in pieces
