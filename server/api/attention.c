@@ -25,6 +25,13 @@
  * stops mattering.  A lesson-sized body is never split. */
 #define API_SPLIT_MIN_BYTES (64 * 1024)
 
+/* What api_attention_work() counts besides the products, in
+ * floating-point operations of the same time: for every score, its scale,
+ * mask and softmax (an exp is about 10 operations of an AVX-512 loop), and
+ * for every number of the reply its shortest decimal form. */
+#define API_FLOPS_PER_SCORE 20.0
+#define API_FLOPS_PER_REPLY_NUMBER 100.0
+
 /* Numbers the reply will hold, or SIZE_MAX on overflow. */
 static size_t reply_numbers(const attn_problem *p, unsigned want)
 {
@@ -68,6 +75,8 @@ static void encode_v1(const api_request *req, const attn_result *result,
     encode_response(req, result, workers, out);
 }
 
+static const api_encoder v1 = {.encode = encode_v1};
+
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
                    api_attention_stats *stats, api_cancelled_fn cancelled,
@@ -81,9 +90,78 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
         api_codec_error_reply(&err, out);
         return;
     }
-    static const api_encoder v1 = {.encode = encode_v1};
     api_attention_decoded(workers, limits, memory, &req, &v1, out, stats,
                           cancelled, cancelled_ctx);
+}
+
+double api_attention_work(const api_request *req)
+{
+    const attn_problem *p = &req->problem;
+    double n = (double)p->n, m = (double)p->m, h = (double)p->heads;
+    double h_kv = (double)attn_kv_heads(p), d_k = (double)p->d_k,
+           d_v = (double)p->d_v;
+    double flops = 0;
+    if (!p->q) /* projected: x W_q, then context W_k and W_v */
+        flops += 2 * n * (double)p->d * h * d_k +
+                 2 * m * (double)p->d_c * h_kv * (d_k + d_v);
+    flops += h * n * m * (2 * d_k + 2 * d_v + API_FLOPS_PER_SCORE);
+    if (p->w_o) /* concat W_o */
+        flops += 2 * n * h * d_v * (double)p->d_out;
+    if (p->batch)
+        flops *= (double)p->batch;
+    size_t numbers = reply_numbers(p, req->want);
+    return flops +
+           API_FLOPS_PER_REPLY_NUMBER *
+               (numbers == SIZE_MAX ? (double)SIZE_MAX : (double)numbers);
+}
+
+bool api_attention_inline(const request_limits *limits, budget *memory,
+                          const char *body, size_t len, double max_work,
+                          reply *out, api_attention_stats *stats,
+                          api_request **deferred)
+{
+    *deferred = NULL;
+    api_request req;
+    codec_error err;
+    decode_options options = {.workers = NULL,
+                              .split_min_bytes = API_SPLIT_MIN_BYTES};
+    if (!decode_request(body, len, limits, &options, &req, &err)) {
+        api_codec_error_reply(&err, out);
+        return true;
+    }
+    if (api_attention_work(&req) <= max_work) {
+        api_attention_decoded(NULL, limits, memory, &req, &v1, out, stats, NULL,
+                              NULL);
+        return true;
+    }
+    *deferred = malloc(sizeof **deferred);
+    if (!*deferred) {
+        api_request_free(&req);
+        problem_reply_retry(out, "out_of_memory",
+                            "the server could not allocate memory for this "
+                            "request");
+        return true;
+    }
+    **deferred = req;
+    return false;
+}
+
+void api_attention_continue(pool *workers, const request_limits *limits,
+                            budget *memory, api_request *deferred, reply *out,
+                            api_attention_stats *stats,
+                            api_cancelled_fn cancelled, void *cancelled_ctx)
+{
+    api_attention_decoded(workers, limits, memory, deferred, &v1, out, stats,
+                          cancelled, cancelled_ctx);
+    free(deferred);
+}
+
+void api_attention_drop(api_request *deferred)
+{
+    if (!deferred)
+        return;
+    api_request_free(deferred);
+    free(deferred);
 }
 
 void api_attention_decoded(pool *workers, const request_limits *limits,
@@ -99,6 +177,7 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     stats->m = p->m;
     stats->d = p->d;
     stats->heads = p->heads;
+    stats->work = api_attention_work(&req);
 
     size_t numbers = reply_numbers(p, req.want), reply_bytes = SIZE_MAX;
     size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);

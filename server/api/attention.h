@@ -1,7 +1,8 @@
 /*
  * attention.h - POST /v1/attention: decode → core → encode.
  *
- * Runs on a pool worker, never on the event thread.
+ * Runs on a pool worker, or (api_attention_inline(): the fast lane) on
+ * the event thread that received the request, for small work.
  */
 #ifndef SERVER_API_ATTENTION_H
 #define SERVER_API_ATTENTION_H
@@ -20,6 +21,7 @@
 /* What one request was, for the access log and metrics. */
 typedef struct {
     size_t n, m, d, heads;
+    double work; /* api_attention_work() */
     double compute_seconds;
 } api_attention_stats;
 
@@ -56,6 +58,32 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
                            const api_encoder *enc, reply *out,
                            api_attention_stats *stats,
                            api_cancelled_fn cancelled, void *cancelled_ctx);
+
+/* The work request req asks for, in floating-point operations: its
+ * products and softmax, and the reply's numbers counted as operations of
+ * the same time (attention.c says how many). */
+double api_attention_work(const api_request *req);
+
+/* The fast lane: api_attention() on the calling thread alone (no pool).
+ * Decodes body; a refusal is answered (true).  When the request's work is
+ * at most max_work it is computed and answered here (true); else nothing is
+ * answered, *deferred is the decoded request (the caller's) and the result
+ * false: api_attention_continue() finishes it, api_attention_drop() frees
+ * it. */
+bool api_attention_inline(const request_limits *limits, budget *memory,
+                          const char *body, size_t len, double max_work,
+                          reply *out, api_attention_stats *stats,
+                          api_request **deferred);
+
+/* api_attention() of a request api_attention_inline() decoded and deferred;
+ * frees `deferred`. */
+void api_attention_continue(pool *workers, const request_limits *limits,
+                            budget *memory, api_request *deferred, reply *out,
+                            api_attention_stats *stats,
+                            api_cancelled_fn cancelled, void *cancelled_ctx);
+
+/* Frees a deferred request that will not run (NULL: nothing). */
+void api_attention_drop(api_request *deferred);
 
 /* A codec's refusal as the reply: 503 with Retry-After, or its status with
  * the pointer; in the error shape of out's route. */

@@ -7,9 +7,11 @@
  * metrics, static files) runs on the event thread: it reads a snapshot of
  * the server's state in plain values (api_env) and fills a reply.  An
  * endpoint that computes runs as a pool job: it gets the uploaded body and
- * the resources it may use (api_job) and fills a reply on a worker.  The
- * HTTP layer's route table (server/http/routes.c) says which endpoint runs
- * where.
+ * the resources it may use (api_job) and fills a reply on a worker.  It
+ * may also offer a fast lane (api_inline_fn): on the event thread, without
+ * the pool, it decodes the body and answers at once when the work is
+ * small, or hands what it decoded to its pool job.  The HTTP layer's route
+ * table (server/http/routes.c) says which endpoint runs where.
  */
 #ifndef SERVER_API_ENDPOINT_H
 #define SERVER_API_ENDPOINT_H
@@ -50,10 +52,22 @@ typedef struct {
     api_attention_stats *stats; /* filled for the access log */
     api_cancelled_fn cancelled; /* true once nobody waits for the answer */
     void *cancelled_ctx;
+    /* what the fast lane decoded and left to the pool job (the job takes
+     * it), or NULL: decode the body */
+    void *deferred;
 } api_job;
 
 /* An endpoint that runs as a pool job. */
 typedef void (*api_job_fn)(const api_job *job, reply *out);
+
+/* The fast lane of a pool endpoint, on the event thread (job->workers is
+ * NULL): true when it answered (out is set: a refusal, or a result whose
+ * work was at most max_work); false when the work is bigger, with
+ * *deferred what it decoded, for the pool job's api_job.deferred. */
+typedef bool (*api_inline_fn)(const api_job *job, double max_work, reply *out,
+                              void **deferred);
+/* Frees what an api_inline_fn deferred, when its job will not run. */
+typedef void (*api_drop_fn)(void *deferred);
 
 /* GET /healthz: the process answers. */
 void api_healthz(const api_env *env, reply *out);

@@ -50,6 +50,20 @@
 /* Seconds SIGTERM waits for in-flight requests before exiting. */
 #define LIMIT_DEFAULT_GRACE 20
 
+/* The fast lane (server/http/daemon.c): a request whose body is at most
+ * LIMIT_FAST_LANE_MAX_BODY bytes, and whose work once decoded is at most
+ * LIMIT_FAST_LANE_MAX_FLOPS (api_attention_work(): its floating-point
+ * operations, its reply's numbers counted as operations), is decoded,
+ * computed and answered on the event thread that received it; the rest go
+ * to the workers.  Both keep what an event thread spends on one request
+ * near what handing it to a worker makes it wait, 25 to 140 µs here
+ * (make bench-lanes, docs/architecture.md): 16 KiB of JSON is
+ * decoded in about 25 µs (lesson 002's 5 KB request takes 15 µs in all, a
+ * 19 KB one 32 µs), and 200,000 operations of small products, softmax and
+ * number formatting take about 50 µs (n = 32, d = 4: 155,000 in 46 µs). */
+#define LIMIT_FAST_LANE_MAX_BODY ((size_t)16 << 10)
+#define LIMIT_FAST_LANE_MAX_FLOPS 200000.0
+
 /* Per-request shape limits, used by the decoder. */
 typedef struct {
     size_t max_tokens;

@@ -1,9 +1,12 @@
 /*
- * daemon.c - request lifecycle on libmicrohttpd's single event thread.
+ * daemon.c - request lifecycle on libmicrohttpd's event threads.
  *
  * DESIGN
- * The event thread only moves bytes.  For each request the access handler is
- * called several times:
+ * libmicrohttpd runs one event thread per CPU (--event-threads, its thread
+ * pool); each accepts connections and serves them to the end.  An event
+ * thread computes only what costs less than handing it to a worker would:
+ * the fast lane.  For each request the access handler is called several
+ * times:
  *   1st call   headers only: their framing (framing.c), then the route
  *              (routes.c), method, auth and Content-Type (guards.c).  A
  *              body that will be read is reserved in the memory budget now,
@@ -16,8 +19,15 @@
  *              connection alive.
  *   next calls body chunks, appended to a buffer capped at --max-body.
  *   last call  (no more data) inline routes answer at once; a pool route
- *              (POST /v1/attention) reserves what parsing needs, suspends
- *              the connection and becomes a pool job.
+ *              (POST /v1/attention) reserves what parsing needs.  A body
+ *              of at most LIMIT_FAST_LANE_MAX_BODY bytes takes the route's
+ *              fast lane: decoded here, and when its work is at most
+ *              LIMIT_FAST_LANE_MAX_FLOPS computed and its reply queued
+ *              here too, with no other thread involved.  Any other
+ *              request (or one the lane decoded and found big, handing
+ *              over what it decoded) suspends the connection and becomes
+ *              a pool job.  --fast-lane off|all sends every request one
+ *              way.
  *   after the job resumes the connection, one more call queues its reply.
  * The job never touches the connection after MHD_resume_connection(): from
  * then on the event thread owns the request again and frees it in the
@@ -43,6 +53,7 @@
 #include "server/obs/metrics.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <linux/tcp.h>
 #include <microhttpd.h>
 #include <poll.h>
@@ -96,6 +107,7 @@ struct http_server {
     unsigned port;
     guard_api_key api_key;
     atomic_size_t active_requests;
+    atomic_size_t open_connections; /* counted by connection_notify() */
     atomic_ullong completed_requests;
     budget memory;
     conn_deadlines *deadlines;
@@ -130,6 +142,8 @@ typedef struct {
     size_t body_len, body_cap;
     size_t upload_reserved; /* the body buffer's bytes in the budget */
     size_t parse_reserved;  /* what parsing the body may take */
+    void *deferred;         /* the fast lane's decoding, for the job */
+    const char *lane;       /* "inline" or "pool" once computed, for the log */
     reply rep;
     size_t bytes_out;              /* the body's length, once queued */
     unsigned long long acked_base; /* the socket's bytes acked at queueing */
@@ -203,24 +217,16 @@ static void release_upload(request *req)
     req->parse_reserved = 0;
 }
 
-/* The server's state for an inline endpoint, read now.  The daemon comes
- * from the connection: srv->daemon is written by the thread that started
- * the daemon, after its event thread may already be answering. */
-static api_env env_now(http_server *srv, struct MHD_Connection *conn)
+/* The server's state for an inline endpoint, read now. */
+static api_env env_now(http_server *srv)
 {
-    const union MHD_ConnectionInfo *of =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
-    const union MHD_DaemonInfo *info =
-        of ? MHD_get_daemon_info(of->daemon,
-                                 MHD_DAEMON_INFO_CURRENT_CONNECTIONS)
-           : NULL;
     return (api_env){
         .in_flight = atomic_load(&srv->active_requests),
         .queue_depth = pool_queued(srv->workers),
         .max_queue = srv->cfg->max_queue,
         .memory_used = budget_used(&srv->memory),
         .memory_limit = srv->memory.limit,
-        .connections = info ? info->num_connections : 0,
+        .connections = atomic_load(&srv->open_connections),
         .deadline_closed = conn_deadlines_expired(srv->deadlines),
         .draining = atomic_load(&srv->draining),
     };
@@ -246,6 +252,7 @@ static void pool_job(void *arg)
     request *req = arg;
     http_server *srv = req->srv;
     req->t_work_start = clock_seconds();
+    req->lane = "pool";
     if (client_gone(req)) {
         /* nobody to answer: 499 (as nginx logs it) is only logged */
         reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
@@ -264,12 +271,18 @@ static void pool_job(void *arg)
             .stats = &req->stats,
             .cancelled = client_gone_hook,
             .cancelled_ctx = req,
+            .deferred = req->deferred,
         };
+        req->deferred = NULL; /* the job's now */
         req->route->job(&job, &req->rep);
         if (req->rep.status == 0) /* cancelled: the client left */
             reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
     req->t_work_end = clock_seconds();
+    if (req->deferred) { /* not run: the client left, or the drain ended */
+        req->route->drop(req->deferred);
+        req->deferred = NULL;
+    }
     free(req->body);
     req->body = NULL;
     release_upload(req);
@@ -294,20 +307,33 @@ static void refuse_over_budget(request *req)
     req->state = REQ_REPLIED;
 }
 
-static enum MHD_Result start_job(request *req)
+/* The body has arrived: what parsing it needs is reserved (503 when it
+ * does not fit); false when refused. */
+static bool reserve_parsing(request *req)
 {
-    http_server *srv = req->srv;
     size_t need = estimate_memory(req->body_len);
-    if (!budget_reserve(&srv->memory, need)) {
+    if (!budget_reserve(&req->srv->memory, need)) {
         refuse_over_budget(req);
-        return queue_reply(req);
+        return false;
     }
     req->parse_reserved = need;
+    return true;
+}
+
+/* Suspends the connection and queues the request (and what the fast lane
+ * deferred, if anything) as a pool job; 503 when the queue is full. */
+static enum MHD_Result submit_job(request *req)
+{
+    http_server *srv = req->srv;
     req->state = REQ_WORKING;
     req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
     if (pool_submit(srv->workers, pool_job, req) != 0) {
         MHD_resume_connection(req->conn);
+        if (req->deferred) {
+            req->route->drop(req->deferred);
+            req->deferred = NULL;
+        }
         req->state = REQ_REPLIED;
         problem_reply_retry(&req->rep, "overloaded",
                             "%zu requests are already waiting; retry shortly",
@@ -315,6 +341,58 @@ static enum MHD_Result start_job(request *req)
         return MHD_YES; /* queued on the call that follows the resume */
     }
     return MHD_YES;
+}
+
+/* Whether the request takes its route's fast lane (--fast-lane). */
+static bool takes_fast_lane(const request *req)
+{
+    if (!req->route->try_inline)
+        return false;
+    switch (req->srv->cfg->fast_lane) {
+    case CONFIG_LANE_OFF:
+        return false;
+    case CONFIG_LANE_ALL:
+        return true;
+    case CONFIG_LANE_AUTO:
+        break;
+    }
+    return req->body_len <= LIMIT_FAST_LANE_MAX_BODY;
+}
+
+/* The fast lane: the request is decoded here and, when its work is small,
+ * computed and its reply queued here; else what was decoded goes to a
+ * pool job. */
+static enum MHD_Result answer_inline(request *req)
+{
+    http_server *srv = req->srv;
+    req->t_queued = req->t_work_start = clock_seconds();
+    api_job job = {
+        .limits = &srv->cfg->request,
+        .memory = &srv->memory,
+        .body = req->body,
+        .body_len = req->body_len,
+        .header = req->has_job_header ? req->job_header : NULL,
+        .stats = &req->stats,
+    };
+    double max_work = srv->cfg->fast_lane == CONFIG_LANE_ALL
+                          ? HUGE_VAL
+                          : LIMIT_FAST_LANE_MAX_FLOPS;
+    if (!req->route->try_inline(&job, max_work, &req->rep, &req->deferred))
+        return submit_job(req);
+    req->lane = "inline";
+    req->t_work_end = clock_seconds();
+    free(req->body);
+    req->body = NULL;
+    release_upload(req);
+    req->state = REQ_REPLIED;
+    return queue_reply(req);
+}
+
+static enum MHD_Result start_work(request *req)
+{
+    if (!reserve_parsing(req))
+        return queue_reply(req);
+    return takes_fast_lane(req) ? answer_inline(req) : submit_job(req);
 }
 
 /* ---- the access handler ----------------------------------------------- */
@@ -344,7 +422,7 @@ static void route_request(http_server *srv, request *req, const char *url,
                       "Bearer <key>)");
         r->www_authenticate = true;
     } else if (rt->lane == ROUTE_INLINE) {
-        api_env env = env_now(srv, req->conn);
+        api_env env = env_now(srv);
         env.path = req->path;
         rt->answer(&env, r);
     } else if (!rt->any_content_type && !guard_json_content_type(req->conn)) {
@@ -567,7 +645,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *conn,
     conn_deadlines_disarm(srv->deadlines, req->watch); /* fully arrived */
     switch (req->state) {
     case REQ_RECEIVING:
-        return start_job(req);
+        return start_work(req);
     case REQ_WORKING:
         return MHD_YES; /* spurious call while suspended */
     case REQ_REPLIED:
@@ -620,6 +698,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
         .n = req->stats.n,
         .d = req->stats.d,
         .heads = req->stats.heads,
+        .work = req->stats.work,
+        .lane = req->lane,
     };
     if (req->t_work_start > 0) {
         entry.queue_seconds = req->t_work_start - req->t_queued;
@@ -646,11 +726,13 @@ static void connection_notify(void *cls, struct MHD_Connection *conn,
 {
     http_server *srv = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&srv->open_connections, 1);
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         *socket_context =
             info ? conn_deadlines_open(srv->deadlines, info->connect_fd) : NULL;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&srv->open_connections, 1);
         conn_deadlines_close(srv->deadlines, *socket_context);
         *socket_context = NULL;
     }
@@ -722,6 +804,9 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
         (uint16_t)cfg->port, NULL, NULL, access_handler, srv,
+        /* one event thread per CPU, each serving the connections it
+         * accepted: a fast-lane request waits behind no other thread */
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->event_threads,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,

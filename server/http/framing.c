@@ -28,6 +28,7 @@
 
 #include "server/base/problem.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,12 +160,15 @@ static enum MHD_Result scan_field(void *cls, enum MHD_ValueKind kind,
  * these requests itself); there only the header set is checked. */
 static bool parses_in_place(void)
 {
-    static int known = -1;
-    if (known < 0) {
+    /* asked once; every event thread may be the first to ask */
+    static atomic_int known = -1;
+    int answer = atomic_load_explicit(&known, memory_order_relaxed);
+    if (answer < 0) {
         const char *version = MHD_get_version();
-        known = version && strncmp(version, "0.9.", 4) == 0;
+        answer = version && strncmp(version, "0.9.", 4) == 0;
+        atomic_store_explicit(&known, answer, memory_order_relaxed);
     }
-    return known;
+    return answer;
 }
 
 /* Whether a request target (as framing_unescape() left it, which decodes

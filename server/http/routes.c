@@ -23,10 +23,28 @@
  * it directly), so its row goes through this adapter. */
 static void attention_job(const api_job *job, reply *out)
 {
-    api_attention(job->workers, job->limits, job->memory, job->body,
-                  job->body_len, out, job->stats, job->cancelled,
-                  job->cancelled_ctx);
+    if (job->deferred)
+        api_attention_continue(job->workers, job->limits, job->memory,
+                               job->deferred, out, job->stats, job->cancelled,
+                               job->cancelled_ctx);
+    else
+        api_attention(job->workers, job->limits, job->memory, job->body,
+                      job->body_len, out, job->stats, job->cancelled,
+                      job->cancelled_ctx);
 }
+
+static bool attention_inline(const api_job *job, double max_work, reply *out,
+                             void **deferred)
+{
+    api_request *decoded = NULL;
+    bool answered =
+        api_attention_inline(job->limits, job->memory, job->body, job->body_len,
+                             max_work, out, job->stats, &decoded);
+    *deferred = decoded;
+    return answered;
+}
+
+static void attention_drop(void *deferred) { api_attention_drop(deferred); }
 
 static const route table[] = {
     {.path = "/v1/attention",
@@ -34,6 +52,8 @@ static const route table[] = {
      .lane = ROUTE_POOL,
      .needs_auth = true,
      .job = attention_job,
+     .try_inline = attention_inline,
+     .drop = attention_drop,
      .label = "/v1/attention"},
     {.path = "/healthz",
      .methods = ROUTE_GET | ROUTE_HEAD,
@@ -180,8 +200,10 @@ bool routes_check(char *err, size_t err_size)
 {
     for (size_t r = 0; r < ROUTE_COUNT; r++) {
         const route *row = &table[r];
-        bool runs = row->lane == ROUTE_INLINE ? row->answer && !row->job
-                                              : row->job && !row->answer;
+        bool runs =
+            row->lane == ROUTE_INLINE
+                ? row->answer && !row->job && !row->try_inline
+                : row->job && !row->answer && !row->try_inline == !row->drop;
         if (!runs) {
             snprintf(err, err_size,
                      "route %s: its lane and its endpoint disagree", row->path);

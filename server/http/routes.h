@@ -19,7 +19,8 @@ enum { ROUTE_GET = 1u << 0, ROUTE_HEAD = 1u << 1, ROUTE_POST = 1u << 2 };
 
 typedef enum {
     ROUTE_INLINE, /* answered on the event thread: cheap, no body */
-    ROUTE_POOL,   /* the body is read, then a pool job answers */
+    ROUTE_POOL,   /* the body is read, then a pool job answers, or the
+                     route's fast lane when the work is small */
 } route_lane;
 
 typedef struct {
@@ -31,7 +32,11 @@ typedef struct {
     bool needs_auth;    /* the bearer token of --api-key-file */
     api_handler answer; /* ROUTE_INLINE's endpoint, else NULL */
     api_job_fn job;     /* ROUTE_POOL's endpoint, else NULL */
-    const char *label;  /* the metrics route label */
+    /* ROUTE_POOL's fast lane, or NULL (every request is a pool job), and
+     * what frees a request it deferred */
+    api_inline_fn try_inline;
+    api_drop_fn drop;
+    const char *label; /* the metrics route label */
     /* the shape of every error on this route, the HTTP layer's too */
     reply_error_shape errors;
     /* a body of any Content-Type (or none) is read; else only

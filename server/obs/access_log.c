@@ -285,10 +285,16 @@ void access_log_write(const access_log_entry *e)
     put_ms(&line, ",\"work_ms\":", e->work_seconds);
     put_ms(&line, ",\"compute_ms\":", e->compute_seconds);
     put_ms(&line, ",\"total_ms\":", e->total_seconds);
+    if (e->lane) {
+        buf_puts(&line, ",\"lane\":");
+        buf_json_string(&line, e->lane);
+    }
     if (e->heads) {
         put_size(&line, ",\"n\":", e->n);
         put_size(&line, ",\"d\":", e->d);
         put_size(&line, ",\"h\":", e->heads);
+        put_size(&line, ",\"work_flops\":",
+                 e->work < 1e18 ? (size_t)e->work : (size_t)1e18);
     }
     buf_puts(&line, "}\n");
     if (!buf_failed(&line))

@@ -21,7 +21,8 @@ typedef enum {
     OPT_LISTEN,
     OPT_STRING,
     OPT_BOOL,
-    OPT_SIMD /* an arch_simd level by name (core/arch.h) */
+    OPT_SIMD, /* an arch_simd level by name (core/arch.h) */
+    OPT_LANE  /* a config_lane by name */
 } opt_kind;
 
 typedef struct {
@@ -39,6 +40,12 @@ typedef struct {
 static const option_spec options[] = {
     {"listen", OPT_LISTEN, 0, 0, "HOST:PORT to serve on", NULL},
     {"threads", OPT_SIZE, FIELD(threads), 0, "worker threads", "online CPUs"},
+    {"event-threads", OPT_SIZE, FIELD(event_threads), 0,
+     "HTTP event threads (libmicrohttpd's)", "online CPUs"},
+    {"fast-lane", OPT_LANE, FIELD(fast_lane), 0,
+     "requests computed on the event thread that received them: auto "
+     "(small ones), off (none: all go to the workers) or all",
+     NULL},
     {"max-body", OPT_BYTES, FIELD(max_body), 0, "largest request body in bytes",
      NULL},
     {"max-tokens", OPT_SIZE, FIELD(request.max_tokens), 0, "largest n or m",
@@ -85,6 +92,9 @@ static const option_spec options[] = {
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
 
+/* --fast-lane's values, by config_lane. */
+static const char *const lane_names[] = {"auto", "off", "all"};
+
 /* "max-body" → "ATTENTION_MAX_BODY" */
 static void env_name(const option_spec *opt, char *env, size_t size)
 {
@@ -101,6 +111,8 @@ static void set_defaults(config *cfg)
     cfg->port = 8080;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = cpus > 0 ? (size_t)cpus : 1;
+    cfg->event_threads = cfg->threads;
+    cfg->fast_lane = CONFIG_LANE_AUTO;
     cfg->max_body = LIMIT_DEFAULT_MAX_BODY;
     cfg->request.max_tokens = LIMIT_DEFAULT_MAX_TOKENS;
     cfg->request.max_width = LIMIT_DEFAULT_MAX_WIDTH;
@@ -173,6 +185,12 @@ static void format_default(char *out, size_t size, const option_spec *opt,
         arch_simd level;
         memcpy(&level, field, sizeof level);
         snprintf(out, size, "%s", arch_simd_name(level));
+        return;
+    }
+    case OPT_LANE: {
+        config_lane lane;
+        memcpy(&lane, field, sizeof lane);
+        snprintf(out, size, "%s", lane_names[lane]);
         return;
     }
     }
@@ -274,6 +292,14 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
         memcpy(field, &level, sizeof level);
         return true;
     }
+    case OPT_LANE:
+        for (config_lane lane = CONFIG_LANE_AUTO; lane <= CONFIG_LANE_ALL;
+             lane++)
+            if (strcmp(value, lane_names[lane]) == 0) {
+                memcpy(field, &lane, sizeof lane);
+                return true;
+            }
+        return false;
     case OPT_LISTEN: {
         const char *colon = strrchr(value, ':');
         if (!colon || (size_t)(colon - value) >= sizeof cfg->host ||

@@ -14,10 +14,20 @@
 
 #define CONFIG_VERSION "1.0.0"
 
+/* Which requests the fast lane answers on the event thread that received
+ * them (server/http/daemon.c); the rest go to the pool. */
+typedef enum {
+    CONFIG_LANE_AUTO, /* small ones: under LIMIT_FAST_LANE_MAX_* */
+    CONFIG_LANE_OFF,  /* none: every request goes to the pool */
+    CONFIG_LANE_ALL,  /* all of them (tests: both lanes answer alike) */
+} config_lane;
+
 typedef struct {
     char host[256];
     unsigned port;
     size_t threads;
+    size_t event_threads; /* libmicrohttpd's, one per CPU */
+    config_lane fast_lane;
     size_t max_body;
     request_limits request;
     size_t memory_budget;

@@ -3,6 +3,9 @@
 #   make bench              the full run (5 to 10 minutes), prints one table
 #   make bench-profile      perf: where a lesson-sized request's time goes
 #                           (PROFILE_BODY=n16 for the n=16, d=64 request)
+#   make bench-lanes        what handing a request to a worker costs, beside
+#                           what requests of growing size cost on the event
+#                           thread: the fast lane's thresholds come from it
 #   make test-bench-smoke   every part for a second or two (in `make test`):
 #                           the harness must not rot
 # The table goes to stdout and to $(BUILD)/bench/report.md; modern
@@ -20,7 +23,7 @@ BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
 
-.PHONY: bench bench-profile test-bench-smoke deps-bench
+.PHONY: bench bench-profile bench-lanes test-bench-smoke deps-bench
 
 PROFILE_BODY ?= lesson
 
@@ -44,8 +47,13 @@ bench-profile: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --body $(PROFILE_BODY) --seconds 5
 
+bench-lanes: deps-bench $(SERVER_BIN)
+	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) --work $(BENCH_DIR)
+
 test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE)
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick
+	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) \
+	  --work $(BENCH_DIR) --quick

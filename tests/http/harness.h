@@ -22,7 +22,9 @@
  *
  * Environment: ATTENTION_SERVER (the binary, required), HTTP_TEST_FILTER (a
  * cmocka test filter, e.g. "*chunked*"), HTTP_TEST_VERBOSE (keep the
- * server's access log on stderr).
+ * server's access log on stderr), HTTP_TEST_LANE (the server's --fast-lane:
+ * auto, off or all; make test-http runs every program with each, so that
+ * both lanes give the same answers, limits and errors).
  */
 #ifndef TESTS_HTTP_HARNESS_H
 #define TESTS_HTTP_HARNESS_H
@@ -210,6 +212,19 @@ long raw_read_reply(int fd, bytes *out, int wait_ms, bool *closed);
 http_response raw_response(const bytes *raw, long status);
 /* Sends a raw request and returns its reply as an http_response. */
 http_response raw_exchange(const char *request, bool *closed);
+
+/* ---- the access log (a server started with server_start_logged()) ---- */
+
+/* The log file's lines, each parsed: a JSON array of objects (caller
+ * decrefs).  Fails the test on a line that is not a JSON object; with
+ * `whole`, also on a last line without its newline (else such a line,
+ * being written, is left out). */
+json_t *access_log_lines(const char *path, bool whole);
+/* Index in lines of the line whose request_id is id, or -1. */
+long access_log_index(json_t *lines, const char *id);
+/* The line of request id, waiting up to wait_ms for it to be written; NULL
+ * when it is not there by then.  Caller decrefs. */
+json_t *access_log_wait(const char *path, const char *id, double wait_ms);
 
 /* ---- heavy requests --------------------------------------------------- */
 

@@ -4,9 +4,14 @@
 #   make test-http                              every program in turn
 #   HTTP_TEST_FILTER='*chunked*' make test-http  only the tests matching
 #   HTTP_TEST_VERBOSE=1 make test-http          the server's access log too
+#   HTTP_LANES=off make test-http               one --fast-lane only
+# Every program runs once per --fast-lane value: auto (small requests on the
+# event thread, big ones on the workers), off (every request on the
+# workers) and all (every request on the event thread).
 HTTP_TESTS   := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%, \
                   $(wildcard tests/http/test_*.c))
 HTTP_HARNESS := $(BUILD)/tests/http/harness.o
+HTTP_LANES   ?= auto off all
 
 TEST_SUITES += test-http
 DEB_TEST    += libcmocka-dev libcurl4-openssl-dev
@@ -17,5 +22,7 @@ $(HTTP_TESTS): $(BUILD)/tests/http/%: $(BUILD)/tests/http/%.o $(HTTP_HARNESS)
 	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lm -pthread -o $@
 
 test-http: $(HTTP_TESTS) $(SERVER_BIN)
-	@for t in $(HTTP_TESTS); do echo "== $$t"; \
-	  ATTENTION_SERVER=$(SERVER_BIN) $$t || exit 1; done
+	@for lane in $(HTTP_LANES); do for t in $(HTTP_TESTS); do \
+	  echo "== $$t (--fast-lane $$lane)"; \
+	  HTTP_TEST_LANE=$$lane ATTENTION_SERVER=$(SERVER_BIN) $$t || exit 1; \
+	  done; done

@@ -28,63 +28,6 @@
 
 static char g_log_path[64];
 
-/* ---- helpers ---------------------------------------------------------- */
-
-/* The log file's whole text (NUL-terminated; free() it). */
-static char *read_log(void)
-{
-    FILE *f = fopen(g_log_path, "rb");
-    assert_non_null(f);
-    bytes text = {0};
-    char chunk[65536];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        bytes_append(&text, chunk, got);
-    fclose(f);
-    if (!text.data)
-        bytes_append(&text, "", 0);
-    return text.data;
-}
-
-/* The log's lines, each parsed: a JSON array of objects.  Fails the test on
- * a line that is not a whole JSON object, or a last line without its
- * newline. */
-static json_t *log_lines(void)
-{
-    char *text = read_log();
-    json_t *lines = json_array();
-    char *at = text;
-    while (*at) {
-        char *end = strchr(at, '\n');
-        if (!end)
-            fail_msg("a line without its newline: %.200s", at);
-        *end = '\0';
-        json_error_t err;
-        json_t *line = json_loads(at, 0, &err);
-        if (!json_is_object(line))
-            fail_msg("not a JSON object line: %.200s", at);
-        json_array_append_new(lines, line);
-        at = end + 1;
-    }
-    free(text);
-    return lines;
-}
-
-/* Index of the line whose request_id is id, or -1. */
-static long line_of(json_t *lines, const char *id)
-{
-    size_t i;
-    json_t *line;
-    json_array_foreach(lines, i, line)
-    {
-        const char *rid =
-            json_string_value(json_object_get(line, "request_id"));
-        if (rid && strcmp(rid, id) == 0)
-            return (long)i;
-    }
-    return -1;
-}
-
 /* ======================================================================= */
 /* group "access_log": stderr to a file                                    */
 /* ======================================================================= */
@@ -119,20 +62,10 @@ static void a_line_is_on_stderr_within_a_second_of_its_reply(void **state)
     expect_status(&r, 200);
     response_free(&r);
     double replied = now_ms();
-    long at = -1;
-    json_t *lines = NULL;
-    while (now_ms() - replied <= FLUSH_PROMISE_MS) {
-        json_decref(lines);
-        lines = log_lines();
-        at = line_of(lines, "flush-probe");
-        if (at >= 0)
-            break;
-        sleep_ms(5);
-    }
-    double waited = now_ms() - replied;
-    print_message("the line was on stderr %.0f ms after the reply\n", waited);
-    assert_true(at >= 0);
-    json_t *line = json_array_get(lines, (size_t)at);
+    json_t *line = access_log_wait(g_log_path, "flush-probe", FLUSH_PROMISE_MS);
+    print_message("the line was on stderr %.0f ms after the reply\n",
+                  now_ms() - replied);
+    assert_non_null(line);
     assert_string_equal(json_string_value(json_object_get(line, "path")),
                         "/v1/attention");
     assert_string_equal(json_string_value(json_object_get(line, "method")),
@@ -140,7 +73,7 @@ static void a_line_is_on_stderr_within_a_second_of_its_reply(void **state)
     assert_int_equal(json_integer_value(json_object_get(line, "status")), 200);
     assert_true(json_is_true(json_object_get(line, "completed")));
     assert_int_equal(json_integer_value(json_object_get(line, "n")), 3);
-    json_decref(lines);
+    json_decref(line);
 }
 
 typedef struct {
@@ -188,12 +121,12 @@ static void sigterm_writes_every_line_whole_stopped_last(void **state)
     assert_true(status != -1 && WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
 
-    json_t *lines = log_lines();
+    json_t *lines = access_log_lines(g_log_path, true);
     for (int c = 0; c < TERM_CLIENTS; c++)
         for (int i = 0; i < TERM_REQUESTS; i++) {
             char id[48];
             snprintf(id, sizeof id, "term-%d-%d", c, i);
-            long at = line_of(lines, id);
+            long at = access_log_index(lines, id);
             if (at < 0)
                 fail_msg("no access-log line for %s", id);
             json_t *line = json_array_get(lines, (size_t)at);

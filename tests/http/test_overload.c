@@ -3,8 +3,8 @@
  * and serves again afterwards: a full queue, and a memory budget smaller than
  * any request.
  *
- * Two groups: "overload" on a server with --threads 1 --max-queue 1, and
- * "budget" on one with --memory-budget 1024.
+ * Two groups: "overload" on a server with --threads 1 --max-queue 1
+ * --fast-lane off, and "budget" on one with --memory-budget 1024.
  */
 #include "tests/http/harness.h"
 
@@ -23,7 +23,10 @@
 static int overload_setup(void **state)
 {
     (void)state;
-    const char *extra[] = {"--threads", "1", "--max-queue", "1", NULL};
+    /* the workers' queue: every request goes to them, whatever the
+     * lane the suite runs with */
+    const char *extra[] = {"--threads",   "1",   "--max-queue", "1",
+                           "--fast-lane", "off", NULL};
     return group_start(extra);
 }
 
