@@ -1192,6 +1192,44 @@ test("KV cache: decoding X token by token, each step sending the cache the one b
   await rendered(() => page.click('button[data-preset="002"]'));
 });
 
+test("the PyTorch script: nn.MultiheadAttention loaded with the page's weights prints the API's numbers, or says why it cannot", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const panels = ["weights-panel", "batch-panel", "wo-panel", "mask-panel", "share-panel", "position-panel"];
+  for (const id of panels) await panel(id);
+  await page.uncheck("#auto");
+  await page.check("#use-bias");
+  await page.fill('#field-b_k input[aria-label="b_k column 2"]', "0.25");
+  await page.fill('#field-b_q input[aria-label="b_q column 7"]', "-0.5");
+  await page.check("#use-w_o");
+  await page.fill('#field-w_o input[aria-label="W_o row 1 column 0"]', "0.75");
+  await page.fill('#field-b_o input[aria-label="b_o column 3"]', "2");
+  await page.fill("#batch", "2");
+  await page.check("#causal");
+  await page.check("#use-padding");
+  await page.uncheck('input[aria-label="sequence 1: key tok0 may be attended"]'); // sequence 1's first query: no key left
+  await page.check("#auto");
+  const sent = await rendered(() => page.click("#compute"));
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const { return: _r, ...body } = sent;
+  const { json } = await api({ ...body, return: ["weights", "output"] });
+  assert.deepEqual(json.weights[1][0][0], [0, 0, 0, 0, 0], "a query with no key left");
+  assert.equal(await page.isDisabled("#download-torch-script"), false);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention_torch.py"), await page.inputValue("#torch-script"));
+    const out = JSON.parse(execFileSync(PYTHON, [path.join(dir, "attention_torch.py")]).toString());
+    near(out.weights, json.weights, "nn.MultiheadAttention's weights");
+    near(out.output, json.output, "nn.MultiheadAttention's output");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  await rendered(() => page.selectOption("#rope", "half"));
+  assert.equal(await page.inputValue("#torch-script"), "# nn.MultiheadAttention has no equivalent of this request: RoPE.\n");
+  assert.equal(await page.isDisabled("#download-torch-script"), true);
+  for (const id of panels) await panel(id, false);
+  await rendered(() => page.click('button[data-preset="002"]'));
+});
+
 // Page work for one edit (reading the form, decoding the reply, drawing, the
 // next frame; not the server's time nor the transfer), at n tokens × 64 wide,
 // 8 heads, the best of 2 edits.  The budget holds on an idle machine; on one
