@@ -799,6 +799,61 @@ test("export: .npy, CSV and JSON of a stage parse to the API's tensors; curl and
   await rendered(() => page.uncheck("#causal"));
 });
 
+// The cells of an exported SVG heatmap: geometry, colour and exact value.
+function svgCells(text) {
+  return [...text.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(rgb\([\d,]+\))" data-row="(\d+)" data-col="(\d+)" data-value="([^"]+)"\/>/g)]
+    .map((m) => ({ x: Number(m[1]), y: Number(m[2]), w: Number(m[3]), h: Number(m[4]), fill: m[5], row: Number(m[6]), col: Number(m[7]), value: Number(m[8]) }));
+}
+
+test("PNG and SVG of a heatmap: the open head's cells in the card's colours, each cell's exact value in the SVG", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await rendered(() => page.check("#causal"));
+  await openHead(1);
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await panel("share-panel");
+  const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, causal: true, return: ["weights", "q"] });
+  const palettes = await page.evaluate(() => ({ seq: PALETTES.seq.rgb, div: PALETTES.div.rgb }));
+  await page.selectOption("#export-stage", "weights");
+  const svgFile = await downloaded(() => page.click('button[data-export="svg"]'));
+  assert.equal(svgFile.name, "weights_head1.svg");
+  const svgText = fs.readFileSync(svgFile.file, "utf8");
+  const rects = svgCells(svgText);
+  assert.equal(rects.length, 25);
+  for (const r of rects) {
+    const w = json.weights[1][r.row][r.col], masked = r.col > r.row;
+    assert.equal(r.value, w, `cell (${r.row}, ${r.col})`);
+    assert.equal(r.fill, masked ? "rgb(196,196,196)" : `rgb(${palettes.seq[Math.round(w * 255)].join(",")})`);
+  }
+  assert.match(svgText, new RegExp(`>${shown(json.weights[1][3][2])}</text>`), "the numbers are written");
+  assert.match(svgText, /<text[^>]*>Attention weights, head 1 \(5×5\): 0 to 1<\/text>/);
+  // the PNG draws the same cells: its pixels are the SVG's colours
+  const png = await downloaded(() => page.click('button[data-export="png"]'));
+  assert.equal(png.name, "weights_head1.png");
+  const img = await page.evaluate(async ([b64, points]) => {
+    const im = new Image();
+    im.src = `data:image/png;base64,${b64}`;
+    await im.decode();
+    const c = document.createElement("canvas");
+    c.width = im.width; c.height = im.height;
+    const g = c.getContext("2d");
+    g.drawImage(im, 0, 0);
+    return { width: im.width, height: im.height, px: points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3))) };
+  }, [fs.readFileSync(png.file).toString("base64"), rects.map((r) => [r.x + 1, r.y + 1])]);
+  const [, width, height] = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svgText);
+  assert.deepEqual([img.width, img.height], [Number(width), Number(height)]);
+  img.px.forEach((p, k) => assert.equal(`rgb(${p.join(",")})`, rects[k].fill, `PNG cell (${rects[k].row}, ${rects[k].col})`));
+  // a diverging stage: Q of the open head, around 0
+  await page.selectOption("#export-stage", "q");
+  const q = svgCells(fs.readFileSync((await downloaded(() => page.click('button[data-export="svg"]'))).file, "utf8"));
+  assert.deepEqual(q.map((r) => r.value), json.q[1].flat());
+  const M = Math.max(...json.q[1].flat().map(Math.abs));
+  q.forEach((r) => assert.equal(r.fill, `rgb(${palettes.div[Math.round(((r.value / M + 1) / 2) * 255)].join(",")})`));
+  await panel("share-panel", false);
+  await openHead(0);
+  await rendered(() => page.uncheck("#causal"));
+});
+
 // axe-core (npm) run inside the page, on the states a student sees.
 async function axeViolations() {
   await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
