@@ -15,9 +15,11 @@
 
 #include "server/json/decode_value.h"
 #include "server/json/oip_fast.h"
+#include "server/json/parse_json.h"
 #include "server/json/schema.h"
 #include "server/json/validate.h"
 
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -391,6 +393,10 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
                           "input %s is %s: expected a whole number of at "
                           "most %.0f, found %g",
                           name, w->dt->name, int_limit(w->dt), value);
+    if (w->dt->dtype == TENSOR_FLOAT32 && isinf((float)value))
+        return codec_fail(err, 400, "number_out_of_range", w->ptr,
+                          "input %s: %g does not fit in float32 (largest %g)",
+                          name, value, (double)FLT_MAX);
     ((double *)w->t->data)[w->flat++] = value;
     return true;
 }
@@ -435,6 +441,9 @@ static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
     for (size_t k = 0; fits && dt->element == OIP_INT && k < count; k++)
         fits =
             values[k] == floor(values[k]) && fabs(values[k]) <= int_limit(dt);
+    /* a number beyond float32: the jansson reading points at it */
+    for (size_t k = 0; fits && dt->dtype == TENSOR_FLOAT32 && k < count; k++)
+        fits = !isinf((float)values[k]);
     if (!fits)
         return codec_fail(err, 400, "invalid_body", NULL,
                           "data that the jansson reading words");
@@ -933,6 +942,10 @@ bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
             return codec_fail(err, 400, "invalid_json", NULL,
                               "the request body is empty; send an inference "
                               "request");
+        if (parse_json_number_overflow(
+                body, json_len, &jerr,
+                JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, err))
+            return false;
         return codec_fail(err, 400, "invalid_json", NULL,
                           "%sinvalid JSON at line %d, column %d: %s",
                           json_len < len ? "the JSON header (the first "

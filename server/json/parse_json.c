@@ -7,6 +7,8 @@
 
 #include "server/json/base64.h"
 
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 
 #include <stdio.h>
@@ -257,17 +259,177 @@ static bool tensor_parse(json_t *v, const schema_field *spec, schema_tensor *t,
     return true;
 }
 
+/* One open array or object on the way to a value (overflow_pointer()). */
+typedef struct {
+    bool array;
+    size_t index;    /* the element's index in an array */
+    const char *key; /* the member's name in an object, raw */
+    size_t key_len;
+    bool after_colon; /* an object's member value comes next */
+} json_level;
+
+/* The RFC 6901 token of a member name as written between its quotes, with
+ * \", \\ and \/ decoded (the API's names have no escapes; others are kept
+ * as written).  False when it does not fit. */
+static bool name_token(const char *raw, size_t len, char *out, size_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (n + 1 >= size)
+            return false;
+        char c = raw[i];
+        if (c == '\\' && i + 1 < len && strchr("\"\\/", raw[i + 1]))
+            c = raw[++i];
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+/* The pointer of the number that ends at byte `end` of the JSON text
+ * [text, text + len), which jansson read up to there (so the text before
+ * it is valid JSON).  The parent's pointer when the full one does not fit,
+ * "" for a number that is the whole text. */
+static void overflow_pointer(const char *text, size_t len, size_t end,
+                             char ptr[CODEC_POINTER_MAX])
+{
+    /* levels beyond those a pointer can name are counted, not kept */
+    json_level stack[CODEC_POINTER_MAX / 2];
+    size_t depth = 0, kept_max = sizeof stack / sizeof *stack;
+    for (size_t i = 0; i < len && i < end;) {
+        char c = text[i];
+        json_level *top = depth && depth <= kept_max ? &stack[depth - 1] : NULL;
+        if (c == '{' || c == '[') {
+            if (depth < kept_max)
+                stack[depth] = (json_level){.array = c == '['};
+            depth++;
+            i++;
+        } else if (c == '}' || c == ']') {
+            depth -= depth > 0;
+            i++;
+        } else if (c == ',') {
+            if (top && top->array)
+                top->index++;
+            else if (top)
+                top->after_colon = false;
+            i++;
+        } else if (c == ':') {
+            if (top)
+                top->after_colon = true;
+            i++;
+        } else if (c == '"') {
+            size_t start = ++i;
+            while (i < len && text[i] != '"')
+                i += text[i] == '\\' ? 2 : 1;
+            if (top && !top->array && !top->after_colon) {
+                top->key = text + start;
+                top->key_len = i - start;
+            }
+            i++;
+        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            i++;
+        } else { /* a number or a literal (any other byte: one step) */
+            size_t start = i++;
+            while (i < len && text[i] && !strchr(",]} \t\n\r", text[i]))
+                i++;
+            if (start < end && end <= i)
+                break; /* this is the number: its parents are on the stack */
+        }
+    }
+    ptr[0] = '\0';
+    for (size_t level = 0; level < depth && level < kept_max; level++) {
+        char token[CODEC_POINTER_MAX];
+        const json_level *at = &stack[level];
+        if (at->array)
+            snprintf(token, sizeof token, "%zu", at->index);
+        else if (!name_token(at->key, at->key_len, token, sizeof token))
+            return; /* a name too long for a pointer: its parent */
+        char longer[CODEC_POINTER_MAX];
+        memcpy(longer, ptr, sizeof longer);
+        if (!codec_pointer_append(longer, sizeof longer, token))
+            return;
+        memcpy(ptr, longer, sizeof longer);
+    }
+}
+
+/* Writes 0 over every JSON number of text[0, len) that is beyond a double
+ * (padded with spaces, so that every other byte keeps its place).  text
+ * ends with a NUL at text[len]. */
+static void zero_overflowing_numbers(char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        if (text[i] == '"') { /* a string: its bytes are not numbers */
+            for (i++; i < len && text[i] != '"'; i++)
+                i += text[i] == '\\';
+            i++;
+            continue;
+        }
+        if (text[i] != '-' && (text[i] < '0' || text[i] > '9')) {
+            i++;
+            continue;
+        }
+        size_t run = strspn(text + i, "-+0123456789.eE");
+        char *after;
+        errno = 0;
+        double value = strtod(text + i, &after);
+        if (errno == ERANGE && fabs(value) == HUGE_VAL &&
+            after == text + i + run) {
+            text[i] = '0';
+            memset(text + i + 1, ' ', run - 1);
+        }
+        i += run;
+    }
+}
+
+bool parse_json_number_overflow(const char *text, size_t len,
+                                json_error_t *jerr, int flags, codec_error *err)
+{
+    if (json_error_code(jerr) != json_error_numeric_overflow ||
+        jerr->position <= 0 || (size_t)jerr->position > len)
+        return false;
+    /* the rest of the text must be JSON too: else its first other error
+     * is the one to report */
+    char *zeroed = malloc(len + 1);
+    if (!zeroed)
+        return false;
+    memcpy(zeroed, text, len);
+    zeroed[len] = '\0';
+    zero_overflowing_numbers(zeroed, len);
+    json_error_t other;
+    json_t *doc = json_loadb(zeroed, len, (size_t)flags, &other);
+    free(zeroed);
+    if (!doc) {
+        *jerr = other;
+        return false;
+    }
+    json_decref(doc);
+    size_t end = (size_t)jerr->position, start = end;
+    while (start > 0 && text[start - 1] &&
+           !strchr(",[{: \t\n\r", text[start - 1]))
+        start--;
+    char ptr[CODEC_POINTER_MAX];
+    overflow_pointer(text, len, end, ptr);
+    int shown = end - start > PARSE_JSON_QUOTE_MAX ? PARSE_JSON_QUOTE_MAX
+                                                   : (int)(end - start);
+    return !codec_fail(err, 400, "number_out_of_range", ptr,
+                       "%.*s%s does not fit in float64 (largest %g)", shown,
+                       text + start, end - start > (size_t)shown ? "..." : "",
+                       DBL_MAX);
+}
+
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                         raw_request *raw, codec_error *err)
 {
     memset(raw, 0, sizeof *raw);
     json_error_t jerr;
-    json_t *root = json_loadb(
-        body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+    int flags = JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL;
+    json_t *root = json_loadb(body, len, (size_t)flags, &jerr);
     if (!root) {
         if (len == 0)
             return codec_fail(err, 400, "invalid_json", NULL,
                               "the request body is empty; send a JSON object");
+        if (parse_json_number_overflow(body, len, &jerr, flags, err))
+            return false;
         return codec_fail(err, 400, "invalid_json", NULL,
                           "invalid JSON at line %d, column %d: %s", jerr.line,
                           jerr.column, jerr.text);

@@ -8,6 +8,8 @@
 #include "server/json/codec_error.h"
 #include "server/json/raw_request.h"
 
+#include <jansson.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -17,6 +19,21 @@ extern "C" {
  * column, JSON Pointer).  `max_elements` bounds the numbers held. */
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                         raw_request *raw, codec_error *err);
+
+/* The longest number a number_out_of_range message quotes. */
+#define PARSE_JSON_QUOTE_MAX 40
+
+/* Whether jansson (reading with `flags`) refused the JSON text [text,
+ * text + len) for a number beyond the range of a double (1e309, -1e309, as
+ * jansson reads every number) and for nothing else: then err is 400
+ * number_out_of_range at the first such number's RFC 6901 pointer, as a
+ * number too big for float32 is reported, and the result is true.  When the
+ * text holds another error too, *jerr becomes the first of those (at the
+ * same line and column) and the result is false; any other refusal: false,
+ * *jerr and err untouched. */
+bool parse_json_number_overflow(const char *text, size_t len,
+                                json_error_t *jerr, int flags,
+                                codec_error *err);
 
 /* simdjson: the fast path.  Returns true only for a body that jansson
  * accepts with the very same values (bit for bit); false means "not sure",

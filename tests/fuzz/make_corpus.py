@@ -243,6 +243,15 @@ valid["tokens_per_sequence"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
                                     tokens=[["a", "b"], ["c", "<pad>"]])
 bad["tokens_ragged"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
                             tokens=[["a", "b"], ["c"]])
+# numbers beyond a double (which JSON's writers here cannot write) and
+# beyond a float: number_out_of_range at the number, whatever the dtype
+SMALL = b'"w_q":[[1],[2]],"w_k":[[1],[2]],"w_v":[[1],[2]]'
+raw["float64_beyond_double"] = b'{"x":[[1,2],[3,1e309]],' + SMALL + b'}'
+raw["float32_beyond_double"] = (b'{"dtype":"float32","x":[[1,2],[-1e309,4]],'
+                                + SMALL + b'}')
+raw["scale_beyond_double"] = b'{"x":[[1,2],[3,4]],' + SMALL + b',"scale":1e999}'
+raw["float32_scale_beyond_float"] = (b'{"dtype":"float32","x":[[1,2],[3,4]],'
+                                     + SMALL + b',"scale":1e39}')
 
 
 def main():

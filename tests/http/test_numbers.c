@@ -1,0 +1,231 @@
+/*
+ * test_numbers.c - a number the request's dtype cannot hold is refused the
+ * same way whatever the dtype, the parser that reads it and the protocol:
+ * 400 number_out_of_range with the pointer of that very number.  1e309 is
+ * beyond a double (every JSON number is read as one first), 1e39 beyond a
+ * float.
+ *
+ * One group, "numbers", on a server with the default flags.
+ */
+#include "tests/http/harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A tensor big enough to be parsed row by row on the workers (the server
+ * splits tensors of 64 KiB of text or more): ROWS × COLS numbers of about
+ * 6 characters. */
+#define BIG_ROWS 512
+#define BIG_COLS 32
+#define BIG_BAD_ROW 300
+#define BIG_BAD_COL 5
+
+static int numbers_setup(void **state)
+{
+    (void)state;
+    return group_start(NULL);
+}
+
+/* ---- /v1/attention ---------------------------------------------------- */
+
+/* X (3×4) and the weights (4×2) of a small request. */
+#define X_OK "[[1,0,1,0],[0,2,0,1],[1,1,1,1]]"
+#define W_OK "[[1,0],[0,1],[1,0],[0,1]]"
+
+/* A POST of x, w_k and `more` members (",..." or ""), refused with
+ * number_out_of_range at `pointer`; returns the detail.  The bodies are
+ * written out: jansson, which builds lesson_with()'s, refuses 1e309. */
+static const char *expect_v1_out_of_range(const char *x, const char *w_k,
+                                          const char *more, const char *pointer)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"x\":%s,\"w_q\":" W_OK ",\"w_k\":%s,\"w_v\":" W_OK "%s}", x,
+             w_k, more);
+    http_response r = post_json(body);
+    const char *detail =
+        expect_problem(&r, 400, "number_out_of_range", pointer);
+    response_free(&r);
+    return detail;
+}
+
+static void float64_beyond_a_double_points_at_the_element(void **state)
+{
+    (void)state;
+    const char *detail = expect_v1_out_of_range(
+        "[[1,0,1,0],[0,2,0,1e309],[1,1,1,1]]", W_OK, "", "/x/1/3");
+    if (strcmp(detail,
+               "1e309 does not fit in float64 (largest 1.79769e+308)") != 0)
+        fail_msg("detail does not quote the number: %s", detail);
+}
+
+static void float64_below_minus_a_double_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range("[[1,0,1,0],[0,2,0,0],[1,-1e309,1,1]]", W_OK, "",
+                           "/x/2/1");
+}
+
+static void float32_beyond_a_float_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range("[[1,0,1,0],[0,2,0,1e39],[1,1,1,1]]", W_OK,
+                           ",\"dtype\":\"float32\"", "/x/1/3");
+}
+
+static void float32_beyond_a_double_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range("[[1,0,1,0],[0,2,0,1e309],[1,1,1,1]]", W_OK,
+                           ",\"dtype\":\"float32\"", "/x/1/3");
+}
+
+static void a_weight_beyond_a_double_points_at_the_weight(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range(X_OK, "[[1,0],[0,1],[1,0],[0,12e999]]", "",
+                           "/w_k/3/1");
+}
+
+static void float64_scale_beyond_a_double_points_at_scale(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range(X_OK, W_OK, ",\"scale\":1e999", "/scale");
+}
+
+static void float32_scale_beyond_a_double_points_at_scale(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range(X_OK, W_OK, ",\"dtype\":\"float32\",\"scale\":1e999",
+                           "/scale");
+}
+
+static void float32_scale_beyond_a_float_points_at_scale(void **state)
+{
+    (void)state;
+    expect_v1_out_of_range(X_OK, W_OK, ",\"dtype\":\"float32\",\"scale\":1e39",
+                           "/scale");
+}
+
+/* A tensor parsed row by row on the workers, with 1e309 deep inside. */
+static void a_big_tensor_points_at_the_element(void **state)
+{
+    (void)state;
+    bytes body = {0};
+    char cell[32];
+    bytes_append(&body, "{\"x\":[", 6);
+    for (int i = 0; i < BIG_ROWS; i++) {
+        bytes_append(&body, i ? ",[" : "[", i ? 2 : 1);
+        for (int j = 0; j < BIG_COLS; j++) {
+            int n = i == BIG_BAD_ROW && j == BIG_BAD_COL
+                        ? snprintf(cell, sizeof cell, "%s1e309", j ? "," : "")
+                        : snprintf(cell, sizeof cell, "%s0.%04d", j ? "," : "",
+                                   (i * BIG_COLS + j) % 9973);
+            bytes_append(&body, cell, (size_t)n);
+        }
+        bytes_append(&body, "]", 1);
+    }
+    bytes_append(&body, "]", 1);
+    const char *names[] = {"w_q", "w_k", "w_v"};
+    for (int w = 0; w < 3; w++) {
+        int n = snprintf(cell, sizeof cell, ",\"%s\":[", names[w]);
+        bytes_append(&body, cell, (size_t)n);
+        for (int j = 0; j < BIG_COLS; j++)
+            bytes_append(&body, j ? ",[0.5]" : "[0.5]", j ? 6 : 5);
+        bytes_append(&body, "]", 1);
+    }
+    bytes_append(&body, "}", 1);
+    char pointer[64];
+    snprintf(pointer, sizeof pointer, "/x/%d/%d", BIG_BAD_ROW, BIG_BAD_COL);
+    expect_rejected(body.data, 400, "number_out_of_range", pointer);
+    free(body.data);
+}
+
+/* ---- the Open Inference Protocol (/v2) --------------------------------- */
+
+/* An inference request whose x (shape [2, 2], datatype dt) has `x_data`
+ * and whose parameters are `parameters` (a JSON object, or NULL), refused
+ * with number_out_of_range at `pointer`. */
+static void expect_oip_out_of_range(const char *dt, const char *x_data,
+                                    const char *parameters, const char *pointer)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"inputs\":["
+             "{\"name\":\"x\",\"shape\":[2,2],\"datatype\":\"%s\","
+             "\"data\":%s},"
+             "{\"name\":\"w_q\",\"shape\":[2,1],\"datatype\":\"%s\","
+             "\"data\":[1,1]},"
+             "{\"name\":\"w_k\",\"shape\":[2,1],\"datatype\":\"%s\","
+             "\"data\":[1,1]},"
+             "{\"name\":\"w_v\",\"shape\":[2,1],\"datatype\":\"%s\","
+             "\"data\":[1,1]}]%s%s}",
+             dt, x_data, dt, dt, dt, parameters ? ",\"parameters\":" : "",
+             parameters ? parameters : "");
+    http_response r = http(&(http_request){
+        .method = "POST",
+        .path = "/v2/models/attention/infer",
+        .content_type = "application/json",
+        .body = body,
+    });
+    expect_status(&r, 400);
+    json_t *doc = body_json(&r);
+    const char *code = json_string_value(json_object_get(doc, "code"));
+    const char *at = json_string_value(json_object_get(doc, "pointer"));
+    expect(code && strcmp(code, "number_out_of_range") == 0, &r);
+    expect(at && strcmp(at, pointer) == 0, &r);
+    json_decref(doc);
+    response_free(&r);
+}
+
+static void oip_fp64_beyond_a_double_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_oip_out_of_range("FP64", "[1,2,3,1e309]", NULL, "/inputs/0/data/3");
+}
+
+static void oip_fp32_beyond_a_float_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_oip_out_of_range("FP32", "[1,2,3,1e39]", NULL, "/inputs/0/data/3");
+}
+
+static void oip_fp32_nested_data_points_at_the_element(void **state)
+{
+    (void)state;
+    expect_oip_out_of_range("FP32", "[[1,2],[-1e39,4]]", NULL,
+                            "/inputs/0/data/1/0");
+}
+
+static void oip_scale_beyond_a_double_points_at_the_parameter(void **state)
+{
+    (void)state;
+    expect_oip_out_of_range("FP64", "[1,2,3,4]", "{\"scale\":1e999}",
+                            "/parameters/scale");
+}
+
+int main(void)
+{
+    if (harness_init() != 0)
+        return 1;
+    const struct CMUnitTest numbers[] = {
+        cmocka_unit_test(float64_beyond_a_double_points_at_the_element),
+        cmocka_unit_test(float64_below_minus_a_double_points_at_the_element),
+        cmocka_unit_test(float32_beyond_a_float_points_at_the_element),
+        cmocka_unit_test(float32_beyond_a_double_points_at_the_element),
+        cmocka_unit_test(a_weight_beyond_a_double_points_at_the_weight),
+        cmocka_unit_test(float64_scale_beyond_a_double_points_at_scale),
+        cmocka_unit_test(float32_scale_beyond_a_double_points_at_scale),
+        cmocka_unit_test(float32_scale_beyond_a_float_points_at_scale),
+        cmocka_unit_test(a_big_tensor_points_at_the_element),
+        cmocka_unit_test(oip_fp64_beyond_a_double_points_at_the_element),
+        cmocka_unit_test(oip_fp32_beyond_a_float_points_at_the_element),
+        cmocka_unit_test(oip_fp32_nested_data_points_at_the_element),
+        cmocka_unit_test(oip_scale_beyond_a_double_points_at_the_parameter),
+    };
+    int failed = cmocka_run_group_tests_name("numbers", numbers, numbers_setup,
+                                             group_stop);
+    harness_done();
+    return failed ? 1 : 0;
+}
