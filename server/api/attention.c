@@ -224,12 +224,17 @@ static void compute_and_encode(pool *workers, const api_request *req,
     attn_status status = attn_forward(workers, p, req->want, &result);
     stats->compute_seconds = clock_seconds() - start;
     if (status == ATTN_ERR_NONFINITE) {
-        /* float64 is advice only where it would help */
+        /* advice only where it would help: the stage's own cause, and
+         * float64 only to a float32 request */
+        attn_stage stage = result.nonfinite_stage;
         problem_reply(out, 422, "non_finite_result", NULL,
-                      "the %s stage is not finite (overflow in %s); scale the "
-                      "inputs down%s",
-                      attn_stage_name(result.nonfinite_stage),
-                      tensor_dtype_name(p->dtype),
+                      "the %s stage is not finite (overflow in %s); %s%s",
+                      attn_stage_name(stage), tensor_dtype_name(p->dtype),
+                      stage == ATTN_SCALED_SCORES ? "use a smaller scale"
+                      : stage == ATTN_MASKED_SCORES
+                          ? "keep the additive mask and ALiBi slopes within "
+                            "range (a boolean mask hides keys)"
+                          : "scale the inputs down",
                       p->dtype == TENSOR_FLOAT32 ? " or use float64" : "");
     } else if (status != ATTN_OK) {
         problem_reply_retry(out, "out_of_memory",

@@ -5,6 +5,10 @@
  * beyond a double (every JSON number is read as one first), 1e39 beyond a
  * float.
  *
+ * Then results beyond the dtype: 422 non_finite_result naming the stage that
+ * overflowed (an additive mask taking a visible key's score down to −∞
+ * too), with advice that would help (float64 only to a float32 request).
+ *
  * One group, "numbers", on a server with the default flags.
  */
 #include "tests/http/harness.h"
@@ -142,6 +146,103 @@ static void a_big_tensor_points_at_the_element(void **state)
     free(body.data);
 }
 
+/* ---- results beyond the dtype: 422, naming the stage ------------------ */
+
+/* Two tokens of width 1: q = -7e152, k = 1e153, so every score is -7e305. */
+#define FALLING                                                                \
+    "\"x\":[[1],[1]],\"w_q\":[[-7e152]],\"w_k\":[[1e153]],"                    \
+    "\"w_v\":[[1]]"
+
+/* A POST of `body` answered 422 non_finite_result whose detail holds
+ * `holds` and, unless NULL, not `lacks`. */
+static void expect_non_finite(const char *body, const char *holds,
+                              const char *lacks)
+{
+    http_response r = post_json(body);
+    const char *detail = expect_problem(&r, 422, "non_finite_result", NULL);
+    if (!strstr(detail, holds) || (lacks && strstr(detail, lacks)))
+        fail_msg("detail should hold \"%s\"%s%s%s: %s", holds,
+                 lacks ? " and not \"" : "", lacks ? lacks : "",
+                 lacks ? "\"" : "", detail);
+    response_free(&r);
+}
+
+/* -7e305 - 1.797e308 is below the largest negative double: the key would
+ * read as hidden (null) though the client hid nothing. */
+static void an_additive_mask_overflowing_down_is_422(void **state)
+{
+    (void)state;
+    expect_non_finite("{" FALLING ",\"mask\":[[-1.797e308,0],[0,0]]}",
+                      "the masked_scores stage is not finite", "use float64");
+}
+
+static void
+an_additive_mask_overflowing_down_is_422_in_the_fused_pass(void **state)
+{
+    (void)state;
+    expect_non_finite("{" FALLING ",\"mask\":[[0,0],[0,-1.797e308]],"
+                      "\"return\":[\"output\"]}",
+                      "the masked_scores stage is not finite", NULL);
+}
+
+static void an_additive_mask_overflowing_up_is_422(void **state)
+{
+    (void)state;
+    expect_non_finite("{\"x\":[[1],[1]],\"w_q\":[[7e152]],\"w_k\":[[1e153]],"
+                      "\"w_v\":[[1]],\"mask\":[[1.797e308,0],[0,0]]}",
+                      "the masked_scores stage is not finite", "use float64");
+}
+
+/* The same bias on a key causal hides anyway is no error: that key's
+ * weight is 0 whatever its score. */
+static void an_overflow_on_a_hidden_key_is_no_error(void **state)
+{
+    (void)state;
+    http_response r = post_json(
+        "{" FALLING ",\"causal\":true,\"mask\":[[0,-1.797e308],[0,0]]}");
+    expect_status(&r, 200);
+    response_free(&r);
+}
+
+static void a_scale_overflow_names_scaled_scores(void **state)
+{
+    (void)state;
+    expect_non_finite("{\"x\":[[1],[1]],\"w_q\":[[1e154]],\"w_k\":[[1e153]],"
+                      "\"w_v\":[[1]],\"scale\":1e10}",
+                      "the scaled_scores stage is not finite (overflow in "
+                      "float64); use a smaller scale",
+                      "use float64");
+}
+
+static void a_scale_overflow_in_the_fused_pass_names_scaled_scores(void **state)
+{
+    (void)state;
+    expect_non_finite("{\"x\":[[1],[1]],\"w_q\":[[1e154]],\"w_k\":[[1e153]],"
+                      "\"w_v\":[[1]],\"scale\":1e10,"
+                      "\"return\":[\"output\"]}",
+                      "the scaled_scores stage is not finite", "use float64");
+}
+
+static void a_float32_scale_overflow_may_use_float64(void **state)
+{
+    (void)state;
+    expect_non_finite("{\"x\":[[1],[1]],\"w_q\":[[1e19]],\"w_k\":[[1e19]],"
+                      "\"w_v\":[[1]],\"scale\":1e2,\"dtype\":\"float32\"}",
+                      "the scaled_scores stage is not finite (overflow in "
+                      "float32); use a smaller scale or use float64",
+                      NULL);
+}
+
+static void a_product_overflow_still_names_scores(void **state)
+{
+    (void)state;
+    expect_non_finite("{\"x\":[[1],[1]],\"w_q\":[[1e160]],\"w_k\":[[1e160]],"
+                      "\"w_v\":[[1]],\"scale\":1e10}",
+                      "the scores stage is not finite (overflow in float64); "
+                      "scale the inputs down",
+                      "use float64");
+}
+
 /* ---- the Open Inference Protocol (/v2) --------------------------------- */
 
 /* An inference request whose x (shape [2, 2], datatype dt) has `x_data`
@@ -219,6 +320,16 @@ int main(void)
         cmocka_unit_test(float32_scale_beyond_a_double_points_at_scale),
         cmocka_unit_test(float32_scale_beyond_a_float_points_at_scale),
         cmocka_unit_test(a_big_tensor_points_at_the_element),
+        cmocka_unit_test(an_additive_mask_overflowing_down_is_422),
+        cmocka_unit_test(
+            an_additive_mask_overflowing_down_is_422_in_the_fused_pass),
+        cmocka_unit_test(an_additive_mask_overflowing_up_is_422),
+        cmocka_unit_test(an_overflow_on_a_hidden_key_is_no_error),
+        cmocka_unit_test(a_scale_overflow_names_scaled_scores),
+        cmocka_unit_test(
+            a_scale_overflow_in_the_fused_pass_names_scaled_scores),
+        cmocka_unit_test(a_float32_scale_overflow_may_use_float64),
+        cmocka_unit_test(a_product_overflow_still_names_scores),
         cmocka_unit_test(oip_fp64_beyond_a_double_points_at_the_element),
         cmocka_unit_test(oip_fp32_beyond_a_float_points_at_the_element),
         cmocka_unit_test(oip_fp32_nested_data_points_at_the_element),
