@@ -10,13 +10,20 @@ Part 1  the core (bench_core.c) against PyTorch's nn.MultiheadAttention and
         OpenBLAS's Haswell kernels (no AVX-512 kernels: every product by
         OpenBLAS), what a CPU without AVX-512 runs.
 Part 2  wrk against build/attention-server, a FastAPI + uvicorn + NumPy peer
-        (fastapi_peer.py) and nginx returning a static 200 (the ceiling).
+        (fastapi_peer.py), nginx returning a static 200, and mhd_minimal.c (a
+        libmicrohttpd server that reads the upload and answers a constant
+        2 KB: this HTTP stack's ceiling); lesson-sized requests with 32 and 8
+        connections, a mid-small one with 8.
 Part 3  a mid-size and a large request, end to end, each server's peak
         resident memory (VmHWM) and its resident memory once it has been idle
         for a few seconds (ours keeps freed buffers while busy and gives them
         back when idle); ours also through the Open Inference Protocol (/v2,
         framed as tritonclient.http frames it: tests/oip/oip_client.py), with
         binary tensors and with JSON ones, which must give /v1's numbers.
+Part 4  a batch of sequences against the same sequences one by one.
+Part 5  fairness: lesson-sized requests alone, a stream of big requests
+        alone, then both at once (the small ones' p99 and rate, the big
+        stream's rate).
 Every measurement is repeated in rounds; within a round the contestants take
 turns (their order rotates each round), so a burst of load from elsewhere on
 the machine hits all of them alike.  Tables report medians and ratios.
@@ -26,6 +33,7 @@ answers something other than 200 or a wrong result, or wrk sees errors, so the
 smoke target (--quick) is a test of the harness itself.
 """
 import argparse
+import base64
 import http.client
 import json
 import math
@@ -61,6 +69,15 @@ GEMM_SIZE, QUICK_GEMM_SIZE = 2048, 512
 # must agree to near its precision.
 CHECK_RTOL = {"float32": 2e-4, "float64": 1e-9}
 WRK_CONNECTIONS, WRK_THREADS = 8, 1
+# The HTTP part's rows: a request body and wrk's connections.  32 saturate
+# the servers (the p99 target is read there), 8 are the earlier load.
+HTTP_ROWS = [("lesson 002 (n=5, d=8, h=2)", 32), ("lesson 002 (n=5, d=8, h=2)", 8),
+             ("n=16, d=64, h=4", 8)]
+MINIMAL = "libmicrohttpd minimal"
+# Part 5, fairness: one client streams big requests (float32, base64, about
+# 0.4 s each here) while wrk sends lesson-sized ones on 4 connections.
+FAIR_SIZE, FAIR_QUICK_SIZE = (4096, 512, 8), (512, 128, 4)
+FAIR_SMALL_CONNECTIONS = 4
 # Pause before every timed command or request.  An OpenBLAS thread that has
 # just worked spins (sched_yield) for about 2^28 cycles, some 0.1 s here,
 # before it sleeps: without the pause the contestant that ran before takes a
@@ -390,9 +407,19 @@ def random_body(n, d, h, seed, w_o=False, ret=None):
 
 def post(port, payload, conn=None):
     c = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request("POST", "/v1/attention", body=payload,
-              headers={"Content-Type": "application/json"})
-    r = c.getresponse()
+    for attempt in (1, 2):
+        try:
+            c.request("POST", "/v1/attention", body=payload,
+                      headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            break
+        except (BrokenPipeError, ConnectionResetError,
+                http.client.RemoteDisconnected):
+            # a kept-alive connection the peer closed while it was idle
+            # (uvicorn does after 5 s): opened again, as HTTP clients do
+            if conn is None or attempt == 2:
+                raise
+            c.close()
     data = r.read()
     if conn is None:
         c.close()
@@ -465,10 +492,11 @@ def check_same_answer(name, body_obj, ours, theirs, fields):
 
 # ---- part 2: HTTP throughput --------------------------------------------------
 
-def run_wrk(args, port, body_path, seconds):
+def run_wrk(args, port, body_path, seconds, connections=None):
     env = dict(os.environ, BENCH_BODY=body_path, BENCH_PATH="/v1/attention")
+    connections = connections or WRK_CONNECTIONS
     out = subprocess.run(
-        ["wrk", f"-t{WRK_THREADS}", f"-c{WRK_CONNECTIONS}", f"-d{seconds}s",
+        ["wrk", f"-t{WRK_THREADS}", f"-c{connections}", f"-d{seconds}s",
          "--timeout", "10s", "-s", os.path.join(HERE, "post.lua"),
          f"http://127.0.0.1:{port}/v1/attention"],
         capture_output=True, text=True, env=env, timeout=seconds + 60)
@@ -501,6 +529,9 @@ def run_http(args):
         servers["attention-server"] = start_ours(args)
         servers["fastapi"] = start_fastapi(args, workers=2, blas_threads=1)
         servers["nginx"] = start_nginx(args)
+        if args.mhd_minimal:
+            servers[MINIMAL] = Server(MINIMAL, [args.mhd_minimal],
+                                      read_port=True)
         # every server answers, and the two that compute agree
         for label, b in bodies.items():
             payload = json.dumps(b).encode()
@@ -509,41 +540,164 @@ def run_http(args):
                               post(servers["fastapi"].port, payload),
                               ["output", "weights"])
         names = list(servers)
-        samples = {(label, s): [] for label in bodies for s in names}
+        samples = {(row, s): [] for row in HTTP_ROWS for s in names}
         for label in bodies:  # warm-up, not counted
             for s in names:
                 run_wrk(args, servers[s].port, paths[label], 1)
         for r in range(args.http_rounds):
             log(f"http round {r + 1}/{args.http_rounds}")
             order = names[r % len(names):] + names[:r % len(names)]
-            for label in bodies:
+            for row in HTTP_ROWS:
+                label, connections = row
                 for s in order:
-                    samples[label, s].append(run_wrk(
-                        args, servers[s].port, paths[label], args.wrk_seconds))
+                    samples[row, s].append(run_wrk(
+                        args, servers[s].port, paths[label],
+                        args.wrk_seconds, connections))
         banner = servers["attention-server"].banner
     finally:
         for s in servers.values():
             s.stop()
-    return {"samples": samples, "bodies": list(bodies), "names": names,
+    return {"samples": samples, "rows": HTTP_ROWS, "names": names,
             "banner": banner}
 
 
+def http_medians(res, row, server):
+    """(requests/s, p50 ms, p99 ms) of a server on a row: medians."""
+    xs = res["samples"][row, server]
+    return (median([x["rps"] for x in xs]),
+            median([x["p50_us"] for x in xs]) / 1e3,
+            median([x["p99_us"] for x in xs]) / 1e3)
+
+
 def http_table(res):
-    lines = ["| request | server | requests/s | p50 ms | p99 ms "
-             "| ours ÷ this (req/s) |", "|---|---|---:|---:|---:|---:|"]
-    for label in res["bodies"]:
-        med = {}
-        for s in res["names"]:
-            xs = res["samples"][label, s]
-            med[s] = (median([x["rps"] for x in xs]),
-                      median([x["p50_us"] for x in xs]) / 1e3,
-                      median([x["p99_us"] for x in xs]) / 1e3)
+    lines = ["| request | wrk -c | server | requests/s | p50 ms | p99 ms "
+             "| ours ÷ this (req/s) |", "|---|---:|---|---:|---:|---:|---:|"]
+    for row in res["rows"]:
+        label, connections = row
+        med = {s: http_medians(res, row, s) for s in res["names"]}
         ours = med["attention-server"][0]
         for s in res["names"]:
             rps, p50, p99 = med[s]
-            lines.append(f"| {label} | {s} | {rps:,.0f} | {p50:.3f} "
-                         f"| {p99:.3f} | {ours / rps:.3g}× |")
+            lines.append(f"| {label} | {connections} | {s} | {rps:,.0f} "
+                         f"| {p50:.3f} | {p99:.3f} | {ours / rps:.3g}× |")
     return lines
+
+
+# ---- part 5: fairness ----------------------------------------------------------
+
+def b64_tensor(a):
+    """{"shape", "base64"} of a float32 array, as the API takes it."""
+    a = np.ascontiguousarray(a, dtype="<f4")
+    return {"shape": list(a.shape),
+            "base64": base64.b64encode(a.tobytes()).decode()}
+
+
+def fairness_body(n, d, h):
+    """The big request of the fairness part: float32, base64 both ways,
+    the output only."""
+    rng = np.random.default_rng(n)
+    body = {"x": b64_tensor(rng.normal(size=(n, d))), "num_heads": h,
+            "dtype": "float32", "encoding": "base64", "return": ["output"]}
+    for k in ("w_q", "w_k", "w_v"):
+        body[k] = b64_tensor(rng.normal(size=(d, d)) / math.sqrt(d))
+    return json.dumps(body).encode()
+
+
+def big_stream(port, payload, stop, done):
+    """Sends payload back to back on one connection until stop is set;
+    appends each answered request's end time to done."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    while not stop.is_set():
+        status, _ = post(port, payload, conn)
+        if status != 200:
+            raise BenchError(f"big request answered {status}")
+        done.append(time.monotonic())
+    conn.close()
+
+
+def big_rate(port, payload, seconds, small=None):
+    """Big requests a second over `seconds` of a back-to-back stream,
+    and wrk's result of the small requests run beside it (small: (body
+    path, connections)), or None."""
+    import threading
+    stop, done = threading.Event(), []
+    t = threading.Thread(target=big_stream, args=(port, payload, stop, done))
+    t.start()
+    time.sleep(0.5)  # the stream is running
+    start, first = time.monotonic(), len(done)
+    result = None
+    if small:
+        result = run_wrk(None, port, small[0], seconds, small[1])
+    else:
+        time.sleep(seconds)
+    end, count = time.monotonic(), len(done) - first
+    stop.set()
+    t.join()
+    return count / (end - start), result
+
+
+def run_fairness(args):
+    n, d, h = FAIR_QUICK_SIZE if args.quick else FAIR_SIZE
+    payload = fairness_body(n, d, h)
+    lesson = os.path.join(args.work, "fair-lesson.json")
+    with open(lesson, "w") as f:
+        json.dump(lesson002_body(), f)
+    server = start_ours(args)
+    res = {k: [] for k in ("small_alone", "big_alone", "small_beside",
+                           "big_beside")}
+    try:
+        run_wrk(None, server.port, lesson, 1, FAIR_SMALL_CONNECTIONS)
+        for r in range(args.http_rounds):
+            log(f"fairness round {r + 1}/{args.http_rounds}")
+            time.sleep(QUIET_SECONDS)
+            res["small_alone"].append(run_wrk(None, server.port, lesson,
+                                              args.wrk_seconds,
+                                              FAIR_SMALL_CONNECTIONS))
+            time.sleep(QUIET_SECONDS)
+            res["big_alone"].append(big_rate(server.port, payload,
+                                             args.wrk_seconds)[0])
+            time.sleep(QUIET_SECONDS)
+            rate, small = big_rate(server.port, payload, args.wrk_seconds,
+                                   (lesson, FAIR_SMALL_CONNECTIONS))
+            res["big_beside"].append(rate)
+            res["small_beside"].append(small)
+    finally:
+        server.stop()
+    res["size"] = (n, d, h)
+    return res
+
+
+def fairness_table(res):
+    def small(key):
+        xs = res[key]
+        return (median([x["rps"] for x in xs]),
+                median([x["p50_us"] for x in xs]) / 1e3,
+                median([x["p99_us"] for x in xs]) / 1e3)
+    alone, beside = small("small_alone"), small("small_beside")
+    big_alone, big_beside = median(res["big_alone"]), median(res["big_beside"])
+    return ["| stream | lesson req/s | lesson p50 ms | lesson p99 ms "
+            "| big req/s |", "|---|---:|---:|---:|---:|",
+            f"| lesson requests alone | {alone[0]:,.0f} | {alone[1]:.3f} "
+            f"| {alone[2]:.3f} | |",
+            f"| big requests alone | | | | {big_alone:.2f} |",
+            f"| both at once | {beside[0]:,.0f} | {beside[1]:.3f} "
+            f"| {beside[2]:.3f} | {big_beside:.2f} |"]
+
+
+def fairness_targets(res):
+    def rps(key):
+        return median([x["rps"] for x in res[key]])
+    p99 = median([x["p99_us"] for x in res["small_beside"]]) / 1e3
+    share = rps("small_beside") / rps("small_alone")
+    big = median(res["big_beside"]) / median(res["big_alone"])
+    n, d, h = res["size"]
+    return [f"- beside a stream of big requests (n={n}, d={d}, h={h}, "
+            f"float32): lesson-sized p99 ≤ 5 ms: {p99:.2f} ms — "
+            f"{verdict(p99 <= 5)}",
+            f"- lesson-sized rate beside it ≥ 50% of alone: "
+            f"{100 * share:.0f}% — {verdict(share >= 0.5)}",
+            f"- the big stream keeps ≥ 90% of its rate alone: "
+            f"{100 * big:.0f}% — {verdict(big >= 0.9)}"]
 
 
 # ---- part 3: big requests -----------------------------------------------------
@@ -717,16 +871,26 @@ def targets(core, web, big):
                              f"without weights, T={t}: {pct:.0f}% — "
                              f"{verdict(pct >= 70)}")
     if web:
-        label = web["bodies"][0]
-        rps = {s: median([x["rps"] for x in web["samples"][label, s]])
-               for s in web["names"]}
-        ours = rps["attention-server"]
-        lines.append(f"- lesson-sized ≥ 30× FastAPI's requests/s: "
-                     f"{ours / rps['fastapi']:.2f}× — "
-                     f"{verdict(ours >= 30 * rps['fastapi'])}")
-        lines.append(f"- lesson-sized ≥ 25% of nginx's static 200: "
-                     f"{100 * ours / rps['nginx']:.1f}% — "
-                     f"{verdict(ours >= 0.25 * rps['nginx'])}")
+        for row in web["rows"][:2]:  # the lesson-sized rows, -c32 and -c8
+            rps = {s: http_medians(web, row, s)[0] for s in web["names"]}
+            ours = rps["attention-server"]
+            c = f"wrk -t{WRK_THREADS} -c{row[1]}"
+            if row[1] == WRK_CONNECTIONS:
+                lines.append(f"- lesson-sized ≥ 30× FastAPI's requests/s "
+                             f"({c}): {ours / rps['fastapi']:.2f}× — "
+                             f"{verdict(ours >= 30 * rps['fastapi'])}")
+            ceiling = (f"; the minimal libmicrohttpd server (this stack's "
+                       f"ceiling) is {100 * rps[MINIMAL] / rps['nginx']:.0f}%"
+                       f" of nginx, ours {100 * ours / rps[MINIMAL]:.0f}% of "
+                       f"it" if MINIMAL in rps else "")
+            lines.append(f"- lesson-sized ≥ 55% of nginx's constant 200 ({c})"
+                         f": {100 * ours / rps['nginx']:.1f}%{ceiling} — "
+                         f"{verdict(ours >= 0.55 * rps['nginx'])}")
+        saturated = web["rows"][0]
+        p99 = http_medians(web, saturated, "attention-server")[2]
+        lines.append(f"- lesson-sized p99 at saturation (wrk -t{WRK_THREADS} "
+                     f"-c{saturated[1]}) ≤ 1.5 ms: {p99:.2f} ms — "
+                     f"{verdict(p99 <= 1.5)}")
     if big:
         r = big[0]
         x = median(r["lat"]["fastapi"]) / median(r["lat"]["attention-server"])
@@ -775,9 +939,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--server", required=True)
     ap.add_argument("--bench-core", required=True)
+    ap.add_argument("--mhd-minimal",
+                    help="mhd_minimal.c's binary, printed beside nginx")
     ap.add_argument("--work", default="build/bench",
                     help="folder for bodies, logs and nginx's config")
-    ap.add_argument("--parts", default="1,2,3,4")
+    ap.add_argument("--parts", default="1,2,3,4,5")
     ap.add_argument("--quick", action="store_true",
                     help="a few seconds per part: checks the harness")
     ap.add_argument("--rounds", type=int, default=5)
@@ -812,6 +978,8 @@ def main():
         big = timed("part 3 (big)", run_big, args) if 3 in parts else None
         batch = timed("part 4 (batch)", run_batch, args) \
             if 4 in parts else None
+        fair = timed("part 5 (fairness)", run_fairness, args) \
+            if 5 in parts else None
     except BenchError as exc:
         log(f"bench FAILED: {exc}")
         return 1
@@ -843,12 +1011,15 @@ def main():
                 "faster)", ""] + core_table(core)
     if web:
         out += ["", "### HTTP: wrk, POST /v1/attention", "",
-                f"wrk -t{WRK_THREADS} -c{WRK_CONNECTIONS}, keep-alive; "
+                f"wrk -t{WRK_THREADS}, keep-alive; "
                 "no CPU pinning: servers and wrk share both cores. "
-                f"attention-server with its defaults ({web['banner']}); "
+                f"attention-server with its defaults, access log on "
+                f"({web['banner']}); "
                 "FastAPI: uvicorn --workers 2, uvloop + httptools, no access "
                 "log, OpenBLAS 1 thread per worker; nginx: 2 workers, "
-                "`return 200`.", ""] + http_table(web)
+                f"`return 200`; {MINIMAL}: tests/bench/mhd_minimal.c, one "
+                "event thread per CPU, epoll, reads the upload and answers a "
+                "constant 2 KB.", ""] + http_table(web)
     if big:
         out += ["", "### Big requests, end to end (one client, keep-alive)",
                 "",
@@ -863,7 +1034,17 @@ def main():
                 "one by one", "",
                 "One server, one keep-alive connection, the same numbers "
                 "either way (checked).", ""] + batch_table(batch)
-    out += ["", "### Targets", ""] + targets(core, web, big)
+    if fair:
+        n, d, h = fair["size"]
+        out += ["", "### Fairness: lesson-sized requests beside big ones", "",
+                f"attention-server with its defaults; wrk -t{WRK_THREADS} "
+                f"-c{FAIR_SMALL_CONNECTIONS} sends lesson 002's request while "
+                f"one client sends n={n}, d={d}, h={h} float32 requests "
+                "(base64 both ways, the output only) back to back; each "
+                "alone, then both at once, in every round.", ""] + \
+            fairness_table(fair)
+    out += ["", "### Targets", ""] + targets(core, web, big) + \
+        (fairness_targets(fair) if fair else [])
     text = "\n".join(out) + "\n"
     print(text)
     if args.out:
