@@ -854,6 +854,51 @@ test("PNG and SVG of a heatmap: the open head's cells in the card's colours, eac
   await rendered(() => page.uncheck("#causal"));
 });
 
+test("compare: two heads, float64 against float32, with and without the masks, as a difference heatmap", async () => {
+  const l = LESSONS["002"];
+  const lesson = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens };
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await panel("compare-panel");
+  const compared = async (action) => {
+    await action();
+    await page.waitForFunction(() => document.getElementById("group-compare")?.dataset.state === "ok");
+  };
+  const { json: f64 } = await api({ ...lesson, return: ["weights", "output"] });
+  await compared(() => page.selectOption("#compare-kind", "heads"));
+  assert.equal(await page.textContent("#compare-state"), "head 0 − head 1");
+  assert.deepEqual(await values("cmp-weights"), f64.weights[0].flat().map((a, k) => a - f64.weights[1].flat()[k]));
+  assert.equal(await page.textContent("#cmp-weights h3 .shape"), "(5, 5)");
+  await page.click("#cmp-weights td[data-row='2'][data-col='1']");
+  const ex = await explanation();
+  assert.deepEqual([ex.a, ex.b], [[f64.weights[0][2][1]], [f64.weights[1][2][1]]]);
+  await page.click("#explain-close");
+  // the other precision: a second request, the open head's weights and the outputs subtracted
+  const { json: f32 } = await api({ ...lesson, dtype: "float32", return: ["weights", "output"] });
+  await compared(() => page.selectOption("#compare-kind", "dtype"));
+  // a float32 reply's shortest decimals read back through Math.fround are its numbers
+  const dw = f64.weights[0].flat().map((a, k) => a - Math.fround(f32.weights[0].flat()[k]));
+  assert.deepEqual(await values("cmp-weights"), dw);
+  assert.deepEqual(await values("cmp-output"), f64.output.flat().map((a, k) => a - Math.fround(f32.output.flat()[k])));
+  // a difference heatmap exports as any other: its SVG carries the differences
+  await panel("share-panel");
+  await page.selectOption("#export-stage", "cmp-weights");
+  const svg = await downloaded(() => page.click('button[data-export="svg"]'));
+  assert.equal(svg.name, "cmp-weights.svg");
+  assert.deepEqual(svgCells(fs.readFileSync(svg.file, "utf8")).map((r) => r.value), dw);
+  await panel("share-panel", false);
+  assert.ok(dw.some((d) => d !== 0) && Math.max(...dw.map(Math.abs)) < 1e-6, "float32 differs in its last digits");
+  // the masks: causal weights minus the unmasked ones
+  const { json: causal } = await api({ ...lesson, causal: true, return: ["weights", "output"] });
+  await rendered(() => page.check("#causal"));
+  await compared(() => page.selectOption("#compare-kind", "mask"));
+  assert.deepEqual(await values("cmp-weights"), causal.weights[0].flat().map((a, k) => a - f64.weights[0].flat()[k]));
+  assert.equal(await page.textContent("#compare-state"), "with − without the masks");
+  await page.selectOption("#compare-kind", "off");
+  await page.waitForFunction(() => document.getElementById("group-compare").hidden);
+  await panel("compare-panel", false);
+  await rendered(() => page.uncheck("#causal"));
+});
+
 // axe-core (npm) run inside the page, on the states a student sees.
 async function axeViolations() {
   await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
