@@ -84,12 +84,14 @@
  * jansson, which keeps about 40 bytes per number; simdjson needs about 8
  * (its tape) plus 4 (the doubles) per such number. */
 #define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
-/* The largest body of a request refused from its headers that is still
- * read (and dropped) so that the connection stays open for the client's next
- * request: a body this small has usually arrived with the headers.  A
- * larger one, a chunked one, or one whose client waits for 100 Continue is
- * not read: the answer goes out at once and the connection is closed. */
-#define HTTP_REFUSED_BODY_READ_MAX ((unsigned long long)64 << 10)
+/* The largest body of a request answered from its headers without refusing
+ * it (a GET with a body, a preflight) that is still read (and dropped) so
+ * that the connection stays open for the client's next request: a body this
+ * small has usually arrived with the headers.  A larger one, a chunked one,
+ * or one whose client waits for 100 Continue is not read: the answer goes
+ * out at once and the connection is closed.  A refused request's body is
+ * never read, whatever its size. */
+#define HTTP_ANSWERED_BODY_READ_MAX ((unsigned long long)64 << 10)
 /* A body without Content-Length starts in a buffer this big, doubled as it
  * grows. */
 #define HTTP_BODY_START_CAP 4096
@@ -546,18 +548,21 @@ static bool accept_upload(request *req, unsigned long long declared)
     return true;
 }
 
-/* Whether an answer decided from the headers must go out now, before the
- * body (see HTTP_REFUSED_BODY_READ_MAX). */
-static bool answer_before_body(struct MHD_Connection *conn)
+/* Whether `answer`, decided from the headers, must go out now, before the
+ * body: for a refusal whenever a body follows, however small (it is not
+ * read, nor 100 Continue granted, and with libmicrohttpd 0.9.75 an answer
+ * queued before the body is read closes the connection); for another
+ * answer, see HTTP_ANSWERED_BODY_READ_MAX. */
+static bool answer_before_body(struct MHD_Connection *conn, const reply *answer)
 {
     if (!framing_has_body(conn))
         return false;
     const char *expect =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
-    return expect ||
+    return answer->status >= 400 || expect ||
            MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                        "Transfer-Encoding") ||
-           framing_content_length(conn) > HTTP_REFUSED_BODY_READ_MAX;
+           framing_content_length(conn) > HTTP_ANSWERED_BODY_READ_MAX;
 }
 
 /* The first call: the request is set up and its headers checked.  An
@@ -593,7 +598,7 @@ static enum MHD_Result access_first(http_server *srv,
         req->close = true;
         return queue_reply(req);
     }
-    if (req->state == REQ_REPLIED && answer_before_body(conn)) {
+    if (req->state == REQ_REPLIED && answer_before_body(conn, &req->rep)) {
         req->close = true;
         return queue_reply(req);
     }

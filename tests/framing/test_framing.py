@@ -9,8 +9,8 @@ Every case is one connection and one exchange of bytes.  The rules checked:
 - no byte of one request is ever run as another: each case's request is
   followed by a smuggled "GET /readyz", whose answer must never appear;
 - a request refused from its headers is answered at once, before its body
-  is sent and without "100 Continue", and the connection is closed (a small
-  body is read and the connection kept);
+  is read and without "100 Continue", and the connection is closed, however
+  small the body (one without a body keeps the connection);
 - what libmicrohttpd answers itself, before the service sees the request
   (LIBRARY below, the list docs/api.md gives with the reasons), is at least
   a refusal with the connection closed and nothing smuggled.
@@ -352,9 +352,15 @@ def early_answers(c, port):
                          b"POST /nowhere HTTP/1.1\r\nHost: x\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n", 404,
                          "not_found")
-    served(c, port, "415 with a small body keeps the connection",
-           b"POST /v1/attention HTTP/1.1\r\nHost: x\r\nContent-Type: "
-           b"text/plain\r\n" + cl() + b"\r\n" + LESSON, status=415)
+    refused(c, port, "415 with a small body, answered at once and closed",
+            b"POST /v1/attention HTTP/1.1\r\nHost: x\r\nContent-Type: "
+            b"text/plain\r\n" + cl() + b"\r\n" + LESSON, 415,
+            "unsupported_media_type")
+    refused(c, port, "404 with a small body, answered at once and closed",
+            b"POST /nowhere HTTP/1.1\r\nHost: x\r\n" + cl() + b"\r\n" +
+            LESSON, 404, "not_found")
+    served(c, port, "404 without a body keeps the connection",
+           b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", status=404)
     headers = b"".join(b"X-Long-%d: %s\r\n" % (i, b"v" * 8000)
                        for i in range(5))
     if c.case("headers over 32 KiB"):

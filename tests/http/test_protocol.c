@@ -273,7 +273,9 @@ static void keep_alive_reuses_one_connection(void **state)
 {
     (void)state;
     CURL *h = curl_easy_init();
-    /* successes and answered errors alike keep the connection */
+    /* successes and answered errors alike keep the connection, but for a
+     * request refused from its headers with a body (the 415), answered
+     * before its body and closed: the next request opens a new one */
     const http_request rqs[] = {
         {.method = "POST",
          .path = "/v1/attention",
@@ -295,12 +297,13 @@ static void keep_alive_reuses_one_connection(void **state)
          .body = LESSON_001},
     };
     const long want[] = {200, 200, 400, 415, 404, 200};
+    const long opens[] = {1, 0, 0, 0, 1, 0};
     for (size_t i = 0; i < sizeof rqs / sizeof *rqs; i++) {
         http_request rq = rqs[i];
         rq.reuse = h;
         http_response r = http(&rq);
         expect_status(&r, want[i]);
-        if (r.new_connections != (i == 0 ? 1 : 0)) {
+        if (r.new_connections != opens[i]) {
             show(&r);
             fail_msg("request %zu opened %ld new connections", i,
                      r.new_connections);
