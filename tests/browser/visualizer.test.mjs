@@ -911,7 +911,17 @@ test("axe-core finds no serious or critical accessibility violation (lessons, ca
   await rendered(() => page.click('button[data-preset="002"]'));
   await page.click("#mask-panel > summary");
   await page.click("#share-panel > summary");
-  assert.deepEqual(await axeViolations(), [], "lesson 002, panels open");
+  // and every control of the API's features: biases, positions, RoPE, the cache, a batch, the compare panel
+  const more = ["weights-panel", "position-panel", "cache-panel", "batch-panel", "compare-panel"];
+  for (const id of more) await panel(id);
+  await page.check("#use-bias");
+  await page.check("#use-cache");
+  await page.selectOption("#alibi", "slopes");
+  await page.selectOption("#compare-kind", "heads");
+  assert.deepEqual(await axeViolations(), [], "lesson 002, every panel open");
+  await page.selectOption("#compare-kind", "off");
+  for (const id of more) await panel(id, false);
+  await rendered(() => page.click('button[data-preset="002"]'));
   await page.click('#h0-weights td[data-row="1"][data-col="2"]');
   assert.deepEqual(await axeViolations(), [], "with an explanation open");
   await page.click("#explain-close");
@@ -1001,21 +1011,21 @@ test("weights: the torch layout, biases and a pasted state_dict; PyTorch's own m
   assert.deepEqual(sd.in_proj_bias, [0, 0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
   for (const k of ["w_q", "w_k", "w_v", "layout", "b_q"]) assert.equal(sd[k], undefined, `${k} is not sent beside a state_dict`);
   assert.deepEqual(await values("h0-q"), reply.json.q.flat(2));
-  // PyTorch's own printout of an nn.MultiheadAttention's state_dict, pasted as it prints
-  const torchRun = (code, input) => JSON.parse(execFileSync(PYTHON, ["-c",
+  // PyTorch's own printout of an nn.MultiheadAttention's state_dict, pasted as it prints, and its answer for X
+  const want = JSON.parse(execFileSync(PYTHON, ["-c",
     "import json, sys, torch\ntorch.set_printoptions(precision=17)\ntorch.manual_seed(0)\n"
     + "m = torch.nn.MultiheadAttention(4, 2, batch_first=True, dtype=torch.float64)\n"
-    + "with torch.no_grad():\n    m.in_proj_bias.uniform_(-1, 1)\n    m.out_proj.bias.uniform_(-1, 1)\n" + code],
-    { input: input || "" }).toString());
-  const printed = torchRun("print(json.dumps(str(m.state_dict())))");
+    + "with torch.no_grad():\n    m.in_proj_bias.uniform_(-1, 1)\n    m.out_proj.bias.uniform_(-1, 1)\n"
+    + "x = torch.tensor(json.load(sys.stdin), dtype=torch.float64)[None]\n"
+    + "out, w = m(x, x, x, need_weights=True, average_attn_weights=False)\n"
+    + "print(json.dumps({'printed': str(m.state_dict()), 'output': out[0].tolist(), 'weights': w[0].tolist()}))"],
+    { input: JSON.stringify(l.x) }).toString());
+  const printed = want.printed;
   assert.match(printed, /^OrderedDict\(\[\('in_proj_weight', tensor\(\[\[/);
   await rendered(() => page.fill("#num_heads", "2"));
   const pasted = await rendered(() => page.fill("#state_dict", printed));
   assert.deepEqual(Object.keys(pasted).filter((k) => /proj/.test(k)).sort(),
                    ["in_proj_bias", "in_proj_weight", "out_proj_bias", "out_proj_weight"]);
-  const want = torchRun("x = torch.tensor(json.load(sys.stdin), dtype=torch.float64)[None]\n"
-    + "out, w = m(x, x, x, need_weights=True, average_attn_weights=False)\n"
-    + "print(json.dumps({'output': out[0].tolist(), 'weights': w[0].tolist()}))", JSON.stringify(l.x));
   near(await values("all-output"), want.output, "output against nn.MultiheadAttention");
   near(await values("h0-weights"), want.weights[0], "head 0's weights against nn.MultiheadAttention");
   await openHead(1);
