@@ -696,9 +696,10 @@ static bool take_cache(api_fields *fields, const request_limits *limits,
                                      "cache per sequence"
                                    : "one sequence takes (h_kv, m₀, width)");
         if (lead && t->dims[0] != p->batch)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
-                              "%s holds %zu sequences but the request %zu",
-                              name, t->dims[0], p->batch);
+            return codec_fail(
+                err, 400, "shape_mismatch", ptr,
+                "%s holds %zu sequences but the request holds %zu", name,
+                t->dims[0], p->batch);
         if (t->dims[lead] != h_kv)
             return codec_fail(err, 400, "shape_mismatch", ptr,
                               "%s has %zu heads but the keys and values have "
