@@ -805,8 +805,11 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     srv->daemon = MHD_start_daemon(
         /* poll(), not epoll: with epoll this libmicrohttpd misses a client's
          * hang-up that arrives with its last bytes, and the connection then
-         * lingers until the idle timeout (tests/http: dropped uploads) */
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+         * lingers until the idle timeout (tests/http: dropped uploads).
+         * Turbo: a socket is read or written before poll() says it is ready
+         * (non-blocking, so at worst in vain): 11 % less CPU per
+         * lesson-sized request here (38.7 to 34.5 µs) */
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_TURBO |
             MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
         (uint16_t)cfg->port, NULL, NULL, access_handler, srv,
         /* one event thread per CPU, each serving the connections it
