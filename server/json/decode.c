@@ -222,7 +222,8 @@ static bool take_object(json_t *v, const schema_field *row, const char *ptr,
     {
         char at[CODEC_POINTER_MAX];
         snprintf(at, sizeof at, "%s", ptr);
-        codec_pointer_append(at, sizeof at, key);
+        if (!codec_pointer_append(at, sizeof at, key))
+            at[0] = '\0'; /* a name too long to point at: no pointer */
         size_t i = 0;
         while (i < row->member_count && strcmp(row->members[i].name, key) != 0)
             i++;

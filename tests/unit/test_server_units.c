@@ -298,6 +298,8 @@ static const rejection rejections[] = {
     {"{\"x\":[[1,2]],\"rope\":1," VALID_TAIL "}", 400, "invalid_rope", "/rope"},
     {"{\"x\":[[1,2]],\"rope\":{\"theta\":2}," VALID_TAIL "}", 400,
      "invalid_rope", "/rope/theta"},
+    {"{\"x\":[[1,2]],\"rope\":{\"" LONG_NAME "\":2}," VALID_TAIL "}", 400,
+     "invalid_rope", ""},
     {"{\"x\":[[1,2]],\"rope\":{\"dims\":6}," VALID_TAIL "}", 400,
      "invalid_rope", "/rope/dims"},
     {"{\"x\":[[1,2]],\"rope\":{\"dims\":3}," VALID_TAIL "}", 400,
