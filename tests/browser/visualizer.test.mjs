@@ -1292,6 +1292,14 @@ test("KV cache: decoding X token by token, each step sending the cache the one b
   await page.click("#h0-k_cache td[data-row='1'][data-col='0']");
   assert.match(await page.textContent("#explain"), /Row 1 comes from past_k as sent/);
   await page.click("#explain-close");
+  // linked highlighting: a cached key lights its cache rows only; the new key also its K row
+  const lit = () => page.evaluate(() => Object.fromEntries(["h0-k", "h0-k_rope", "h0-k_cache", "h0-v_cache"].map((id) =>
+    [id, [...new Set([...document.querySelectorAll(`#${id} td.hl`)].map((td) => td.dataset.row))]])));
+  await page.hover("#h0-weights td[data-row='0'][data-col='1']");
+  assert.deepEqual(await lit(), { "h0-k": [], "h0-k_rope": [], "h0-k_cache": ["1"], "h0-v_cache": ["1"] });
+  await page.hover("#h0-weights td[data-row='0'][data-col='4']");
+  assert.deepEqual(await lit(), { "h0-k": ["0"], "h0-k_rope": ["0"], "h0-k_cache": ["4"], "h0-v_cache": ["4"] });
+  await page.mouse.move(0, 0);
   const { return: _r, ...body } = sent;
   const reply = await assertPageShowsApi(body, ["q_rope", "k_rope", "k_cache", "v_cache"]);
   const out = await runScript();
