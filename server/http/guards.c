@@ -9,6 +9,7 @@
  */
 #include "server/http/guards.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,19 @@ static bool valid_request_id(const char *id, size_t max)
     return true;
 }
 
+/* The process id in the request ids the server makes, asked once: getpid()
+ * is a system call, and this runs for every request. */
+static unsigned own_pid(void)
+{
+    static atomic_uint pid;
+    unsigned known = atomic_load_explicit(&pid, memory_order_relaxed);
+    if (!known) {
+        known = (unsigned)getpid();
+        atomic_store_explicit(&pid, known, memory_order_relaxed);
+    }
+    return known;
+}
+
 void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
                       char *out, size_t out_size)
 {
@@ -154,5 +168,5 @@ void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
     if (id && valid_request_id(id, out_size))
         snprintf(out, out_size, "%s", id);
     else
-        snprintf(out, out_size, "%08x-%llu", (unsigned)getpid(), serial);
+        snprintf(out, out_size, "%08x-%llu", own_pid(), serial);
 }
