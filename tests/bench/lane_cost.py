@@ -2,7 +2,7 @@
 costs, beside what requests of growing size cost to compute on the event
 thread itself.
 
-    lane_cost.py --server build/attention-server [--seconds 3] [--rounds 3]
+    lane_cost.py --server build/attention-server [--seconds 2] [--rounds 5]
                  [--work build/bench] [--quick]
 
 1. The hand-off.  Lesson 002's request (n=5, d=8, h=2) against the server
@@ -138,8 +138,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server", required=True)
     ap.add_argument("--work", default="build/bench")
-    ap.add_argument("--seconds", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
