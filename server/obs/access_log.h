@@ -34,7 +34,7 @@ typedef struct {
     double compute_seconds; /* the forward pass alone                    */
     double total_seconds;   /* first header byte to the reply queued     */
     size_t n, d, heads;
-    double work; /* estimated floating-point operations (attention.h) */
+    double work;      /* estimated floating-point operations (attention.h) */
     const char *lane; /* "inline" or "pool" where it computed, else NULL */
 } access_log_entry;
 
