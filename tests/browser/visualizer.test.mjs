@@ -1375,6 +1375,11 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256; a matrix of
     assert.ok(worst < 12000, `the page is ${worst} px tall at n = ${n}`);
     assert.ok(best.page_ms <= EDIT_BUDGET_MS * busy, lines[lines.length - 1]);
   }
+  // what each edit leaves in the page's history entry stays small: no mask checkbox while no mask is
+  // used (256 × 256 of them took seconds per edit), no copy of the big text boxes
+  assert.equal(await page.locator("#mask-grid input, #padding-area input").count(), 0);
+  const linkMs = await page.evaluate(() => { const t = performance.now(); history.replaceState(null, "", location.href); return performance.now() - t; });
+  assert.ok(linkMs <= 100 * load(), `keeping the state in the URL took ${linkMs.toFixed(0)} ms`);
   // at 256 tokens the weights wait below the first screen, undrawn, until scrolled to
   await page.evaluate(() => scrollTo(0, 0));
   assert.equal(await page.locator("#h0-weights canvas").count(), 0, "the weights are not drawn before they are seen");
