@@ -1125,6 +1125,7 @@ test("Q, K and V given directly: they start as the ones on show, and the pipelin
   assert.equal(await page.locator("#input-x").count(), 0);
   assert.equal(await page.textContent("#h0-q .formula"), "as given");
   assert.equal(await page.isVisible("#field-x"), false);
+  assert.equal(await page.isDisabled("#decode-start"), true, "decoding projects X's rows");
   // one key/value head given: grouped-query attention, read from K's depth
   await page.uncheck("#auto");
   for (const k of ["k", "v"]) {
