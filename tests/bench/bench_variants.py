@@ -70,18 +70,25 @@ def alibi_slopes(h):
 
 
 class Torch:
-    """nn.MultiheadAttention (no biases), one thread, with an attention
-    mask standing for the variant."""
+    """nn.MultiheadAttention, one thread (its own and OpenBLAS's), in eval
+    mode with batch_first and zero biases as contestants.py sets it up for
+    its fastest path, with an attention mask standing for the variant."""
 
     def __init__(self):
         import torch
+        from threadpoolctl import threadpool_limits
         self.torch = torch
         torch.set_num_threads(1)
+        self.limits = threadpool_limits(limits=1, user_api="blas")
 
     def time(self, n, d, h, mask_kind, window=0):
         torch = self.torch
-        mha = torch.nn.MultiheadAttention(d, h, bias=False)
-        x = torch.randn(n, 1, d)
+        mha = torch.nn.MultiheadAttention(d, h, batch_first=True)
+        mha.eval()
+        with torch.no_grad():
+            mha.in_proj_bias.zero_()
+            mha.out_proj.bias.zero_()
+        x = torch.randn(1, n, d)
         pos = torch.arange(n)
         ahead = pos[None, :] - pos[:, None]  # (n, n) p_j − p_i
         mask = None
@@ -92,7 +99,7 @@ class Torch:
         elif mask_kind == "alibi":
             slopes = torch.tensor(alibi_slopes(h), dtype=torch.float32)
             mask = -slopes[:, None, None] * ahead.abs()[None].float()
-        with torch.no_grad():
+        with torch.inference_mode():
             start = time.perf_counter()
             mha(x, x, x, attn_mask=mask, need_weights=False)
             return time.perf_counter() - start
