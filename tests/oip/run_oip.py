@@ -454,7 +454,7 @@ def error_cases():
                                  [dict(w, datatype="FP32") for w in weights]),
          400, "number_out_of_range",
          "input x: 1e+39 does not fit in float32 (largest 3.40282e+38)",
-         "/inputs/0"),
+         "/inputs/0/data/5"),
         ("shapes that do not fit", with_x(shape=[2, 3]), 400,
          "shape_mismatch",
          "w_q has 2 rows but x has 3 columns: x @ W needs them equal",
