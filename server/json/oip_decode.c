@@ -931,6 +931,11 @@ bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
                         const request_limits *limits, api_request *req,
                         oip_reply_plan *plan, codec_error *err)
 {
+    if (parse_json_nul_byte(body, json_len, err)) {
+        memset(req, 0, sizeof *req);
+        memset(plan, 0, sizeof *plan);
+        return false;
+    }
     json_error_t jerr;
     json_t *root =
         json_loadb(body, json_len,

@@ -381,6 +381,22 @@ static void zero_overflowing_numbers(char *text, size_t len)
     }
 }
 
+bool parse_json_nul_byte(const char *text, size_t len, codec_error *err)
+{
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (!nul)
+        return false;
+    int line = 1, column = 1;
+    for (const char *c = text; c < nul; c++) {
+        line += *c == '\n';
+        column = *c == '\n' ? 1 : column + 1;
+    }
+    return !codec_fail(err, 400, "invalid_json", NULL,
+                       "invalid JSON at line %d, column %d: a NUL byte, which "
+                       "JSON does not allow (inside a string, write \\u0000)",
+                       line, column);
+}
+
 bool parse_json_number_overflow(const char *text, size_t len,
                                 json_error_t *jerr, int flags, codec_error *err)
 {
@@ -421,6 +437,8 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                         raw_request *raw, codec_error *err)
 {
     memset(raw, 0, sizeof *raw);
+    if (parse_json_nul_byte(body, len, err))
+        return false;
     json_error_t jerr;
     int flags = JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL;
     json_t *root = json_loadb(body, len, (size_t)flags, &jerr);

@@ -23,6 +23,11 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
 /* The longest number a number_out_of_range message quotes. */
 #define PARSE_JSON_QUOTE_MAX 40
 
+/* Whether the JSON text [text, text + len) holds a NUL byte, which JSON
+ * allows nowhere (jansson skips one after a number): then err is 400
+ * invalid_json at its line and column, and the result is true. */
+bool parse_json_nul_byte(const char *text, size_t len, codec_error *err);
+
 /* Whether jansson (reading with `flags`) refused the JSON text [text,
  * text + len) for a number beyond the range of a double (1e309, -1e309, as
  * jansson reads every number) and for nothing else: then err is 400

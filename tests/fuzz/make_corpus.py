@@ -252,6 +252,9 @@ raw["float32_beyond_double"] = (b'{"dtype":"float32","x":[[1,2],[-1e309,4]],'
 raw["scale_beyond_double"] = b'{"x":[[1,2],[3,4]],' + SMALL + b',"scale":1e999}'
 raw["float32_scale_beyond_float"] = (b'{"dtype":"float32","x":[[1,2],[3,4]],'
                                      + SMALL + b',"scale":1e39}')
+# a NUL byte after a number, which jansson skips (found by the fuzzer)
+raw["nul_after_number"] = (b'{"x":[[1\x00,2],[3,4]],' + SMALL
+                           + b',"scale":1e999}')
 
 
 def main():

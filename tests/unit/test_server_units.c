@@ -13,6 +13,7 @@
 #include "server/json/decode.h"
 #include "server/json/encode.h"
 #include "server/json/numfmt.h"
+#include "server/json/oip.h"
 #include "server/json/parse_json.h"
 #include "server/base/reply.h"
 #include "tests/unit/join_parts.h"
@@ -381,6 +382,36 @@ static void every_bad_request_gets_its_code_and_pointer(void **state)
             fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s'",
                      r->body, ok, err.status, ok ? "" : err.code, err.pointer,
                      err.detail, r->status, r->code, r->pointer);
+    }
+}
+
+/* A raw NUL byte is not JSON anywhere; jansson skips one after a number
+ * ("1\0,2" read as 1, 2), so the decoders refuse it before jansson reads,
+ * on /v1 and in /v2's JSON header (found by the fuzzer). */
+static void a_nul_byte_is_invalid_json(void **state)
+{
+    (void)state;
+    static const char body[] = "{\"x\":[[1\0,2]],\"w_q\":[[1],[2]],"
+                               "\"w_k\":[[1],[2]],\"w_v\":[[1],[2]]}";
+    api_request req;
+    codec_error err;
+    assert_false(
+        decode_request(body, sizeof body - 1, &limits, NULL, &req, &err));
+    assert_int_equal(err.status, 400);
+    assert_string_equal(err.code, "invalid_json");
+    assert_non_null(strstr(err.detail, "line 1, column 9: a NUL byte"));
+    static const char inference[] =
+        "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":"
+        "\"FP64\",\"data\":[1\0,2]}]}";
+    oip_reply_plan plan;
+    for (int jansson = 0; jansson < 2; jansson++) {
+        size_t len = sizeof inference - 1;
+        bool ok = jansson ? oip_decode_jansson(inference, len, len, &limits,
+                                               &req, &plan, &err)
+                          : oip_decode(inference, len, len, &limits, &req,
+                                       &plan, &err);
+        assert_false(ok);
+        assert_string_equal(err.code, "invalid_json");
     }
 }
 
@@ -765,6 +796,7 @@ int main(void)
         cmocka_unit_test(every_double_and_float_round_trips_exactly),
         cmocka_unit_test(strings_in_replies_are_always_valid_utf8),
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
+        cmocka_unit_test(a_nul_byte_is_invalid_json),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
