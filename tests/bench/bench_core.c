@@ -126,6 +126,63 @@ static pool *pool_for(size_t threads)
     return pools[threads - 1];
 }
 
+/* The inputs every command times: x (rows, d), W_q and W_o (d, d), W_k and
+ * W_v (d, kv_width); weights of amplitude 1/√d keep the projections of
+ * order 1. */
+typedef struct {
+    void *x, *w_q, *w_k, *w_v, *w_o;
+} bench_inputs;
+
+static void bench_inputs_free(bench_inputs *in)
+{
+    free(in->x);
+    free(in->w_q);
+    free(in->w_k);
+    free(in->w_v);
+    free(in->w_o);
+}
+
+/* False (nothing left allocated) when out of memory. */
+static bool bench_inputs_make(bench_inputs *in, tensor_dtype dtype, size_t rows,
+                              size_t d, size_t kv_width)
+{
+    double w_amp = 1.0 / sqrt((double)d);
+    in->x = make_tensor(dtype, rows * d, SEED_X, 1.0);
+    in->w_q = make_tensor(dtype, d * d, SEED_WQ, w_amp);
+    in->w_k = make_tensor(dtype, d * kv_width, SEED_WK, w_amp);
+    in->w_v = make_tensor(dtype, d * kv_width, SEED_WV, w_amp);
+    in->w_o = make_tensor(dtype, d * d, SEED_WO, w_amp);
+    if (in->x && in->w_q && in->w_k && in->w_v && in->w_o)
+        return true;
+    bench_inputs_free(in);
+    return false;
+}
+
+/* Self-attention of in's x (n, d) over h heads of d / h, with W_o, as
+ * nn.MultiheadAttention(D, H, bias=False) computes it; h_kv key/value heads
+ * (0: h). */
+static attn_problem bench_problem(const bench_inputs *in, tensor_dtype dtype,
+                                  size_t n, size_t d, size_t h, size_t h_kv)
+{
+    return (attn_problem){
+        .dtype = dtype,
+        .n = n,
+        .m = n,
+        .d = d,
+        .d_c = d,
+        .heads = h,
+        .kv_heads = h_kv,
+        .d_k = d / h,
+        .d_v = d / h,
+        .d_out = d,
+        .x = in->x,
+        .w_q = in->w_q,
+        .w_k = in->w_k,
+        .w_v = in->w_v,
+        .w_o = in->w_o,
+    };
+}
+
 static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
                      size_t threads, int weights, long calls)
 {
@@ -135,34 +192,17 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
         printf("{\"error\":\"bad attn command\"}\n");
         return;
     }
-    /* weights of amplitude 1/√d keep the projections of order 1 */
-    double w_amp = 1.0 / sqrt((double)d);
-    void *x = make_tensor(dtype, n * d, SEED_X, 1.0);
-    void *w[4];
-    for (unsigned i = 0; i < 4; i++)
-        w[i] = make_tensor(dtype, d * d, SEED_WQ + i, w_amp);
+    bench_inputs in;
     pool *workers = pool_for(threads);
-    if (!x || !w[0] || !w[1] || !w[2] || !w[3] || (threads > 1 && !workers)) {
+    if (!bench_inputs_make(&in, dtype, n, d, d)) {
+        printf("{\"error\":\"out of memory\"}\n");
+        return;
+    }
+    if (threads > 1 && !workers) {
         printf("{\"error\":\"out of memory\"}\n");
         goto done;
     }
-    attn_problem p = {
-        .dtype = dtype,
-        .n = n,
-        .m = n,
-        .d = d,
-        .d_c = d,
-        .heads = h,
-        .d_k = d / h,
-        .d_v = d / h,
-        .d_out = d,
-        .x = x,
-        .w_q = w[0],
-        .w_k = w[1],
-        .w_v = w[2],
-        .w_o = w[3],
-        .scale = 0,
-    };
+    attn_problem p = bench_problem(&in, dtype, n, d, h, 0);
     unsigned want = weights ? ATTN_WANT(ATTN_WEIGHTS) : 0;
     /* each call frees the previous result inside the timed loop, as the
      * Python contestants do when they drop their last output */
@@ -195,9 +235,7 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
            "\"weight_sum\":%.17g}\n",
            seconds, calls, sum, abs_sum, weight_sum);
 done:
-    free(x);
-    for (unsigned i = 0; i < 4; i++)
-        free(w[i]);
+    bench_inputs_free(&in);
 }
 
 /* What `variant` switches on beside the plain problem. */
@@ -218,12 +256,11 @@ static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
         return;
     }
     size_t d_k = d / h;
-    double w_amp = 1.0 / sqrt((double)d);
-    void *x = make_tensor(dtype, n * d, SEED_X, 1.0);
-    void *w_q = make_tensor(dtype, d * d, SEED_WQ, w_amp);
-    void *w_k = make_tensor(dtype, d * h_kv * d_k, SEED_WK, w_amp);
-    void *w_v = make_tensor(dtype, d * h_kv * d_k, SEED_WV, w_amp);
-    void *w_o = make_tensor(dtype, d * d, SEED_WO, w_amp);
+    bench_inputs in;
+    if (!bench_inputs_make(&in, dtype, n, d, h_kv * d_k)) {
+        printf("{\"error\":\"out of memory\"}\n");
+        return;
+    }
     pool *workers = pool_for(threads);
     double slopes[64];
     for (size_t k = 0; k < h; k++) /* the paper's slopes for 8 heads */
@@ -231,29 +268,13 @@ static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
     attn_result r = {0};
     attn_status st = ATTN_ERR_NOMEM;
     double seconds = 0;
-    if (x && w_q && w_k && w_v && w_o && (threads == 1 || workers)) {
-        attn_problem p = {
-            .dtype = dtype,
-            .n = n,
-            .m = n,
-            .d = d,
-            .d_c = d,
-            .heads = h,
-            .kv_heads = v.kv_heads,
-            .d_k = d_k,
-            .d_v = d_k,
-            .d_out = d,
-            .x = x,
-            .w_q = w_q,
-            .w_k = w_k,
-            .w_v = w_v,
-            .w_o = w_o,
-            .causal = v.causal,
-            .window = v.window,
-            .alibi_slopes = v.alibi ? slopes : NULL,
-            .rope_dims = v.rope ? d_k / 2 * 2 : 0,
-            .rope_base = 10000,
-        };
+    if (threads == 1 || workers) {
+        attn_problem p = bench_problem(&in, dtype, n, d, h, v.kv_heads);
+        p.causal = v.causal;
+        p.window = v.window;
+        p.alibi_slopes = v.alibi ? slopes : NULL;
+        p.rope_dims = v.rope ? d_k / 2 * 2 : 0;
+        p.rope_base = 10000;
         double start = now_seconds();
         st = ATTN_OK;
         for (long c = 0; c < calls && st == ATTN_OK; c++) {
@@ -274,11 +295,7 @@ static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
                calls, sum);
     }
     attn_result_free(&r);
-    free(x);
-    free(w_q);
-    free(w_k);
-    free(w_v);
-    free(w_o);
+    bench_inputs_free(&in);
 }
 
 static void cmd_batch(const char *dtype_name, size_t batch, size_t n, size_t d,
@@ -291,33 +308,18 @@ static void cmd_batch(const char *dtype_name, size_t batch, size_t n, size_t d,
         printf("{\"error\":\"bad batch command\"}\n");
         return;
     }
-    double w_amp = 1.0 / sqrt((double)d);
     size_t elem = tensor_dtype_size(dtype);
-    void *x = make_tensor(dtype, batch * n * d, SEED_X, 1.0);
-    void *w[4];
-    for (unsigned i = 0; i < 4; i++)
-        w[i] = make_tensor(dtype, d * d, SEED_WQ + i, w_amp);
+    bench_inputs in; /* x holds the batch's rows */
+    if (!bench_inputs_make(&in, dtype, batch * n, d, d)) {
+        printf("{\"error\":\"out of memory\"}\n");
+        return;
+    }
     pool *workers = pool_for(threads);
     attn_status st = ATTN_ERR_NOMEM;
     double together = 0, alone = 0;
-    if (x && w[0] && w[1] && w[2] && w[3] && (threads == 1 || workers)) {
-        attn_problem p = {
-            .dtype = dtype,
-            .batch = batch,
-            .n = n,
-            .m = n,
-            .d = d,
-            .d_c = d,
-            .heads = h,
-            .d_k = d / h,
-            .d_v = d / h,
-            .d_out = d,
-            .x = x,
-            .w_q = w[0],
-            .w_k = w[1],
-            .w_v = w[2],
-            .w_o = w[3],
-        };
+    if (threads == 1 || workers) {
+        attn_problem p = bench_problem(&in, dtype, n, d, h, 0);
+        p.batch = batch;
         st = ATTN_OK;
         for (long c = 0; c < calls && st == ATTN_OK; c++) {
             attn_result r = {0};
@@ -329,7 +331,7 @@ static void cmd_batch(const char *dtype_name, size_t batch, size_t n, size_t d,
             one.batch = 0;
             start = now_seconds();
             for (size_t b = 0; b < batch && st == ATTN_OK; b++) {
-                one.x = (const char *)x + b * n * d * elem;
+                one.x = (const char *)in.x + b * n * d * elem;
                 st = attn_forward(workers, &one, 0, &r);
                 attn_result_free(&r);
             }
@@ -341,9 +343,7 @@ static void cmd_batch(const char *dtype_name, size_t batch, size_t n, size_t d,
     else
         printf("{\"batch\":%.9g,\"one_by_one\":%.9g,\"calls\":%ld}\n", together,
                alone, calls);
-    free(x);
-    for (unsigned i = 0; i < 4; i++)
-        free(w[i]);
+    bench_inputs_free(&in);
 }
 
 static void cmd_gemm(const char *dtype_name, size_t size, size_t threads,
