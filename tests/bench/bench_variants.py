@@ -10,7 +10,9 @@ pass, then causal, a sliding window of 256, ALiBi, RoPE, grouped-query heads
 beside each, torch.nn.MultiheadAttention (one thread) where it has an
 equivalent (an attention mask: causal and the window as boolean masks, ALiBi
 as an additive (h, n, n) one; PyTorch 1.13 has no rotary embedding nor
-grouped-query heads).  Part B, the two targets of the fast path:
+grouped-query heads), once with OpenBLAS as the environment loads it and
+once with the fastest correct kernel set (blas_kernels.py), each in a
+process of its own.  Part B, the two targets of the fast path:
   - grouped-query heads, h = 16, h_kv = 4 at n = 1024, d = 2048: at least
     1.3x faster than h_kv = 16 (K and V are a quarter as wide);
   - a window of 256 at n = 8192, d = 512, h = 8: at most 1/6 of the time
@@ -24,12 +26,15 @@ commands work, the script does not rot).
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+import blas_kernels
 
 
 class Core:
@@ -69,10 +74,12 @@ def alibi_slopes(h):
     return np.array([2.0 ** (-8.0 * (k % 8 + 1) / 8) for k in range(h)])
 
 
-class Torch:
+class TorchWorker:
     """nn.MultiheadAttention, one thread (its own and OpenBLAS's), in eval
     mode with batch_first and zero biases as contestants.py sets it up for
-    its fastest path, with an attention mask standing for the variant."""
+    its fastest path, with an attention mask standing for the variant.
+    Runs in a process of its own (`--torch-worker`), since OpenBLAS's kernel
+    set is chosen once, when the process loads it."""
 
     def __init__(self):
         import torch
@@ -105,6 +112,36 @@ class Torch:
             return time.perf_counter() - start
 
 
+def torch_worker():
+    """The child's side: `n d h mask window` per line, seconds back."""
+    worker = TorchWorker()
+    for line in sys.stdin:
+        n, d, h, mask, window = line.split()
+        print(worker.time(int(n), int(d), int(h), mask, int(window)),
+              flush=True)
+
+
+class Torch:
+    """A TorchWorker process with OpenBLAS's kernels as `env` sets them."""
+
+    def __init__(self, env):
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--torch-worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def time(self, n, d, h, mask_kind, window=0):
+        self.proc.stdin.write(f"{n} {d} {h} {mask_kind} {window}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            sys.exit("bench_variants: the PyTorch worker died")
+        return float(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 # (name, bench_core variant arguments, PyTorch's mask or None)
 def part_a(n, d, h):
     return [
@@ -132,6 +169,9 @@ def median_rounds(rounds, jobs):
 
 
 def main():
+    if sys.argv[1:] == ["--torch-worker"]:
+        torch_worker()
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench-core", required=True)
     ap.add_argument("--rounds", type=int, default=3)
@@ -140,28 +180,46 @@ def main():
     args = ap.parse_args()
     rounds = 1 if args.quick else args.rounds
     n, d, h = (64, 64, 8) if args.quick else (1024, 512, 8)
-    core, torch = Core(args.bench_core), Torch()
+    # PyTorch as the environment loads OpenBLAS, and with the fastest
+    # correct kernel set (blas_kernels.py) when that is another one
+    kernels = blas_kernels.pick(args.quick)
+    core = Core(args.bench_core)
+    torches = [Torch(dict(os.environ))]
+    if kernels["best"] != kernels["default"]:
+        torches.append(Torch(blas_kernels.env_for(kernels["best"])))
+    default_name = blas_kernels.kernel_name(kernels, "default")
+    best_name = blas_kernels.kernel_name(kernels, "best")
     lines = ["## Modern attention in the core (float32, one thread)", "",
              f"Part A: (n, d, h) = ({n}, {d}, {h}); medians of {rounds} "
-             f"interleaved rounds, printed by `{' '.join(sys.argv)}`.", "",
+             f"interleaved rounds, printed by `{' '.join(sys.argv)}`. "
+             f"PyTorch: OpenBLAS as this environment loads it "
+             f"({default_name}); PyTorch\\*: with the fastest correct "
+             f"kernel set ({best_name})"
+             + ("." if len(torches) > 1 else ", the same."), "",
              "| variant | ours (ms) | vs plain | PyTorch MHA (ms) | "
-             "PyTorch / ours |", "|---|---|---|---|---|"]
+             "PyTorch / ours | PyTorch\\* MHA (ms) | PyTorch\\* / ours |",
+             "|---|---|---|---|---|---|---|"]
     rows = part_a(n, d, h)
     jobs = []
     for _, kw, mask in rows:
         jobs.append(lambda kw=kw: core.variant(n, d, h, **kw))
-        if mask:
-            jobs.append(lambda mask=mask: torch.time(n, d, h, mask, 256))
+        for torch in torches if mask else []:
+            jobs.append(lambda mask=mask, torch=torch:
+                        torch.time(n, d, h, mask, 256))
     medians = iter(median_rounds(rounds, jobs))
     plain = None
     for name, _, mask in rows:
         ours = next(medians)
         plain = plain or ours
-        theirs = next(medians) if mask else None
+        theirs = [next(medians) for _ in torches] if mask else []
+        theirs += theirs[:1] * (2 - len(theirs)) if theirs else []
         lines.append(
             f"| {name} | {ours * 1e3:.1f} | {ours / plain:.2f}x | "
-            + (f"{theirs * 1e3:.1f} | {theirs / ours:.2f}x |" if theirs
-               else "no equivalent | |"))
+            + (" | ".join(f"{t * 1e3:.1f} | {t / ours:.2f}x"
+                          for t in theirs) + " |" if theirs
+               else "no equivalent | | | |"))
+    for torch in torches:
+        torch.close()
 
     # part B: the fast path's two targets
     gqa = (128, 256, 16) if args.quick else (1024, 2048, 16)

@@ -14,13 +14,14 @@
 BENCH_DIR  := $(BUILD)/bench
 BENCH_CORE := $(BENCH_DIR)/bench_core
 BENCH_MINIMAL := $(BENCH_DIR)/mhd_minimal
+BENCH_FMA  := $(BENCH_DIR)/fma_peak
 BENCH_DEB  := python3-torch python3-fastapi python3-uvicorn python3-uvloop \
               python3-httptools python3-threadpoolctl python3-numpy wrk nginx \
               linux-perf
 BENCH_ARGS ?=
 BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
               --bench-core $(BENCH_CORE) --mhd-minimal $(BENCH_MINIMAL) \
-              --work $(BENCH_DIR)
+              --fma-peak $(BENCH_FMA) --work $(BENCH_DIR)
 
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
@@ -38,12 +39,18 @@ $(BENCH_CORE): tests/bench/bench_core.c $(CORE_OBJ) $(BUILD)/server/setup/blas_s
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+# one core's FMA peak: plain flags, its AVX-512 and AVX2 functions carry
+# their own target attributes and run only on a CPU that has them
+$(BENCH_FMA): tests/bench/fma_peak.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@
+
 # the HTTP stack's ceiling: libmicrohttpd answering a constant
 $(BENCH_MINIMAL): tests/bench/mhd_minimal.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -lmicrohttpd -o $@
 
-bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL)
+bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	$(BENCH_RUN) --out $(BENCH_DIR)/report.md \
 	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(BENCH_ARGS)
@@ -57,7 +64,7 @@ bench-profile: deps-bench $(SERVER_BIN)
 bench-lanes: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) --work $(BENCH_DIR)
 
-test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL)
+test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
