@@ -80,6 +80,7 @@ float softmax_exp_f32(float x) { return exp_f32(x); }
     struct {                                                                   \
         REAL (*exp_row)(REAL *, size_t, REAL);                                 \
         REAL (*row_max)(const REAL *, size_t);                                 \
+        REAL (*row_abs_max)(const REAL *, size_t);                             \
         void (*scale_row)(const REAL *, REAL *, size_t, REAL, bool);           \
         void (*normalize_row)(REAL *, size_t, REAL);                           \
         bool (*all_finite)(const REAL *, size_t);                              \

@@ -49,6 +49,11 @@ bool softmax_all_finite_f32(const float *row, size_t m);
 double softmax_row_max_f64(const double *row, size_t m);
 float softmax_row_max_f32(const float *row, size_t m);
 
+/* The largest |element| of a row, 0 for an empty row, NaN if any element
+ * is NaN (a bound on the row's magnitudes that fails on NaN). */
+double softmax_row_abs_max_f64(const double *row, size_t m);
+float softmax_row_abs_max_f32(const float *row, size_t m);
+
 /* One exponential of x ≤ 0, for tests. */
 double softmax_exp_f64(double x);
 float softmax_exp_f32(float x);

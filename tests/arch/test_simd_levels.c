@@ -157,6 +157,19 @@ static void row_loops_agree_with_plain_loops_at_every_level(void **state)
             }
             assert_true(softmax_row_max_f64(row64, m) == max64);
             assert_true(softmax_row_max_f32(row32, m) == max32);
+            /* magnitudes: every other element negated, the largest |x|
+             * wherever it falls */
+            double abs64 = 0;
+            float abs32 = 0;
+            for (size_t j = 0; j < m; j++) {
+                double neg64 = j % 2 ? -row64[j] : row64[j];
+                float neg32 = j % 2 ? -row32[j] : row32[j];
+                out64[j] = neg64, out32[j] = neg32;
+                abs64 = fabs(neg64) > abs64 ? fabs(neg64) : abs64;
+                abs32 = fabsf(neg32) > abs32 ? fabsf(neg32) : abs32;
+            }
+            assert_true(softmax_row_abs_max_f64(out64, m) == abs64);
+            assert_true(softmax_row_abs_max_f32(out32, m) == abs32);
             assert_true(softmax_all_finite_f64(row64, m));
             assert_true(softmax_all_finite_f32(row32, m));
             softmax_scale_row_f64(row64, out64, m, 3.0, true);
@@ -179,6 +192,11 @@ static void row_loops_agree_with_plain_loops_at_every_level(void **state)
                 if (j != at)
                     max_left = row64[j] > max_left ? row64[j] : max_left;
             assert_true(softmax_row_max_f64(row64, m) == max_left);
+            /* a bound on magnitudes fails on NaN and on ∞ */
+            assert_true(isnan(softmax_row_abs_max_f64(row64, m)));
+            assert_true(softmax_row_abs_max_f32(row32, m) == INFINITY);
+            row32[at] = -NAN;
+            assert_true(isnan(softmax_row_abs_max_f32(row32, m)));
         }
     }
     arch_simd_limit(ARCH_SIMD_AVX512);

@@ -503,6 +503,18 @@ static void overflowing_scores_are_reported_not_returned(void **state)
     assert_int_equal(r.nonfinite_stage, ATTN_SCORES);
     for (int s = 0; s < ATTN_STAGE_COUNT; s++)
         assert_null(r.stage[s]);
+    /* the fused pass (only the output wanted) finds the same, with and
+     * without a window, where no bound on q and k can vouch for a score;
+     * also when a tiny scale would bring the scores back in range: q · k
+     * overflows before it is scaled, as the scores stage does */
+    for (size_t window = 0; window < 3; window += 2)
+        for (int tiny = 0; tiny < 2; tiny++) {
+            p.window = window;
+            p.scale = tiny ? 1e-300 : 0;
+            assert_int_equal(attn_forward(NULL, &p, ATTN_WANT(ATTN_OUTPUT), &r),
+                             ATTN_ERR_NONFINITE);
+            assert_int_equal(r.nonfinite_stage, ATTN_SCORES);
+        }
 }
 
 static void shapes_follow_the_lesson_002_example(void **state)
@@ -708,8 +720,9 @@ static void grouped_heads_equal_repeated_key_value_heads(void **state)
 
 /* The fused pass skips the keys a window (and causal) hide from a whole
  * block of queries, ATTN_SKIP_GRAIN keys at a time: at every width around
- * its grains and blocks, with and without causal, over positions 0, 1, ...
- * and over a KV cache, it gives the reference's output. */
+ * its grains and blocks, with and without causal, over positions 0, 1, ...,
+ * over shuffled positions and over a KV cache, it gives the reference's
+ * output. */
 static void a_window_skips_only_the_keys_it_hides(void **state)
 {
     (void)state;
@@ -737,16 +750,23 @@ static void a_window_skips_only_the_keys_it_hides(void **state)
     void *past_v = random_tensor(p.dtype, p.heads * 70 * p.d_v);
     p.x = x;
     p.w_q = p.w_k = p.w_v = w;
+    int64_t positions[600];
     unsigned output = ATTN_WANT(ATTN_OUTPUT);
     for (size_t cached = 0; cached < 2; cached++)
         for (size_t w_i = 0; w_i < sizeof windows / sizeof *windows; w_i++)
-            for (int causal = 0; causal < 2; causal++) {
+            for (int causal = 0; causal < 4; causal++) {
                 p.past = cached ? 70 : 0;
                 p.past_k = cached ? past_k : NULL;
                 p.past_v = cached ? past_v : NULL;
                 p.m = p.n + p.past;
+                /* causal 2, 3: the same over shuffled positions (a
+                 * permutation: 37 is prime to 600), so that neither a block
+                 * of queries nor a run of keys has neighbouring positions */
+                for (size_t i = 0; i < p.n; i++)
+                    positions[i] = (int64_t)(p.past + i * 37 % p.n);
+                p.positions = causal >= 2 ? positions : NULL;
                 p.window = windows[w_i];
-                p.causal = causal;
+                p.causal = causal % 2;
                 attn_result fast, ref;
                 assert_int_equal(attn_forward(NULL, &p, output, &fast),
                                  ATTN_OK);
