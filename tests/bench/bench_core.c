@@ -14,12 +14,13 @@
  *       back to back; the answer holds their total seconds and a checksum of
  *       the last output, so the driver can check every contestant computed
  *       the same numbers.
- *   variant DTYPE N D H H_KV ROPE ALIBI WINDOW CAUSAL THREADS CALLS
+ *   variant DTYPE N D H H_KV ROPE ALIBI WINDOW CAUSAL W_O THREADS CALLS
  *       the same problem (W_k, W_v (D, H_KV·D/H) with H_KV key/value heads)
  *       with modern attention switched on: RoPE over all of d_k (ROPE 1),
  *       ALiBi with the paper's slopes for 8 heads (ALIBI 1), a sliding
- *       WINDOW (0: none), CAUSAL; no stage but the output, so the fused
- *       pass runs.  The answer as for attn.
+ *       WINDOW (0: none), CAUSAL; W_O 0 leaves out the output projection
+ *       (the output is then the heads' concatenation); no stage but the
+ *       output, so the fused pass runs.  The answer as for attn.
  *   batch DTYPE B N D H THREADS CALLS
  *       B sequences of the attn problem (x (B, N, D), shared weights) in one
  *       attn_forward(), then each of them alone, B calls: {"batch": seconds,
@@ -241,7 +242,7 @@ done:
 /* What `variant` switches on beside the plain problem. */
 typedef struct {
     size_t kv_heads, window;
-    int rope, alibi, causal;
+    int rope, alibi, causal, w_o;
 } bench_variant;
 
 static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
@@ -272,6 +273,8 @@ static void cmd_variant(const char *dtype_name, size_t n, size_t d, size_t h,
         attn_problem p = bench_problem(&in, dtype, n, d, h, v.kv_heads);
         p.causal = v.causal;
         p.window = v.window;
+        if (!v.w_o)
+            p.w_o = NULL, p.d_out = h * (d / h);
         p.alibi_slopes = v.alibi ? slopes : NULL;
         p.rope_dims = v.rope ? d_k / 2 * 2 : 0;
         p.rope_base = 10000;
@@ -405,9 +408,9 @@ int main(int argc, char **argv)
                    &threads, &weights, &calls) == 7)
             cmd_attn(dtype, n, d, h, threads, weights, calls);
         else if (sscanf(line,
-                        "variant %15s %zu %zu %zu %zu %d %d %zu %d %zu %ld",
+                        "variant %15s %zu %zu %zu %zu %d %d %zu %d %d %zu %ld",
                         dtype, &n, &d, &h, &v.kv_heads, &v.rope, &v.alibi,
-                        &v.window, &v.causal, &threads, &calls) == 11)
+                        &v.window, &v.causal, &v.w_o, &threads, &calls) == 12)
             cmd_variant(dtype, n, d, h, v, threads, calls);
         else if (sscanf(line, "batch %15s %zu %zu %zu %zu %zu %ld", dtype,
                         &sequences, &n, &d, &h, &threads, &calls) == 7)
