@@ -429,6 +429,13 @@ static bool attn_own_kernels(void)
     return known && atomic_load(&own_kernels_wanted);
 }
 
+/* RoPE's cos and sin of every query and new key (attention_impl.inc's
+ * rope_q, rope_k), made by a batch's first sequence and read by the others:
+ * the angles are computed once per request. */
+typedef struct {
+    void *rope_q, *rope_k;
+} attn_angles;
+
 #define REAL double
 #define SFX(name) name##_f64
 #define GEMM cblas_dgemm
@@ -460,14 +467,15 @@ static bool attn_own_kernels(void)
 /* One sequence (p->batch == 0), by the fast pass or the reference. */
 static attn_status forward_sequence(pool *workers, const attn_problem *p,
                                     unsigned want, attn_result *out,
-                                    bool reference)
+                                    bool reference, attn_angles *angles)
 {
     memset(out, 0, sizeof *out);
     if (reference)
         return p->dtype == TENSOR_FLOAT32 ? reference_f32(p, want, out)
                                           : reference_f64(p, want, out);
-    return p->dtype == TENSOR_FLOAT32 ? forward_f32(workers, p, want, out)
-                                      : forward_f64(workers, p, want, out);
+    return p->dtype == TENSOR_FLOAT32
+               ? forward_f32(workers, p, want, out, angles)
+               : forward_f64(workers, p, want, out, angles);
 }
 
 /* A batch: each sequence in turn, its stages copied into the batch's. */
@@ -486,12 +494,14 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
                 return ATTN_ERR_NOMEM;
             }
         }
+    attn_angles angles = {0};
     for (size_t b = 0; b < p->batch; b++) {
         attn_problem seq = sequence_of(p, b);
         attn_result one;
         attn_status status =
-            forward_sequence(workers, &seq, want, &one, reference);
+            forward_sequence(workers, &seq, want, &one, reference, &angles);
         if (status != ATTN_OK) {
+            free(angles.rope_q), free(angles.rope_k);
             attn_result_free(out);
             out->nonfinite_stage = one.nonfinite_stage;
             return status;
@@ -503,6 +513,7 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
             }
         attn_result_free(&one);
     }
+    free(angles.rope_q), free(angles.rope_k);
     return ATTN_OK;
 }
 
@@ -511,7 +522,7 @@ attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
 {
     if (p->batch)
         return forward_batch(workers, p, want, out, false);
-    return forward_sequence(workers, p, want, out, false);
+    return forward_sequence(workers, p, want, out, false, NULL);
 }
 
 attn_status attn_forward_reference(const attn_problem *p, unsigned want,
@@ -519,5 +530,5 @@ attn_status attn_forward_reference(const attn_problem *p, unsigned want,
 {
     if (p->batch)
         return forward_batch(NULL, p, want, out, true);
-    return forward_sequence(NULL, p, want, out, true);
+    return forward_sequence(NULL, p, want, out, true, NULL);
 }
