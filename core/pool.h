@@ -7,6 +7,11 @@
  *     works on the range too, so a job running on a worker may call it without
  *     any risk of deadlock: if every other worker is busy, the caller simply
  *     does all the work itself.
+ * Jobs come before loops: a worker helps a loop only while no job waits, and
+ * a helper leaves its loop between two indices when a job needs a worker,
+ * coming back afterwards.  So a job queued behind a big one starts within
+ * one index of the big one's loops, and up to pool_size() jobs run at once,
+ * each on a worker of its own, helped by the workers that have no job.
  */
 #ifndef CORE_POOL_H
 #define CORE_POOL_H
@@ -23,7 +28,8 @@ typedef struct pool pool;
 typedef void (*pool_job_fn)(void *arg);
 /* Runs index i of a parallel loop; `worker` is in [0, pool_size()] and is
  * unique among the threads running the same loop at the same time, so it can
- * index per-thread scratch memory. */
+ * index per-thread scratch memory (the caller is 0; a worker helping is its
+ * own index in the pool plus one, the same each time it joins). */
 typedef void (*pool_index_fn)(void *ctx, size_t i, size_t worker);
 
 /* Starts `threads` workers (>= 1) with room for `max_queued` waiting jobs.

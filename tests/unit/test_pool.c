@@ -1,6 +1,7 @@
 /*
  * test_pool.c - the pool runs every job once, runs every index of a parallel
- * loop once, refuses jobs beyond its queue, and survives nested loops.
+ * loop once, refuses jobs beyond its queue, survives nested loops, and lets
+ * a job queued behind a big loop start before the loop ends.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,6 +192,90 @@ static void a_helper_on_the_callers_cpu_moves_to_another(void **state)
     pool_destroy(p);
 }
 
+/* A big job: a loop of many slow indices, the kind a big request opens;
+ * it counts the indices done and whether a helper (worker id > 0) ran one
+ * after `after_small` was set. */
+enum { BIG_INDICES = 200 };
+typedef struct {
+    pool *p;
+    atomic_int done;        /* indices of the big loop finished         */
+    atomic_int helped;      /* a helper ran one of them                  */
+    atomic_int small_done;  /* the small job has run                     */
+    atomic_int done_before; /* big indices done when the small one ran */
+    atomic_int helped_after_small;
+} big_and_small;
+
+static void big_index(void *ctx, size_t i, size_t worker)
+{
+    (void)i;
+    big_and_small *b = ctx;
+    if (worker > 0) {
+        atomic_store(&b->helped, 1);
+        if (atomic_load(&b->small_done))
+            atomic_store(&b->helped_after_small, 1);
+    }
+    struct timespec pause = {0, 2000000}; /* 2 ms: one task of a big job */
+    nanosleep(&pause, NULL);
+    atomic_fetch_add(&b->done, 1);
+}
+
+static void big_job(void *arg)
+{
+    big_and_small *b = arg;
+    pool_parallel_for(b->p, BIG_INDICES, big_index, b);
+}
+
+static void small_job(void *arg)
+{
+    big_and_small *b = arg;
+    atomic_store(&b->done_before, atomic_load(&b->done));
+    atomic_store(&b->small_done, 1);
+}
+
+/* Both workers busy with one big job (its caller and a helper); a small
+ * job submitted then starts before the big loop is over, and the helper
+ * that ran it goes back to the big loop. */
+static void a_job_queued_behind_a_big_loop_starts_within_one_index(void **state)
+{
+    (void)state;
+    big_and_small b = {0};
+    b.p = pool_create(2, 16);
+    assert_int_equal(pool_submit(b.p, big_job, &b), 0);
+    while (!atomic_load(&b.helped)) /* both workers are in the big loop */
+        usleep(100);
+    assert_int_equal(pool_submit(b.p, small_job, &b), 0);
+    while (atomic_load(&b.done) < BIG_INDICES)
+        usleep(1000);
+    pool_destroy(b.p);
+    assert_int_equal(atomic_load(&b.small_done), 1);
+    /* the small job did not wait for the big loop: on a quiet machine it
+     * runs after 2 or 3 indices; a loaded one may delay it, not by 150 */
+    assert_true(atomic_load(&b.done_before) < BIG_INDICES / 4);
+    assert_int_equal(atomic_load(&b.helped_after_small), 1);
+}
+
+/* Jobs queued while every worker helps a loop opened by a thread outside
+ * the pool (the loop's caller) each get a worker, and every index of the
+ * loop still runs exactly once. */
+static void helpers_leave_for_jobs_and_every_index_runs_once(void **state)
+{
+    (void)state;
+    pool *p = pool_create(3, 1000);
+    enum { COUNT = 20000 };
+    atomic_int *hits = calloc(COUNT, sizeof *hits);
+    atomic_int runs = 0;
+    for (int round = 0; round < 20; round++) {
+        for (int j = 0; j < 10; j++)
+            assert_int_equal(pool_submit(p, count_job, &runs), 0);
+        pool_parallel_for(p, COUNT, mark_index, hits);
+    }
+    pool_destroy(p);
+    for (int i = 0; i < COUNT; i++)
+        assert_int_equal(atomic_load(&hits[i]), 20);
+    assert_int_equal(atomic_load(&runs), 200);
+    free(hits);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +287,9 @@ int main(void)
             jobs_using_parallel_for_on_every_worker_do_not_deadlock),
         cmocka_unit_test(a_full_queue_refuses_instead_of_growing),
         cmocka_unit_test(a_helper_on_the_callers_cpu_moves_to_another),
+        cmocka_unit_test(
+            a_job_queued_behind_a_big_loop_starts_within_one_index),
+        cmocka_unit_test(helpers_leave_for_jobs_and_every_index_runs_once),
     };
     return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }
