@@ -854,6 +854,77 @@ test("PNG and SVG of a heatmap: the open head's cells in the card's colours, eac
   await rendered(() => page.uncheck("#causal"));
 });
 
+// Pixels of a downloaded PNG at the given points, and its size.
+function pngPixels(file, points) {
+  return page.evaluate(async ([b64, pts]) => {
+    const im = new Image();
+    im.src = `data:image/png;base64,${b64}`;
+    await im.decode();
+    const c = document.createElement("canvas");
+    c.width = im.width; c.height = im.height;
+    const g = c.getContext("2d");
+    g.drawImage(im, 0, 0);
+    return { width: im.width, height: im.height, px: pts.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3))) };
+  }, [fs.readFileSync(file).toString("base64"), points]);
+}
+
+test("PNG and SVG of the head view and of the model view: every line and every head's cell carries the API's weight", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await rendered(() => page.check("#causal"));
+  await openHead(1);
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await panel("share-panel");
+  const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, causal: true, return: ["weights"] });
+  // the head view: one line per pair a query may attend, as on the page
+  await page.selectOption("#export-stage", "head-view");
+  assert.equal(await page.isDisabled('button[data-export="csv"]'), true, "a picture: PNG and SVG only");
+  const svgFile = await downloaded(() => page.click('button[data-export="svg"]'));
+  assert.equal(svgFile.name, "head_view_head1.svg");
+  const svgText = fs.readFileSync(svgFile.file, "utf8");
+  const lines = [...svgText.matchAll(/<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)" stroke="#225ea8" stroke-width="([\d.]+)" stroke-opacity="([\d.]+)" data-q="(\d+)" data-k="(\d+)" data-w="([^"]+)"\/>/g)]
+    .map((m) => ({ x1: Number(m[1]), y1: Number(m[2]), x2: Number(m[3]), y2: Number(m[4]), width: Number(m[5]), q: Number(m[7]), k: Number(m[8]), w: Number(m[9]) }));
+  assert.equal(lines.length, 15, "causal: the 15 pairs a query may attend");
+  for (const ln of lines) {
+    assert.ok(ln.k <= ln.q, `no line to a later key (${ln.q} → ${ln.k})`);
+    assert.equal(ln.w, json.weights[1][ln.q][ln.k]);
+    assert.equal(ln.width, Number((0.5 + 5 * ln.w).toFixed(2)));
+  }
+  assert.match(svgText, /<text[^>]*>Head view, head 1: query → key, as thick as the weight<\/text>/);
+  assert.match(svgText, /<text[^>]*>tok4<\/text>/, "the tokens label both sides");
+  // the PNG draws the same lines: the middle of query 0's only line (weight 1) is the line's blue, a corner white
+  const png = await downloaded(() => page.click('button[data-export="png"]'));
+  assert.equal(png.name, "head_view_head1.png");
+  const first = lines.find((ln) => ln.q === 0);
+  const [, width, height] = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svgText);
+  const img = await pngPixels(png.file, [[Math.round((first.x1 + first.x2) / 2), Math.round(first.y1)], [2, Number(height) - 2]]);
+  assert.deepEqual([img.width, img.height], [Number(width), Number(height)]);
+  assert.deepEqual(img.px, [[34, 94, 168], [255, 255, 255]]);
+  // the model view: every head's weights, masked cells grey, each cell's exact value
+  await page.selectOption("#export-stage", "model-view");
+  const mv = await downloaded(() => page.click('button[data-export="svg"]'));
+  assert.equal(mv.name, "model_view.svg");
+  const mvText = fs.readFileSync(mv.file, "utf8");
+  const rects = [...mvText.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(rgb\([\d,]+\))" data-head="(\d+)" data-row="(\d+)" data-col="(\d+)" data-value="([^"]+)"\/>/g)]
+    .map((m) => ({ x: Number(m[1]), y: Number(m[2]), w: Number(m[3]), fill: m[5], head: Number(m[6]), row: Number(m[7]), col: Number(m[8]), value: Number(m[9]) }));
+  assert.equal(rects.length, 50, "2 heads × 5 × 5");
+  const seq = await page.evaluate(() => PALETTES.seq.rgb);
+  for (const r of rects) {
+    const w = json.weights[r.head][r.row][r.col];
+    assert.equal(r.value, w, `head ${r.head} (${r.row}, ${r.col})`);
+    assert.equal(r.fill, r.col > r.row ? "rgb(196,196,196)" : `rgb(${seq[Math.round(w * 255)].join(",")})`);
+  }
+  assert.match(mvText, />head 1<\/text>/);
+  const mvPng = await downloaded(() => page.click('button[data-export="png"]'));
+  const px = await pngPixels(mvPng.file, rects.map((r) => [r.x + r.w / 2, r.y + r.w / 2]));
+  px.px.forEach((p, k) => assert.equal(`rgb(${p.join(",")})`, rects[k].fill, `PNG head ${rects[k].head} (${rects[k].row}, ${rects[k].col})`));
+  await page.selectOption("#export-stage", "weights");
+  assert.equal(await page.isDisabled('button[data-export="csv"]'), false);
+  await panel("share-panel", false);
+  await openHead(0);
+  await rendered(() => page.uncheck("#causal"));
+});
+
 test("compare: two heads, float64 against float32, with and without the masks, as a difference heatmap", async () => {
   const l = LESSONS["002"];
   const lesson = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens };
@@ -911,11 +982,15 @@ test("axe-core finds no serious or critical accessibility violation (lessons, ca
   await rendered(() => page.click('button[data-preset="002"]'));
   await page.click("#mask-panel > summary");
   await page.click("#share-panel > summary");
-  // and every control of the API's features: biases, positions, RoPE, the cache, a batch, the compare panel
+  // and every control of the API's features: biases, positions, RoPE, the cache, a batch, the compare panel,
+  // the mask builder (one per head, as numbers)
   const more = ["weights-panel", "position-panel", "cache-panel", "batch-panel", "compare-panel"];
   for (const id of more) await panel(id);
   await page.check("#use-bias");
   await page.check("#use-cache");
+  await page.check("#use-mask");
+  await page.selectOption("#mask-per", "head");
+  await page.selectOption("#mask-kind", "add");
   await page.selectOption("#alibi", "slopes");
   await page.selectOption("#compare-kind", "heads");
   assert.deepEqual(await axeViolations(), [], "lesson 002, every panel open");
@@ -1112,6 +1187,112 @@ test("batch: B sequences through the same weights, one shown at a time, key padd
   await panel("batch-panel", false);
 });
 
+test("mask builder: one mask per head, per sequence or both, and additive numbers; the page and both scripts agree with the API", async () => {
+  const l = LESSONS["002"];
+  const lesson = { w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens };
+  const square = (f) => Array.from({ length: 5 }, (_, i) => Array.from({ length: 5 }, (_, j) => f(i, j)));
+  const D = square((i, j) => i === j), L = square((i, j) => j <= i), A = square(() => true);
+  // the mask the page would send now (the steps between two requests are taken with "update as I type" off)
+  const sending = () => page.evaluate(() => maskBody());
+  const send = async () => { await page.check("#auto"); const body = await rendered(() => page.click("#compute")); await page.uncheck("#auto"); return body; };
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await panel("mask-panel");
+  await page.uncheck("#auto");
+  await page.check("#use-mask");
+  // one per head: head 0 the diagonal, head 1 the lower triangle
+  await page.selectOption("#mask-per", "head");
+  assert.deepEqual(await sending(), [A, A], "a new head's mask starts as the first one's");
+  await page.click('button[data-fill="diag"]');
+  await page.selectOption("#mask-head", "1");
+  await page.click('button[data-fill="lower"]');
+  const perHead = await send();
+  assert.deepEqual(perHead.mask, [D, L], "(h, n, m)");
+  assert.equal(await page.textContent("#mask-state"), "mask on (30 pairs hidden), one per head");
+  await assertPageShowsApi({ x: l.x, ...lesson, mask: [D, L] });
+  assert.match(await page.textContent("#h0-masked_scores .formula"), /the mask's unticked pairs \(the mask of head 0\)/);
+  await page.click("#h0-weights td[data-row='3'][data-col='1']");
+  assert.match(await page.textContent("#explain"), /the mask does not let this query attend this key/);
+  await openHead(1);
+  await page.click("#h1-weights td[data-row='3'][data-col='1']");
+  assert.match(await page.textContent("#explain"), /Not masked/, "head 1's own mask lets query 3 see key 1");
+  await page.click("#explain-close");
+  await openHead(0);
+  // a batch: a mask per head is sent per sequence (the API's rank-3 mask of a batch is per sequence)
+  await panel("batch-panel");
+  await page.fill("#batch", "2");
+  assert.deepEqual(await sending(), [[D, L], [D, L]]);
+  await page.selectOption("#mask-per", "both");
+  await page.selectOption("#mask-seq", "1");
+  await page.selectOption("#mask-head", "0");
+  await page.click('button[data-fill="all"]');
+  const both = await send();
+  assert.deepEqual(both.mask, [[D, L], [A, L]], "(B, h, n, m)");
+  await page.click('#group-seq button[data-seq="1"]');
+  await assertPageShowsApi({ x: both.x[1], ...lesson, mask: [A, L] });
+  // nn.MultiheadAttention takes such a mask as (B·h, n, m)
+  await panel("share-panel");
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const { return: _r, ...bothBody } = both;
+  const { json: bothApi } = await api({ ...bothBody, return: ["weights", "output"] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention_torch.py"), await page.inputValue("#torch-script"));
+    const out = JSON.parse(execFileSync(PYTHON, [path.join(dir, "attention_torch.py")]).toString());
+    near(out.weights, bothApi.weights, "nn.MultiheadAttention's weights, a mask per sequence and head");
+    near(out.output, bothApi.output, "nn.MultiheadAttention's output");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  // one per sequence: each sequence keeps its head 0's mask
+  await page.selectOption("#mask-per", "seq");
+  assert.deepEqual(await sending(), [D, A], "(B, n, m)");
+  // numbers: a tick becomes 0, no tick −1e9; −|i − j| for sequence 1; one number typed for sequence 0
+  await page.selectOption("#mask-kind", "add");
+  assert.deepEqual(await sending(), [D.map((r) => r.map((ok) => (ok ? 0 : -1e9))), square(() => 0)]);
+  await page.click('button[data-fill="distance"]');
+  assert.deepEqual((await sending())[1], square((i, j) => 0 - Math.abs(i - j)));
+  await page.selectOption("#mask-seq", "0");
+  const cell = 'input[aria-label="query tok3, key tok1: number added to the score"]';
+  await page.fill(cell, "0.5");
+  await page.check("#auto");
+  const typed = await rendered(() => page.click("#compute"));
+  assert.equal(typed.mask[0][3][1], 0.5);
+  assert.equal(await page.textContent("#mask-state"), "additive mask on, one per sequence");
+  await page.click('#group-seq button[data-seq="0"]');
+  const reply = await assertPageShowsApi({ x: typed.x[0], ...lesson, mask: typed.mask[0] });
+  assert.match(await page.textContent("#h0-masked_scores .formula"), /^the additive mask's numbers added \(the mask of sequence 0\)/);
+  await page.click("#h0-weights td[data-row='3'][data-col='1']");
+  const ex = await explanation();
+  assert.deepEqual(ex.mask, [0.5]);
+  close(ex.masked[0], reply.json.masked_scores[0][3][1], "the scaled score plus the mask's 0.5");
+  close(ex.weight[0], reply.json.weights[0][3][1], "weight");
+  await page.click("#explain-close");
+  // a typo in the mask is named next to it, and nothing is sent
+  const before = await renders();
+  await failed(() => page.fill(cell, "0.5x"));
+  assert.equal(await page.textContent("#err-mask"), 'Mask, query 3, key 1: "0.5x" is not a number');
+  assert.equal(await renders(), before);
+  await rendered(() => page.fill(cell, "0.5"));
+  // the NumPy script adds the mask; a shared link restores it, numbers and form
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const { return: _r2, ...body } = typed;
+  const { json } = await api({ ...body, return: ["weights", "output"] });
+  const out = await runScript();
+  near(out.weights, json.weights, "the script's weights, an additive mask per sequence");
+  near(out.output, json.output, "the script's output");
+  const url = await page.evaluate(() => location.href);
+  const other = await context.newPage();
+  try {
+    await other.goto(url);
+    await other.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
+    assert.deepEqual(JSON.parse(await other.evaluate(() => window.attentionVisualizer.lastRequestBody)), typed);
+    assert.deepEqual([await other.inputValue("#mask-kind"), await other.inputValue("#mask-per")], ["add", "seq"]);
+  } finally {
+    await other.close();
+  }
+  for (const id of ["mask-panel", "batch-panel", "share-panel"]) await panel(id, false);
+});
+
 test("Q, K and V given directly: they start as the ones on show, and the pipeline starts at the scores", async () => {
   const l = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
@@ -1140,6 +1321,43 @@ test("Q, K and V given directly: they start as the ones on show, and the pipelin
   assert.match(await page.textContent("#h0-k .formula"), /^as given; key\/value head 0, shared by query heads 0, 1$/);
   await rendered(() => page.check("#source-x"));
   assert.equal(await page.isVisible("#field-x"), true);
+});
+
+test("Q, K and V given directly with a batch: B × heads × rows × d_k, one sequence shown at a time, padding per sequence", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await panel("batch-panel");
+  const two = await rendered(() => page.fill("#batch", "2"));
+  const { json } = await api({ x: two.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["q", "k", "v"] });
+  const sent = await rendered(() => page.check("#source-qkv"));
+  assert.deepEqual([sent.q, sent.k, sent.v], [json.q, json.k, json.v], "every sequence's Q, K and V, as on show");
+  assert.equal(await page.inputValue("#batch"), "2");
+  assert.equal(await page.isVisible("#batch"), true, "the batch control stays with Q, K and V given");
+  assert.equal(await page.getAttribute("#h0-weights h3 .shape", "title"), "a slice of weights (2, 2, 5, 5)");
+  // a third sequence: the second with each head's rows rotated
+  const three = await rendered(() => page.fill("#batch", "3"));
+  const rot = (t) => t.map((head) => [...head.slice(1), head[0]]);
+  assert.deepEqual([three.q[2], three.k[2], three.v[2]], [rot(json.q[1]), rot(json.k[1]), rot(json.v[1])]);
+  await panel("mask-panel");
+  await page.check("#use-padding");
+  const padded = await rendered(() => page.uncheck('input[aria-label="sequence 2: key tok0 may be attended"]'));
+  const free = [false, false, false, false, false];
+  assert.deepEqual(padded.key_padding, [free, free, [true, false, false, false, false]]);
+  await page.click('#group-seq button[data-seq="2"]');
+  await assertPageShowsApi({ q: three.q[2], k: three.k[2], v: three.v[2], key_padding: [true, false, false, false, false] });
+  // the NumPy script computes the whole batch
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const { return: _r, ...body } = padded;
+  const { json: all } = await api({ ...body, return: ["weights", "output"] });
+  const out = await runScript();
+  near(out.weights, all.weights, "the script's weights");
+  near(out.output, all.output, "the script's output");
+  await rendered(() => page.uncheck("#use-padding"));
+  const none = await rendered(() => page.fill("#batch", ""));
+  assert.deepEqual([none.q, none.k, none.v], [json.q[0], json.k[0], json.v[0]], "no batch: the first sequence");
+  await panel("mask-panel", false);
+  await panel("batch-panel", false);
+  await rendered(() => page.check("#source-x"));
 });
 
 test("the NumPy script and a shared link reproduce a batch with biases, PyTorch's layout, GQA, positions, a window, ALiBi", async () => {
@@ -1309,6 +1527,61 @@ test("KV cache: decoding X token by token, each step sending the cache the one b
   await panel("cache-panel", false);
   await panel("position-panel", false);
   await rendered(() => page.click('button[data-preset="002"]'));
+});
+
+test("cross-attention with a KV cache: the cached keys, then the context's, every cell the API's", async () => {
+  const l = LESSONS["001"];
+  const lesson = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 1, tokens: l.tokens };
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await panel("context-panel");
+  await rendered(() => page.check("#use-context"));
+  await page.click('#field-context .seg label:has(input[value="text"])');
+  await rendered(() => page.fill("#text-context", "[[1, 0, 1, 0], [0, 2, 0, 2]]"));
+  const { json: first } = await api({ ...lesson, context: [[1, 0, 1, 0], [0, 2, 0, 2]], return: ["k_cache", "v_cache"] });
+  // the cache starts as this reply's keys and values: the context's two
+  await panel("cache-panel");
+  const cached = await rendered(() => page.check("#use-cache"));
+  assert.deepEqual([cached.past_k, cached.past_v], [first.k_cache, first.v_cache]);
+  // one more context row after the two cached keys
+  const sent = await rendered(() => page.fill("#text-context", "[[0, 1, 1, 0]]"));
+  assert.deepEqual(sent.context, [[0, 1, 1, 0]]);
+  const { return: _r, ...body } = sent;
+  const reply = await assertPageShowsApi(body, ["k_cache", "v_cache"]);
+  assert.equal(await page.textContent("#h0-weights h3 .shape"), "(3, 3)");
+  assert.deepEqual(await values("h0-k_cache"), [...first.k_cache[0].flat(), ...reply.json.k[0].flat()], "past_k, then the new key");
+  assert.match(await page.textContent("#h0-k .formula"), /^context · W_k/);
+  // a weight of the new key, explained from the cache's last row
+  await page.click("#h0-weights td[data-row='1'][data-col='2']");
+  const ex = await explanation();
+  assert.deepEqual([ex.q, ex.k], [reply.json.q[0][1], reply.json.k_cache[0][2]]);
+  close(ex.weight[0], reply.json.weights[0][1][2], "weight");
+  await page.click("#explain-close");
+  // the new key lights its context row, its K row and its cache row; a cached key only its cache rows
+  const lit = () => page.evaluate(() => Object.fromEntries(["input-context", "h0-k", "h0-k_cache", "h0-v_cache"].map((id) =>
+    [id, [...new Set([...document.querySelectorAll(`#${id} td.hl`)].map((td) => td.dataset.row))]])));
+  await page.hover("#h0-weights td[data-row='0'][data-col='2']");
+  assert.deepEqual(await lit(), { "input-context": ["0"], "h0-k": ["0"], "h0-k_cache": ["2"], "h0-v_cache": ["2"] });
+  await page.hover("#h0-weights td[data-row='0'][data-col='1']");
+  assert.deepEqual(await lit(), { "input-context": [], "h0-k": [], "h0-k_cache": ["1"], "h0-v_cache": ["1"] });
+  await page.mouse.move(0, 0);
+  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  const out = await runScript();
+  near(out.weights, reply.json.weights, "the script's weights, a context after a cache");
+  near(out.output, reply.json.output, "the script's output");
+  // the mask covers every key, the cached ones first
+  await panel("mask-panel");
+  const masked = await rendered(() => page.check("#use-mask"));
+  assert.deepEqual(masked.mask, [[true, true, true], [true, true, true], [true, true, true]]);
+  const hid = await rendered(() => page.uncheck('input[aria-label="query word 1 may attend key 0"]'));
+  assert.equal(hid.mask[0][0], false);
+  const w0 = (await cells("h0-weights"))[0];
+  assert.ok(w0.masked && w0.value === "0", "the cached key 0 is hidden from query word 1");
+  await rendered(() => page.uncheck("#use-mask"));
+  await panel("mask-panel", false);
+  await rendered(() => page.uncheck("#use-cache"));
+  await rendered(() => page.uncheck("#use-context"));
+  await panel("cache-panel", false);
+  await panel("context-panel", false);
 });
 
 test("the PyTorch script: nn.MultiheadAttention loaded with the page's weights prints the API's numbers, or says why it cannot", async () => {
