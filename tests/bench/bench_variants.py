@@ -192,13 +192,16 @@ def main():
     ap.add_argument("--bench-core", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--blas-kernels",
+                    help="run_bench.py's pick of OpenBLAS kernels (JSON), "
+                    "used when the file exists; else a pick of its own")
     ap.add_argument("--out")
     args = ap.parse_args()
     rounds = 1 if args.quick else args.rounds
     n, d, h = (64, 64, 8) if args.quick else (1024, 512, 8)
     # PyTorch as the environment loads OpenBLAS, and with the fastest
     # correct kernel set (blas_kernels.py) when that is another one
-    kernels = blas_kernels.pick(args.quick)
+    kernels = blas_kernels.pick_or_load(args.blas_kernels, args.quick)
     core = Core(args.bench_core)
     torches = [Torch(dict(os.environ))]
     if kernels["best"] != kernels["default"]:

@@ -48,6 +48,9 @@ CHECK_RTOL = {"float32": 1e-5, "float64": 1e-13}
 # Best of this many calls times each GEMM (after one call that warms up).
 TIMED_CALLS = 3
 SEED_A, SEED_B = 6, 7  # bench_core.c's seeds of its gemm command
+# run_bench.py's part 1 writes its pick here (in its --work folder), so
+# that bench_variants.py, run after it by `make bench`, uses the same one
+PICK_FILE = "blas_kernels.json"
 
 
 def log(*args):
@@ -144,6 +147,14 @@ def pick(quick=False):
     good = [r for r in rows if r["ok"]]
     best = max(good, key=lambda r: r["rate"])["name"] if good else default
     return {"default": default, "best": best, "rows": rows, "size": size}
+
+
+def pick_or_load(path, quick=False):
+    """The pick saved at `path` when there is one, else a new pick."""
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return pick(quick)
 
 
 def kernel_name(result, which):

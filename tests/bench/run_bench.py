@@ -2,7 +2,7 @@
 
     run_bench.py --server build/attention-server --bench-core build/bench/bench_core
                  [--fma-peak build/bench/fma_peak] [--quick] [--parts 1,2,3]
-                 [--core-sizes "N,D,H ..."] [--core-threads 1,2]
+                 [--core-sizes NxDxH,...] [--core-threads 1,2]
                  [--rounds R] [--out FILE]
 
 Part 1  the core (bench_core.c) against PyTorch's nn.MultiheadAttention and
@@ -86,6 +86,8 @@ MINIMAL = "libmicrohttpd minimal"
 # 0.4 s each here) while wrk sends lesson-sized ones on 4 connections.
 FAIR_SIZE, FAIR_QUICK_SIZE = (4096, 512, 8), (512, 128, 4)
 FAIR_SMALL_CONNECTIONS = 4
+# part 5 run against --fair-baseline's server as well: its label
+BASELINE = "baseline"
 # Pause before every timed command or request.  An OpenBLAS thread that has
 # just worked spins (sched_yield) for about 2^28 cycles, some 0.1 s here,
 # before it sleeps: without the pause the contestant that ran before takes a
@@ -176,8 +178,9 @@ def check_agreement(case, answers):
 
 
 def parse_sizes(text):
-    """"1024,512,8 2048,512,8" -> [(1024, 512, 8), (2048, 512, 8)]"""
-    return [tuple(int(v) for v in size.split(",")) for size in text.split()]
+    """"1024x512x8,2048x512x8" -> [(1024, 512, 8), (2048, 512, 8)]"""
+    return [tuple(int(v) for v in size.split("x"))
+            for size in text.split(",")]
 
 
 def fma_peak(args, seconds):
@@ -204,8 +207,8 @@ def run_core(args):
     # the anchors' best OpenBLAS kernels (blas_kernels.py), beside the
     # environment's default
     kernels = blas_kernels.pick(args.quick)
-    with open(os.path.join(args.work, "blas_kernels.json"), "w") as f:
-        json.dump(kernels, f)
+    with open(os.path.join(args.work, blas_kernels.PICK_FILE), "w") as f:
+        json.dump(kernels, f)  # bench_variants.py runs with the same pick
     best_env = blas_kernels.env_for(kernels["best"])
     separate_best = kernels["best"] != kernels["default"]
     # libgomp's default busy-waiting turns every parallel region into a
@@ -442,8 +445,8 @@ class Server:
         self.log.close()
 
 
-def start_ours(args, threads=None):
-    argv = [args.server, "--listen", "127.0.0.1:0",
+def start_ours(args, threads=None, server=None):
+    argv = [server or args.server, "--listen", "127.0.0.1:0",
             "--max-body", str(64 << 20)]
     if threads:
         argv += ["--threads", str(threads)]
@@ -718,91 +721,172 @@ def fairness_body(n, d, h):
 
 def big_stream(port, payload, stop, done):
     """Sends payload back to back on one connection until stop is set;
-    appends each answered request's end time to done."""
+    appends each answered request's (start, end) times to done."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     while not stop.is_set():
+        start = time.monotonic()
         status, _ = post(port, payload, conn)
         if status != 200:
             raise BenchError(f"big request answered {status}")
-        done.append(time.monotonic())
+        done.append((start, time.monotonic()))
     conn.close()
 
 
-def big_rate(port, payload, seconds, small=None):
+def stream_latencies(port, payload, seconds):
+    """Latencies (s) of payload sent back to back on one connection for
+    `seconds`."""
+    import threading
+    stop, done = threading.Event(), []
+    t = threading.Thread(target=big_stream, args=(port, payload, stop, done))
+    t.start()
+    time.sleep(seconds)
+    stop.set()
+    t.join()
+    return [end - start for start, end in done]
+
+
+def big_rate(port, payload, seconds, beside=None):
     """Big requests a second over `seconds` of a back-to-back stream,
-    and wrk's result of the small requests run beside it (small: (body
-    path, connections)), or None."""
+    and what beside() returned, run meanwhile (or None)."""
     import threading
     stop, done = threading.Event(), []
     t = threading.Thread(target=big_stream, args=(port, payload, stop, done))
     t.start()
     time.sleep(0.5)  # the stream is running
     start, first = time.monotonic(), len(done)
-    result = None
-    if small:
-        result = run_wrk(None, port, small[0], seconds, small[1])
-    else:
-        time.sleep(seconds)
+    result = beside() if beside else time.sleep(seconds)
     end, count = time.monotonic(), len(done) - first
     stop.set()
     t.join()
     return count / (end - start), result
 
 
+# Part 5's measurements, each alone and beside the big stream: lesson
+# 002's request (the fast lane), n=16, d=64, h=4 (work over the fast lane's
+# threshold: a pool job) on FAIR_SMALL_CONNECTIONS connections, and a
+# mid-size request stream on one connection (a pool job a few ms long).
+FAIR_MID_SIZE, FAIR_QUICK_MID_SIZE = (256, 256, 8), (64, 64, 4)
+
+
+def fairness_round(port, bodies, seconds):
+    """One round against one server: each small load alone, the big
+    stream alone, then each small load beside the big stream."""
+    r = {}
+    loads = {
+        "lesson": lambda: run_wrk(None, port, bodies["lesson"], seconds,
+                                  FAIR_SMALL_CONNECTIONS),
+        "pool": lambda: run_wrk(None, port, bodies["pool"], seconds,
+                                FAIR_SMALL_CONNECTIONS),
+        "mid": lambda: stream_latencies(port, bodies["mid"], seconds),
+    }
+    for name, load in loads.items():
+        time.sleep(QUIET_SECONDS)
+        r[name + "_alone"] = load()
+    time.sleep(QUIET_SECONDS)
+    r["big_alone"] = big_rate(port, bodies["big"], seconds)[0]
+    for name, load in loads.items():
+        time.sleep(QUIET_SECONDS)
+        r["big_beside_" + name], r[name + "_beside"] = big_rate(
+            port, bodies["big"], seconds, load)
+    return r
+
+
 def run_fairness(args):
     n, d, h = FAIR_QUICK_SIZE if args.quick else FAIR_SIZE
-    payload = fairness_body(n, d, h)
-    lesson = os.path.join(args.work, "fair-lesson.json")
-    with open(lesson, "w") as f:
-        json.dump(lesson002_body(), f)
-    server = start_ours(args)
-    res = {k: [] for k in ("small_alone", "big_alone", "small_beside",
-                           "big_beside")}
+    bodies = {"big": fairness_body(n, d, h),
+              "mid": fairness_body(*(FAIR_QUICK_MID_SIZE if args.quick
+                                     else FAIR_MID_SIZE))}
+    for name, body in (("lesson", lesson002_body()),
+                       ("pool", random_body(16, 64, 4, seed=16))):
+        bodies[name] = os.path.join(args.work, f"fair-{name}.json")
+        with open(bodies[name], "w") as f:
+            json.dump(body, f)
+    # ours, and the same measurements against --fair-baseline's server
+    binaries = {OURS: args.server}
+    if args.fair_baseline:
+        binaries[BASELINE] = args.fair_baseline
+    servers = {}
+    res = {name: [] for name in binaries}
     try:
-        run_wrk(None, server.port, lesson, 1, FAIR_SMALL_CONNECTIONS)
+        for name, binary in binaries.items():
+            servers[name] = start_ours(args, server=binary)
+            run_wrk(None, servers[name].port, bodies["lesson"], 1,
+                    FAIR_SMALL_CONNECTIONS)
+        names = list(servers)
         for r in range(args.http_rounds):
             log(f"fairness round {r + 1}/{args.http_rounds}")
-            time.sleep(QUIET_SECONDS)
-            res["small_alone"].append(run_wrk(None, server.port, lesson,
-                                              args.wrk_seconds,
-                                              FAIR_SMALL_CONNECTIONS))
-            time.sleep(QUIET_SECONDS)
-            res["big_alone"].append(big_rate(server.port, payload,
-                                             args.wrk_seconds)[0])
-            time.sleep(QUIET_SECONDS)
-            rate, small = big_rate(server.port, payload, args.wrk_seconds,
-                                   (lesson, FAIR_SMALL_CONNECTIONS))
-            res["big_beside"].append(rate)
-            res["small_beside"].append(small)
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                res[name].append(fairness_round(servers[name].port, bodies,
+                                                args.wrk_seconds))
     finally:
-        server.stop()
-    res["size"] = (n, d, h)
-    return res
+        for srv in servers.values():
+            srv.stop()
+    return {"size": (n, d, h), "mid_size": FAIR_QUICK_MID_SIZE if args.quick
+            else FAIR_MID_SIZE, "rounds": res}
+
+
+def pct(xs, q):
+    """The q-th percentile (0-100) of xs, nearest rank."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q / 100 * len(xs)) - 1))]
+
+
+def fairness_figures(rounds):
+    """Medians over rounds: per load alone and beside the big stream its
+    (requests/s, p50 ms, p99 ms), and the big stream's rate."""
+    f = {}
+    for load in ("lesson", "pool", "mid"):
+        for where in ("alone", "beside"):
+            xs = [r[f"{load}_{where}"] for r in rounds]
+            if load == "mid":  # latencies of one connection's stream
+                f[load, where] = (median([len(x) for x in xs]),
+                                  median([pct(x, 50) for x in xs]) * 1e3,
+                                  median([pct(x, 99) for x in xs]) * 1e3)
+            else:
+                f[load, where] = (median([x["rps"] for x in xs]),
+                                  median([x["p50_us"] for x in xs]) / 1e3,
+                                  median([x["p99_us"] for x in xs]) / 1e3)
+        f["big", load] = median([r["big_beside_" + load] for r in rounds])
+    f["big", "alone"] = median([r["big_alone"] for r in rounds])
+    return f
 
 
 def fairness_table(res):
-    def small(key):
-        xs = res[key]
-        return (median([x["rps"] for x in xs]),
-                median([x["p50_us"] for x in xs]) / 1e3,
-                median([x["p99_us"] for x in xs]) / 1e3)
-    alone, beside = small("small_alone"), small("small_beside")
-    big_alone, big_beside = median(res["big_alone"]), median(res["big_beside"])
-    return ["| stream | lesson req/s | lesson p50 ms | lesson p99 ms "
-            "| big req/s |", "|---|---:|---:|---:|---:|",
-            f"| lesson requests alone | {alone[0]:,.0f} | {alone[1]:.3f} "
-            f"| {alone[2]:.3f} | |",
-            f"| big requests alone | | | | {big_alone:.2f} |",
-            f"| both at once | {beside[0]:,.0f} | {beside[1]:.3f} "
-            f"| {beside[2]:.3f} | {big_beside:.2f} |"]
+    mid = ", ".join(str(v) for v in res["mid_size"])
+    labels = {"lesson": "lesson 002 (fast lane), wrk -c4",
+              "pool": "n=16, d=64, h=4 (a pool job), wrk -c4",
+              "mid": f"n, d, h = {mid} float32 (a pool job), one connection"}
+    lines = ["| server | requests | where | req/s (mid: requests) | p50 ms "
+             "| p99 ms | big req/s beside |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for server, rounds in res["rounds"].items():
+        f = fairness_figures(rounds)
+        lines.append(f"| {server} | big requests | alone | | | "
+                     f"| {f['big', 'alone']:.2f} |")
+        for load, label in labels.items():
+            for where in ("alone", "beside"):
+                rate, p50, p99 = f[load, where]
+                big = f"{f['big', load]:.2f}" if where == "beside" else ""
+                lines.append(f"| {server} | {label} | {where} | {rate:,.0f} "
+                             f"| {p50:.3f} | {p99:.3f} | {big} |")
+    if BASELINE in res["rounds"]:
+        ours = fairness_figures(res["rounds"][OURS])
+        base = fairness_figures(res["rounds"][BASELINE])
+        lines += ["", f"{OURS} ÷ {BASELINE}, beside the big stream: "
+                  + "; ".join(f"{load} p99 {ours[load, 'beside'][2] / base[load, 'beside'][2]:.2f}×, "
+                              f"p50 {ours[load, 'beside'][1] / base[load, 'beside'][1]:.2f}×"
+                              for load in labels)
+                  + f"; the big stream's rate beside the lesson requests "
+                  f"{ours['big', 'lesson'] / base['big', 'lesson']:.2f}×, "
+                  f"alone {ours['big', 'alone'] / base['big', 'alone']:.2f}×."]
+    return lines
 
 
 def fairness_targets(res):
-    def rps(key):
-        return median([x["rps"] for x in res[key]])
-    p99 = median([x["p99_us"] for x in res["small_beside"]]) / 1e3
-    share = rps("small_beside") / rps("small_alone")
-    big = median(res["big_beside"]) / median(res["big_alone"])
+    f = fairness_figures(res["rounds"][OURS])
+    rate, _, p99 = f["lesson", "beside"]
+    share = rate / f["lesson", "alone"][0]
+    big = f["big", "lesson"] / f["big", "alone"]
     n, d, h = res["size"]
     return [f"- beside a stream of big requests (n={n}, d={d}, h={h}, "
             f"float32): lesson-sized p99 ≤ 5 ms: {p99:.2f} ms — "
@@ -994,11 +1078,15 @@ def targets(core, web, big):
                 if c not in ratio:
                     continue
                 pct = core_peak_pct(core, c, median(core["times"][c, "core"]))
+                # the fastest round beside the median: the peak is the
+                # fastest sample, and a loaded machine slows the median
+                top = core_peak_pct(core, c, min(core["times"][c, "core"]))
                 if pct is not None:
                     lines.append(
                         f"- fused {dt} pass at ({n}, 512, 8), one thread, "
                         f"≥ {PEAK_TARGET_PCT}% of the {dt} FMA peak: "
-                        f"{pct:.0f}% — {verdict(pct >= PEAK_TARGET_PCT)}")
+                        f"{pct:.0f}% (fastest round {top:.0f}%) — "
+                        f"{verdict(pct >= PEAK_TARGET_PCT)}")
                 lines.append(
                     f"- fused {dt} pass at ({n}, 512, 8), one thread, "
                     f"≥ {TORCH_TARGET}× PyTorch with its best kernels: "
@@ -1075,9 +1163,12 @@ def main():
     ap.add_argument("--fma-peak",
                     help="fma_peak.c's binary: one core's FMA peak")
     ap.add_argument("--core-sizes",
-                    help='part 1\'s sizes, e.g. "1024,512,8 2048,512,8"')
+                    help="part 1's sizes N x D x H, e.g. 1024x512x8,2048x512x8")
     ap.add_argument("--core-threads",
-                    help='part 1\'s thread counts, e.g. "1" or "1,2"')
+                    help="part 1's thread counts, e.g. 1 or 1,2")
+    ap.add_argument("--fair-baseline",
+                    help="another build of the server: part 5 measures it "
+                    "in the same rounds, side by side")
     ap.add_argument("--mhd-minimal",
                     help="mhd_minimal.c's binary, printed beside nginx")
     ap.add_argument("--work", default="build/bench",
@@ -1108,6 +1199,10 @@ def main():
         if 2 in parts and not shutil.which(tool):
             raise SystemExit(f"{tool} is missing (make bench installs it)")
 
+    # a pick of an earlier run is not this run's (part 1 writes it again)
+    stale = os.path.join(args.work, blas_kernels.PICK_FILE)
+    if os.path.exists(stale):
+        os.remove(stale)
     load_before = loadavg()
     started = time.time()
     out = []
@@ -1179,13 +1274,19 @@ def main():
                 "either way (checked).", ""] + batch_table(batch)
     if fair:
         n, d, h = fair["size"]
-        out += ["", "### Fairness: lesson-sized requests beside big ones", "",
-                f"attention-server with its defaults; wrk -t{WRK_THREADS} "
-                f"-c{FAIR_SMALL_CONNECTIONS} sends lesson 002's request while "
-                f"one client sends n={n}, d={d}, h={h} float32 requests "
-                "(base64 both ways, the output only) back to back; each "
-                "alone, then both at once, in every round.", ""] + \
-            fairness_table(fair)
+        out += ["", "### Fairness: small and mid-size requests beside big "
+                "ones", "",
+                f"attention-server with its defaults"
+                + (f" ({BASELINE}: {args.fair_baseline}, the same "
+                   "measurements in the same rounds, in turn)"
+                   if args.fair_baseline else "")
+                + f"; one client sends n={n}, d={d}, h={h} float32 requests "
+                "(base64 both ways, the output only) back to back, while "
+                f"wrk -t{WRK_THREADS} -c{FAIR_SMALL_CONNECTIONS} sends lesson "
+                "002's request (the fast lane) or an n=16, d=64, h=4 one "
+                "(a pool job), or one client sends mid-size requests back to "
+                "back; each alone, then beside the big stream, in every "
+                "round.", ""] + fairness_table(fair)
     out += ["", "### Targets", ""] + targets(core, web, big) + \
         (fairness_targets(fair) if fair else [])
     text = "\n".join(out) + "\n"

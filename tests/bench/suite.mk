@@ -55,6 +55,7 @@ bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(BENCH_ARGS)
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) \
+	  --blas-kernels $(BENCH_DIR)/blas_kernels.json \
 	  --out $(BENCH_DIR)/variants.md
 
 bench-profile: deps-bench $(SERVER_BIN)
