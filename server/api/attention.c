@@ -5,6 +5,7 @@
 #include "core/attention.h"
 #include "server/json/decode.h"
 #include "server/json/encode.h"
+#include "server/json/heads.h"
 #include "server/base/problem.h"
 
 #include <stdlib.h>
@@ -33,14 +34,14 @@
 #define API_FLOPS_PER_REPLY_NUMBER 100.0
 
 /* Numbers the reply will hold, or SIZE_MAX on overflow. */
-static size_t reply_numbers(const attn_problem *p, unsigned want)
+static size_t reply_numbers(const api_request *req)
 {
     size_t total = 0;
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
-        if (!(want & ATTN_WANT(s)))
+        if (!(req->want & ATTN_WANT(s)))
             continue;
         size_t dims[ATTN_MAX_RANK], count = 1;
-        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        int rank = api_stage_shape(req, (attn_stage)s, dims);
         for (int i = 0; i < rank; i++)
             if (!tensor_mul_size(count, dims[i], &count))
                 return SIZE_MAX;
@@ -109,7 +110,7 @@ double api_attention_work(const api_request *req)
         flops += 2 * n * h * d_v * (double)p->d_out;
     if (p->batch)
         flops *= (double)p->batch;
-    size_t numbers = reply_numbers(p, req->want);
+    size_t numbers = reply_numbers(req);
     return flops +
            API_FLOPS_PER_REPLY_NUMBER *
                (numbers == SIZE_MAX ? (double)SIZE_MAX : (double)numbers);
@@ -179,10 +180,15 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     stats->heads = p->heads;
     stats->work = api_attention_work(&req);
 
-    size_t numbers = reply_numbers(p, req.want), reply_bytes = SIZE_MAX;
+    size_t numbers = reply_numbers(&req), reply_bytes = SIZE_MAX;
     size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);
+    /* with "heads", the stages cut down to them (api_select_heads) are
+     * held beside the whole ones for a moment: at most the reply's numbers
+     * in the dtype, counted on top of the reply's bytes */
+    size_t per_number = API_REPLY_BYTES_PER_NUMBER +
+                        (req.head_count ? tensor_dtype_size(p->dtype) : 0);
     if (numbers != SIZE_MAX &&
-        tensor_mul_size(numbers, API_REPLY_BYTES_PER_NUMBER, &reply_bytes) &&
+        tensor_mul_size(numbers, per_number, &reply_bytes) &&
         need != SIZE_MAX && reply_bytes <= SIZE_MAX - need)
         need += reply_bytes;
     else
@@ -242,6 +248,11 @@ static void compute_and_encode(pool *workers, const api_request *req,
                             "request");
     } else if (cancelled && cancelled(cancelled_ctx)) {
         attn_result_free(&result);
+    } else if (!api_select_heads(req, &result)) {
+        attn_result_free(&result);
+        problem_reply_retry(out, "out_of_memory",
+                            "the server could not allocate the heads asked "
+                            "for");
     } else {
         buf_chain chain = {0};
         /* one allocation for what is written on this thread, no doubling */

@@ -8,6 +8,7 @@
 #include "server/json/encode.h"
 
 #include "server/json/base64.h"
+#include "server/json/heads.h"
 #include "server/json/numfmt.h"
 
 #include <math.h>
@@ -280,7 +281,7 @@ void encode_response(const api_request *req, const attn_result *result,
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         if (!attn_stage_applies(p, (attn_stage)s))
             continue; /* x_pe, q_rope, k_rope only when computed */
-        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        int rank = api_stage_shape(req, (attn_stage)s, dims);
         buf_puts(out, first ? "\"" : ",\"");
         first = false;
         buf_puts(out, attn_stage_name((attn_stage)s));
@@ -292,7 +293,7 @@ void encode_response(const api_request *req, const attn_result *result,
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
         if (!(req->want & ATTN_WANT(s)) || !result->stage[s])
             continue;
-        int rank = attn_stage_shape(p, (attn_stage)s, dims);
+        int rank = api_stage_shape(req, (attn_stage)s, dims);
         out = buf_chain_tail(chain); /* a tensor before may have added parts */
         buf_puts(out, ",\"");
         buf_puts(out, attn_stage_name((attn_stage)s));

@@ -18,6 +18,7 @@
 #include "server/json/oip.h"
 
 #include "server/json/encode.h"
+#include "server/json/heads.h"
 #include "server/json/numfmt.h"
 
 #include <string.h>
@@ -71,7 +72,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
     for (int i = 0; i < plan->output_count; i++) {
         attn_stage s = plan->outputs[i];
         size_t dims[ATTN_MAX_RANK], count = 1;
-        int rank = attn_stage_shape(p, s, dims);
+        int rank = api_stage_shape(req, s, dims);
         for (int k = 0; k < rank; k++)
             count *= dims[k];    /* the core allocated it: no overflow */
         b = buf_chain_tail(out); /* a tensor before may have added parts */
@@ -104,7 +105,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
         if (!plan->binary[s])
             continue;
         size_t dims[ATTN_MAX_RANK], count = 1;
-        int rank = attn_stage_shape(p, s, dims);
+        int rank = api_stage_shape(req, s, dims);
         for (int k = 0; k < rank; k++)
             count *= dims[k];
         buf bytes = {0};

@@ -33,6 +33,7 @@ void api_request_free(api_request *req)
     free(req->positions);
     free(req->context_positions);
     free(req->alibi_slopes);
+    free(req->heads);
     free(req->allow);
     free(req->key_padding);
     api_labels_free(&req->tokens);

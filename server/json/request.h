@@ -37,6 +37,8 @@ typedef struct {
     void *past_k, *past_v; /* a KV cache, or NULL */
     int64_t *positions, *context_positions; /* or NULL: 0, 1, ... */
     double *alibi_slopes;                   /* h, or NULL */
+    size_t *heads;     /* the query heads the reply holds (heads.h) */
+    size_t head_count; /* 0: every head */
     uint8_t *allow, *key_padding;
 } api_request;
 

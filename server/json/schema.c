@@ -128,6 +128,8 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     /* a KV cache: (h_kv, m₀, d_k) and (h_kv, m₀, d_v), or with a leading B */
     [API_PAST_K] = {"past_k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
     [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    /* the query heads the reply holds, in this order (heads.h) */
+    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,

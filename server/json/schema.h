@@ -73,6 +73,7 @@ typedef enum {
     API_POSITIONAL_ENCODING,
     API_PAST_K,
     API_PAST_V,
+    API_HEADS,
     API_FIELD_COUNT
 } api_field;
 

@@ -986,6 +986,40 @@ static bool take_rotations(const api_fields *fields, api_request *req,
     return true;
 }
 
+/* "heads": distinct query heads, each a whole number below h. */
+static bool take_heads(api_fields *fields, api_request *req, codec_error *err)
+{
+    const schema_tensor *t = &fields->tensor[API_HEADS];
+    size_t h = req->problem.heads;
+    char ptr[CODEC_POINTER_MAX];
+    if (!t->present)
+        return true;
+    if (t->dims[0] == 0)
+        return codec_fail(err, 400, "invalid_heads", pointer_of(API_HEADS, ptr),
+                          "heads names no head: leave it out for all %zu", h);
+    req->heads = malloc(t->dims[0] * sizeof *req->heads);
+    if (!req->heads)
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+    const double *values = t->data;
+    for (size_t i = 0; i < t->dims[0]; i++) {
+        codec_pointer(ptr, api_schema[API_HEADS].name, &i, 1);
+        if (!(values[i] >= 0) || values[i] != floor(values[i]) ||
+            values[i] >= (double)h)
+            return codec_fail(err, 400, "invalid_heads", ptr,
+                              "heads are query heads from 0 to %zu (h = %zu), "
+                              "got %g",
+                              h - 1, h, values[i]);
+        for (size_t j = 0; j < i; j++)
+            if (values[j] == values[i])
+                return codec_fail(err, 400, "invalid_heads", ptr,
+                                  "head %g is named twice (also at %zu)",
+                                  values[i], j);
+        req->heads[i] = (size_t)values[i];
+        req->head_count = i + 1;
+    }
+    return true;
+}
+
 /* Every stage asked for exists for this request. */
 static bool check_stages(const api_request *req, codec_error *err)
 {
@@ -1058,6 +1092,7 @@ bool validate_request(api_fields *fields, const request_limits *limits,
         !take_scale(fields, req, err) || !take_masks(fields, req, err) ||
         !take_positional(fields, req, err) ||
         !take_rotations(fields, req, err) || !check_stages(req, err) ||
+        !take_heads(fields, req, err) ||
         !take_labels(fields, API_TOKENS, p->n, p->batch, &req->tokens, err))
         return false;
     if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {

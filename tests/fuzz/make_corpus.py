@@ -243,6 +243,14 @@ valid["tokens_per_sequence"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
                                     tokens=[["a", "b"], ["c", "<pad>"]])
 bad["tokens_ragged"] = dict(base(2, 2), x=[mat(2, 2)] * 2,
                             tokens=[["a", "b"], ["c"]])
+valid["heads_some"] = dict(base(3, 4, 2), num_heads=2, heads=[1],
+                            **{"return": ["k", "weights", "output"]})
+valid["heads_batch_gqa"] = {"x": [mat(2, 4)] * 2, "num_kv_heads": 2,
+                            "w_q": stack(4, 4, 1), "w_k": stack(2, 4, 1),
+                            "w_v": stack(2, 4, 1), "heads": [3, 0],
+                            "return": ["v", "weights"]}
+bad["heads_twice"] = variant(heads=[0, 0])
+bad["heads_beyond"] = variant(heads=[7])
 # numbers beyond a double (which JSON's writers here cannot write) and
 # beyond a float: number_out_of_range at the number, whatever the dtype
 SMALL = b'"w_q":[[1],[2]],"w_k":[[1],[2]],"w_v":[[1],[2]]'

@@ -62,7 +62,8 @@ def oip_inputs(req, binary):
         if name in NOT_PARAMETERS or not isinstance(value, list):
             continue
         a = np.asarray(value)
-        if a.dtype.kind in "iu" and name.endswith("positions"):
+        if a.dtype.kind in "iu" and (name.endswith("positions") or
+                                     name == "heads"):
             a = a.astype(np.int64)  # whole numbers travel as INT64
         elif a.dtype != bool:
             a = a.astype(npdt)
@@ -181,7 +182,7 @@ def test_oracle_cases_match_v1(server, client):
     # the lessons' forms, then PyTorch's forms, grouped heads, positions,
     # windows and ALiBi, batches and q, k, v given directly, then RoPE (its
     # object as a parameter), the sinusoidal encoding and a KV cache (past_k
-    # and past_v as inputs), as the oracle builds them
+    # and past_v as inputs) and some heads only, as the oracle builds them
     third = ORACLE_CASES // 3
     indices = list(range(third)) + list(
         range(run_oracle.PARITY_FROM, run_oracle.PARITY_FROM + third)) + list(
@@ -199,8 +200,12 @@ def test_oracle_cases_match_v1(server, client):
                 run_oracle.add_modern(rng, req, i)
             if i % 3 == 0:
                 req, _ = run_oracle.batch_of(rng, req, i)
+            chosen = (run_oracle.some_heads(req, i)
+                      if i >= run_oracle.MODERN_FROM else None)
             req = (run_oracle.given_form(req)[0] if i % 3 == 1
                    else run_oracle.torch_form(req, i))
+            if chosen:  # some query heads only, an INT64 input
+                req = dict(req, heads=chosen[0])
         same_as_v1(server, client, req, f"oracle request {i}")
     print(f"  {len(indices)} oracle requests, 3 framings each")
 

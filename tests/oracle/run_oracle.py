@@ -243,6 +243,32 @@ def add_modern(rng, req, i):
     req["return"] = req["return"] + extra
 
 
+def some_heads(req, i):
+    """(heads, h, h_kv) for every fifth request: some of its query heads,
+    last first (no random draw, so the other requests stay as they were);
+    None for the others."""
+    h, h_kv = heads_of(req)
+    if i % 5 != 3:
+        return None
+    return list(range(h - 1, -1, -2)), h, h_kv
+
+
+def heads_cut(want, heads, h, h_kv, batched):
+    """The reference's stages as a reply naming `heads` holds them: plane j
+    of a stage of h heads is heads[j]'s, of a stage of h_kv heads
+    heads[j]'s key/value head."""
+    axis = 1 if batched else 0
+    cut = {}
+    for stage, a in want.items():
+        a = np.asarray(a)
+        if a.ndim - axis != 3:
+            cut[stage] = a
+            continue
+        planes = heads if a.shape[axis] == h else [k * h_kv // h for k in heads]
+        cut[stage] = np.take(a, planes, axis=axis)
+    return cut
+
+
 def add_biases(rng, req, i):
     """Biases on the lesson-layout request: vectors, or per-head stacks."""
     npdt = np.float32 if req["dtype"] == "float32" else np.float64
@@ -381,10 +407,13 @@ def main():
                     add_modern(rng, req, i)
                 if i % 3 == 0:
                     req, sequences = batch_of(rng, req, i)
+                chosen = some_heads(req, i) if i >= MODERN_FROM else None
                 if i % 3 == 1:
                     sent, req = given_form(req)
                 else:
                     sent = torch_form(req, i)
+                if chosen:
+                    sent = dict(sent, heads=chosen[0])
             # every seventh request travels in the binary encoding
             binary = i % 7 == 6
             status, body = server.post(binary_variant(sent) if binary
@@ -394,6 +423,8 @@ def main():
                 failures += 1
                 continue
             want = reference_of(sequences) if sequences else attention(req)
+            if i >= MODERN_FROM and chosen:
+                want = heads_cut(want, *chosen, batched=bool(sequences))
             bad = 0
             for stage in sent["return"]:
                 got = (from_binary(body[stage], req["dtype"]) if binary

@@ -1,0 +1,28 @@
+/*
+ * heads.h - the query heads a reply holds ("heads": a list of indices):
+ * every stage with a head axis is returned for those heads only, in the
+ * order given, so plane j of q, scores, weights, head_outputs, ... belongs
+ * to query head heads[j], and plane j of k, v, k_rope, k_cache, v_cache to
+ * that head's key/value head (⌊heads[j] · h_kv / h⌋).  The core computes
+ * every head (the output needs them all); the reply is cut down after.
+ */
+#ifndef SERVER_JSON_HEADS_H
+#define SERVER_JSON_HEADS_H
+
+#include "core/attention.h"
+#include "server/json/request.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The shape stage s is returned in: attn_stage_shape()'s, with the head
+ * axis holding req->head_count heads when the request names some. */
+int api_stage_shape(const api_request *req, attn_stage s,
+                    size_t dims[ATTN_MAX_RANK]);
+
+/* Replaces every per-head stage of result by its planes of the request's
+ * heads (nothing to do when it names none); false when out of memory (the
+ * result is then whole as before). */
+bool api_select_heads(const api_request *req, attn_result *result);
+
+#endif
