@@ -42,7 +42,8 @@ def one(port, kind, rng, timeout):
         return s == 200, s
     if kind == "modern":
         # RoPE, the sinusoidal encoding, a KV cache of 3 positions, grouped
-        # heads, a window and per-head masks through every pass of the core
+        # heads, a window and per-head masks through every pass of the core,
+        # the reply cut to two of the four heads
         cache = [[[rng.uniform(-1, 1) for _ in range(4)] for _ in range(3)]
                  for _ in range(2)]
         s, _, b = http(port, "POST", "/v1/attention",
@@ -55,13 +56,16 @@ def one(port, kind, rng, timeout):
                                    for _ in range(16)],
                            "past_k": cache, "past_v": cache, "window": 4,
                            "causal": True, "mask": [[[True] * 12] * 9] * 4,
+                           "heads": [3, 1],
                            "return": ["x_pe", "q_rope", "k_cache", "weights",
                                       "output"]}),
                        timeout=timeout)
         if s != 200:
             return False, s
         doc = json.loads(b)
-        return doc["shapes"]["k_cache"] == [2, 12, 4], s
+        return (doc["shapes"]["k_cache"] == [2, 12, 4] and
+                doc["shapes"]["weights"] == [2, 9, 12] and
+                len(doc["weights"]) == 2), s
     if kind == "big":
         # tensors past 64 KiB of text: parsed row by row on the pool
         # (server/json/parse_rows.cpp); (4, 128, 128) weights: formatted in pieces
