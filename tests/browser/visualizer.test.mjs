@@ -1229,20 +1229,7 @@ test("mask builder: one mask per head, per sequence or both, and additive number
   assert.deepEqual(both.mask, [[D, L], [A, L]], "(B, h, n, m)");
   await page.click('#group-seq button[data-seq="1"]');
   await assertPageShowsApi({ x: both.x[1], ...lesson, mask: [A, L] });
-  // nn.MultiheadAttention takes such a mask as (B·h, n, m)
   await panel("share-panel");
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
-  const { return: _r, ...bothBody } = both;
-  const { json: bothApi } = await api({ ...bothBody, return: ["weights", "output"] });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
-  try {
-    fs.writeFileSync(path.join(dir, "attention_torch.py"), await page.inputValue("#torch-script"));
-    const out = JSON.parse(execFileSync(PYTHON, [path.join(dir, "attention_torch.py")]).toString());
-    near(out.weights, bothApi.weights, "nn.MultiheadAttention's weights, a mask per sequence and head");
-    near(out.output, bothApi.output, "nn.MultiheadAttention's output");
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
   // one per sequence: each sequence keeps its head 0's mask
   await page.selectOption("#mask-per", "seq");
   assert.deepEqual(await sending(), [D, A], "(B, n, m)");
@@ -1280,6 +1267,10 @@ test("mask builder: one mask per head, per sequence or both, and additive number
   const out = await runScript();
   near(out.weights, json.weights, "the script's weights, an additive mask per sequence");
   near(out.output, json.output, "the script's output");
+  // nn.MultiheadAttention adds a float attn_mask to the scaled scores, as the API (here (B, 1, n, m), sent as (B·h, n, m))
+  const torchAdded = await runTorchScript();
+  near(torchAdded.weights, json.weights, "nn.MultiheadAttention's weights, an additive mask per sequence");
+  near(torchAdded.output, json.output, "nn.MultiheadAttention's output");
   const url = await page.evaluate(() => location.href);
   const other = await context.newPage();
   try {
@@ -1412,6 +1403,17 @@ test("the NumPy script and a shared link reproduce a batch with biases, PyTorch'
   for (const id of panels) await panel(id, false);
   await rendered(() => page.click('button[data-preset="002"]')); // a lesson sets every option back
 });
+
+// The page's PyTorch script, run by Debian's python3 with its PyTorch: its weights and output.
+async function runTorchScript() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
+  try {
+    fs.writeFileSync(path.join(dir, "attention_torch.py"), await page.inputValue("#torch-script"));
+    return JSON.parse(execFileSync(PYTHON, [path.join(dir, "attention_torch.py")]).toString());
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 // The page's NumPy script, run by Debian's python3: its weights and output.
 async function runScript() {
