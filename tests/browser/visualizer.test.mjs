@@ -1667,6 +1667,19 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256; a matrix of
   await page.focus("#h0-weights canvas.overlay");
   for (const k of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(k);
   assert.equal(await page.textContent("#h0-weights .readout"), `weights[1 → 2] = ${weights[256 + 2]}`);
+  // so big a reply holds the open head only (the API's heads); the small multiples come from every head's weights
+  assert.deepEqual(JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody)).heads, [0]);
+  const small = await page.evaluate(() => { const c = document.querySelector('#group-heads button[data-head="3"] canvas');
+    return Array.from(c.getContext("2d").getImageData(2, 1, 1, 1).data.slice(0, 3)); });
+  const seq = await page.evaluate(() => PALETTES.seq.rgb);
+  assert.deepEqual(small, seq[Math.round(weights[3 * 65536 + 256 + 2] * 255)], "head 3's small multiple is its weights");
+  const other = await rendered(() => page.click('#group-heads button[data-head="3"]'), 60_000);
+  assert.deepEqual(other.heads, [3], "opening head 3 asks for it");
+  await page.locator("#h3-weights").scrollIntoViewIfNeeded();
+  await page.waitForSelector("#h3-weights canvas.overlay");
+  await page.focus("#h3-weights canvas.overlay");
+  for (const k of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(k);
+  assert.equal(await page.textContent("#h3-weights .readout"), `weights[1 → 2] = ${weights[3 * 65536 + 256 + 2]}`);
   await page.fill("#scale", "");
   console.log(lines.map((l) => `# timing ${l}`).join("\n"));
 });
