@@ -1680,6 +1680,13 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256; a matrix of
   await page.focus("#h3-weights canvas.overlay");
   for (const k of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(k);
   assert.equal(await page.textContent("#h3-weights .readout"), `weights[1 → 2] = ${weights[3 * 65536 + 256 + 2]}`);
+  // head 3 is still head 3 of 8 key/value heads: its K is explained from its own columns of W_k
+  assert.doesNotMatch(await page.textContent("#summary"), /key\/value heads/);
+  await page.focus("#h3-k canvas.overlay");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("Enter");
+  assert.deepEqual((await explanation()).W_k, bigCase(256, 64, 8).w_k.map((r) => r[3 * 8 + 1]), "column 25 of W_k");
+  await page.click("#explain-close");
   await page.fill("#scale", "");
   console.log(lines.map((l) => `# timing ${l}`).join("\n"));
 });
