@@ -13,7 +13,9 @@
  *       WEIGHTS 1 also returns the per-head weights (H, N, N).  CALLS calls
  *       back to back; the answer holds their total seconds and a checksum of
  *       the last output, so the driver can check every contestant computed
- *       the same numbers.
+ *       the same numbers; "cpu_seconds" is the calling thread's CPU time over
+ *       the calls (time spent waiting for a CPU left out; with THREADS > 1
+ *       the workers' time is not in it).
  *   variant DTYPE N D H H_KV ROPE ALIBI WINDOW CAUSAL W_O THREADS CALLS
  *       the same problem (W_k, W_v (D, H_KV·D/H) with H_KV key/value heads)
  *       with modern attention switched on: RoPE over all of d_k (ROPE 1),
@@ -66,12 +68,20 @@
 /* Seeds of the five input tensors, shared with run_bench.py. */
 enum { SEED_X = 1, SEED_WQ, SEED_WK, SEED_WV, SEED_WO, SEED_A, SEED_B };
 
-static double now_seconds(void)
+static double clock_read(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static double now_seconds(void) { return clock_read(CLOCK_MONOTONIC); }
+
+/* CPU time of the calling thread: with THREADS = 1, beside the wall-clock
+ * time, what the calls cost on a machine other work shares (time spent
+ * waiting for a CPU is not in it).  Not the process's: OpenBLAS's idle
+ * threads spin there too. */
+static double cpu_seconds(void) { return clock_read(CLOCK_THREAD_CPUTIME_ID); }
 
 /* Element i of the tensor with this seed: a Weyl sequence modulo 2^32 mapped
  * to [−amp, amp).  Exact in float and double, cheap to reproduce in NumPy:
@@ -208,13 +218,14 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
     /* each call frees the previous result inside the timed loop, as the
      * Python contestants do when they drop their last output */
     attn_result r = {0};
-    double start = now_seconds();
+    double start = now_seconds(), cpu_start = cpu_seconds();
     attn_status st = ATTN_OK;
     for (long c = 0; c < calls && st == ATTN_OK; c++) {
         attn_result_free(&r);
         st = attn_forward(workers, &p, want, &r);
     }
     double seconds = now_seconds() - start;
+    double cpu = cpu_seconds() - cpu_start;
     if (st != ATTN_OK) {
         printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
         goto done;
@@ -232,9 +243,9 @@ static void cmd_attn(const char *dtype_name, size_t n, size_t d, size_t h,
                           ? ((float *)r.stage[ATTN_WEIGHTS])[i]
                           : ((double *)r.stage[ATTN_WEIGHTS])[i];
     attn_result_free(&r);
-    printf("{\"seconds\":%.9g,\"calls\":%ld,\"sum\":%.17g,\"abs_sum\":%.17g,"
-           "\"weight_sum\":%.17g}\n",
-           seconds, calls, sum, abs_sum, weight_sum);
+    printf("{\"seconds\":%.9g,\"cpu_seconds\":%.9g,\"calls\":%ld,\"sum\":%.17g,"
+           "\"abs_sum\":%.17g,\"weight_sum\":%.17g}\n",
+           seconds, cpu, calls, sum, abs_sum, weight_sum);
 done:
     bench_inputs_free(&in);
 }
