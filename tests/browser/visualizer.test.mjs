@@ -1601,12 +1601,18 @@ test("the PyTorch script: nn.MultiheadAttention loaded with the page's weights p
   await page.check("#causal");
   await page.check("#use-padding");
   await page.uncheck('input[aria-label="sequence 1: key tok0 may be attended"]'); // sequence 1's first query: no key left
+  // head 1 may attend nothing: every row has one head without keys (PyTorch's NaN row), the other with
+  await page.check("#use-mask");
+  await page.selectOption("#mask-per", "head");
+  await page.selectOption("#mask-head", "1");
+  await page.click('button[data-fill="none"]');
   await page.check("#auto");
   const sent = await rendered(() => page.click("#compute"));
   await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
   const { return: _r, ...body } = sent;
   const { json } = await api({ ...body, return: ["weights", "output"] });
   assert.deepEqual(json.weights[1][0][0], [0, 0, 0, 0, 0], "a query with no key left");
+  assert.deepEqual(json.weights[0][1][2], [0, 0, 0, 0, 0], "head 1 may attend nothing");
   assert.equal(await page.isDisabled("#download-torch-script"), false);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
   try {
