@@ -343,7 +343,8 @@ def core_table(res):
             f"| {m[TORCH_BEST] / core:.2f}× | {m['torch'] / core:.2f}× "
             f"| {m['torch'] / m[AVX2]:.2f}× | {m[NUMPY_BEST] / core:.2f}× "
             f"| {gflops:.1f} | "
-            + (f"{peak:.0f}%" if peak is not None else "") + f" | {pct:.0f}% |")
+            + (f"{peak:.0f}%" if peak is not None else "")
+            + f" | {pct:.0f}% |")
     lines += ["", f"OpenBLAS GEMM ({res['gemm_size']}² square, same rounds):",
               "", "| kernels | dtype | BLAS threads | GFLOP/s |",
               "|---|---|---|---:|"]
@@ -875,11 +876,13 @@ def fairness_table(res):
     if BASELINE in res["rounds"]:
         ours = fairness_figures(res["rounds"][OURS])
         base = fairness_figures(res["rounds"][BASELINE])
+        def ratio(load, i):  # i: 1 p50, 2 p99
+            return ours[load, "beside"][i] / base[load, "beside"][i]
         lines += ["", f"{OURS} ÷ {BASELINE}, beside the big stream: "
-                  + "; ".join(f"{load} p99 {ours[load, 'beside'][2] / base[load, 'beside'][2]:.2f}×, "
-                              f"p50 {ours[load, 'beside'][1] / base[load, 'beside'][1]:.2f}×"
+                  + "; ".join(f"{load} p99 {ratio(load, 2):.2f}×, "
+                              f"p50 {ratio(load, 1):.2f}×"
                               for load in labels)
-                  + f"; the big stream's rate beside the lesson requests "
+                  + "; the big stream's rate beside the lesson requests "
                   f"{ours['big', 'lesson'] / base['big', 'lesson']:.2f}×, "
                   f"alone {ours['big', 'alone'] / base['big', 'alone']:.2f}×."]
     return lines
