@@ -1281,6 +1281,19 @@ test("mask builder: one mask per head, per sequence or both, and additive number
   } finally {
     await other.close();
   }
+  // as text (at any size, also past the grid's): the mask shown copied out, a NumPy printout pasted in
+  await page.click("#mask-text-box > summary");
+  await page.click("#mask-text-show");
+  assert.deepEqual(JSON.parse(await page.inputValue("#mask-text")), typed.mask[0]);
+  const far = square((i, j) => 0 - Math.abs(i - j) / 2);
+  await page.fill("#mask-text", `array([${far.map((r) => `[${r.map((v) => v.toFixed(1)).join(", ")}]`).join(",\n       ")}])`);
+  const pasted = await rendered(() => page.click("#mask-text-use"));
+  assert.deepEqual(pasted.mask, [far, typed.mask[1]]);
+  const unchanged = await renders();
+  await page.fill("#mask-text", "[[0, 1]]");
+  await page.click("#mask-text-use");
+  assert.equal(await page.textContent("#err-mask"), "Mask as text: 1 × 2 numbers, the mask shown is 5 × 5");
+  assert.equal(await renders(), unchanged, "a mask of the wrong shape is not sent");
   for (const id of ["mask-panel", "batch-panel", "share-panel"]) await panel(id, false);
 });
 
