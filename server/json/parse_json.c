@@ -268,18 +268,24 @@ typedef struct {
     bool after_colon; /* an object's member value comes next */
 } json_level;
 
-/* The RFC 6901 token of a member name as written between its quotes, with
- * \", \\ and \/ decoded (the API's names have no escapes; others are kept
- * as written).  False when it does not fit. */
+/* The RFC 6901 token of a member name as written between its quotes, its
+ * escapes decoded (the API's names have none).  False when it does not fit,
+ * or holds a \u escape (not decoded here): the caller then names the
+ * parent, which exists, rather than a member that does not. */
 static bool name_token(const char *raw, size_t len, char *out, size_t size)
 {
+    static const char escaped[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         if (n + 1 >= size)
             return false;
         char c = raw[i];
-        if (c == '\\' && i + 1 < len && strchr("\"\\/", raw[i + 1]))
-            c = raw[++i];
+        if (c == '\\' && i + 1 < len) {
+            const char *at = strchr(escaped, raw[++i]);
+            if (!at || !*at)
+                return false; /* \u (or text jansson would have refused) */
+            c = decoded[at - escaped];
+        }
         out[n++] = c;
     }
     out[n] = '\0';
