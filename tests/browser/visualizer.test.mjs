@@ -830,16 +830,7 @@ test("PNG and SVG of a heatmap: the open head's cells in the card's colours, eac
   // the PNG draws the same cells: its pixels are the SVG's colours
   const png = await downloaded(() => page.click('button[data-export="png"]'));
   assert.equal(png.name, "weights_head1.png");
-  const img = await page.evaluate(async ([b64, points]) => {
-    const im = new Image();
-    im.src = `data:image/png;base64,${b64}`;
-    await im.decode();
-    const c = document.createElement("canvas");
-    c.width = im.width; c.height = im.height;
-    const g = c.getContext("2d");
-    g.drawImage(im, 0, 0);
-    return { width: im.width, height: im.height, px: points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3))) };
-  }, [fs.readFileSync(png.file).toString("base64"), rects.map((r) => [r.x + 1, r.y + 1])]);
+  const img = await pngPixels(png.file, rects.map((r) => [r.x + 1, r.y + 1]));
   const [, width, height] = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svgText);
   assert.deepEqual([img.width, img.height], [Number(width), Number(height)]);
   img.px.forEach((p, k) => assert.equal(`rgb(${p.join(",")})`, rects[k].fill, `PNG cell (${rects[k].row}, ${rects[k].col})`));
