@@ -493,8 +493,8 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
         memcpy(t->data, src, count);
         return true;
     }
-    double *values = t->data;
     if (dt->element == OIP_INT) {
+        double *values = t->data;
         for (size_t k = 0; k < count; k++) {
             int64_t wide;
             int32_t narrow;
@@ -511,20 +511,13 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
         }
         return true;
     }
-    if (dt->size == sizeof(double)) {
-        memcpy(values, src, bytes);
-    } else {
-        for (size_t k = 0; k < count; k++) {
-            float value;
-            memcpy(&value, src + k * sizeof value, sizeof value);
-            values[k] = value;
-        }
-    }
-    for (size_t k = 0; k < count; k++)
-        if (!isfinite(values[k]))
-            return codec_fail(err, 400, "number_out_of_range", ptr,
-                              "input %s: element %zu is not a finite number",
-                              name, k);
+    /* FP32 stays float (t->is_float32, read_input sized it), FP64 double */
+    memcpy(t->data, src, bytes);
+    size_t bad = schema_first_nonfinite(t, count);
+    if (bad < count)
+        return codec_fail(err, 400, "number_out_of_range", ptr,
+                          "input %s: element %zu is not a finite number", name,
+                          bad);
     return true;
 }
 
@@ -639,14 +632,20 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
                           "(--max-elements)");
     }
     rd->budget -= count;
-    t->is_bool = dt->element == OIP_BOOL;
-    t->data = malloc(count * (t->is_bool ? 1 : sizeof(double)) + 1);
-    if (!t->data)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
     const oip_fast_data *flat =
         rd->fast && i < rd->fast->inputs && rd->fast->data[i].present
             ? &rd->fast->data[i]
             : NULL;
+    t->is_bool = dt->element == OIP_BOOL;
+    /* binary FP32 is kept as float: a float32 request never widens it */
+    t->is_float32 =
+        !flat && !data && dt->element == OIP_FLOAT && dt->size == sizeof(float);
+    t->data = malloc(count * (t->is_bool      ? 1
+                              : t->is_float32 ? sizeof(float)
+                                              : sizeof(double)) +
+                     1);
+    if (!t->data)
+        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
     bool ok = flat   ? take_flat_data(flat, dt, t, count, err)
               : data ? read_json_data((api_field)f, data, i, dt, t, count, err)
                      : read_binary_data(rd, (api_field)f, i, dt, binary_size, t,

@@ -190,40 +190,24 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
     if (text_len / 4 * 3 > count * elem + 2)
         return codec_fail(err, 400, "shape_mismatch", ptr,
                           "the data is longer than shape × %zu bytes", elem);
-    unsigned char *raw_bytes = malloc(text_len / 4 * 3 + 1);
-    t->data = malloc(count * sizeof(double) + 1);
-    if (!raw_bytes || !t->data) {
-        free(raw_bytes);
+    /* the bytes are decoded where they stay: float32 as float
+     * (t->is_float32), float64 as double */
+    t->data = malloc(text_len / 4 * 3 + 1);
+    if (!t->data)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    }
-    if (!base64_decode(json_string_value(data), text_len, raw_bytes, &bytes)) {
-        free(raw_bytes);
+    if (!base64_decode(json_string_value(data), text_len, t->data, &bytes))
         return codec_fail(err, 400, "invalid_base64", ptr,
                           "not valid base64 (RFC 4648, padded)");
-    }
-    if (bytes != count * elem) {
-        free(raw_bytes);
+    if (bytes != count * elem)
         return codec_fail(err, 400, "shape_mismatch", ptr,
                           "%zu bytes, but the shape needs %zu numbers of %zu "
                           "bytes",
                           bytes, count, elem);
-    }
-    double *values = t->data;
-    for (size_t i = 0; i < count; i++) {
-        if (elem == sizeof(float)) {
-            float f;
-            memcpy(&f, raw_bytes + i * elem, sizeof f);
-            values[i] = f;
-        } else {
-            memcpy(&values[i], raw_bytes + i * elem, sizeof values[i]);
-        }
-        if (!isfinite(values[i])) {
-            free(raw_bytes);
-            return codec_fail(err, 400, "number_out_of_range", ptr,
-                              "element %zu is not a finite number", i);
-        }
-    }
-    free(raw_bytes);
+    t->is_float32 = elem == sizeof(float);
+    size_t bad = schema_first_nonfinite(t, count);
+    if (bad < count)
+        return codec_fail(err, 400, "number_out_of_range", ptr,
+                          "element %zu is not a finite number", bad);
     t->present = true;
     return true;
 }

@@ -6,6 +6,8 @@
 #include "core/attention.h"
 #include "core/tensor.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +197,46 @@ void schema_stage_list(char out[SCHEMA_LIST_MAX])
 _Static_assert(API_FIELD_COUNT * 18 < SCHEMA_LIST_MAX &&
                    ATTN_STAGE_COUNT * 18 < SCHEMA_LIST_MAX,
                "the lists of fields and stages fit SCHEMA_LIST_MAX");
+
+/* Numbers checked branch-free between the tests for a bad one: long enough
+ * to vectorise, short enough that finding its index rescans little. */
+#define SCHEMA_FINITE_BLOCK 4096
+
+/* Whether the all-ones exponent (∞ or NaN) is among numbers [from, to). */
+static bool any_nonfinite(const schema_tensor *t, size_t from, size_t to)
+{
+    const unsigned char *bytes = t->data;
+    uint32_t bad = 0;
+    if (t->is_float32) {
+        for (size_t i = from; i < to; i++) {
+            uint32_t bits;
+            memcpy(&bits, bytes + i * sizeof bits, sizeof bits);
+            bad |= (bits & 0x7f800000u) == 0x7f800000u;
+        }
+    } else {
+        for (size_t i = from; i < to; i++) {
+            uint64_t bits;
+            memcpy(&bits, bytes + i * sizeof bits, sizeof bits);
+            bad |= (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u;
+        }
+    }
+    return bad != 0;
+}
+
+size_t schema_first_nonfinite(const schema_tensor *t, size_t count)
+{
+    for (size_t from = 0; from < count; from += SCHEMA_FINITE_BLOCK) {
+        size_t to = count - from < SCHEMA_FINITE_BLOCK
+                        ? count
+                        : from + SCHEMA_FINITE_BLOCK;
+        if (!any_nonfinite(t, from, to))
+            continue;
+        for (size_t i = from; i < to; i++)
+            if (!isfinite(schema_number(t, i)))
+                return i;
+    }
+    return count;
+}
 
 void api_fields_free(api_fields *fields)
 {

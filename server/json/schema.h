@@ -142,14 +142,27 @@ struct schema_field {
 extern const schema_field api_schema[API_FIELD_COUNT];
 
 /* One tensor as parsed: flat row-major doubles (or bytes 0/1 for boolean
- * leaves) and its shape. */
+ * leaves, or floats as a float32 binary input sent them) and its shape. */
 typedef struct {
     bool present;
-    bool is_bool; /* data is uint8_t 0/1, else double */
-    int rank;     /* 1 to SCHEMA_MAX_RANK */
+    bool is_bool;    /* data is uint8_t 0/1                             */
+    bool is_float32; /* data is float: binary float32 kept as it came,
+                      * so a float32 request never widens it; else double */
+    int rank;        /* 1 to SCHEMA_MAX_RANK */
     size_t dims[SCHEMA_MAX_RANK];
     void *data; /* malloc'd, row-major */
 } schema_tensor;
+
+/* Element i of a number tensor (float or double storage) as a double. */
+static inline double schema_number(const schema_tensor *t, size_t i)
+{
+    return t->is_float32 ? (double)((const float *)t->data)[i]
+                         : ((const double *)t->data)[i];
+}
+
+/* The index of the first of t's count numbers that is not finite (an
+ * infinity or a NaN, as binary data can hold), or count if all are. */
+size_t schema_first_nonfinite(const schema_tensor *t, size_t count);
 
 /* One member of an object field as decoded by its row's kind. */
 typedef struct {

@@ -45,28 +45,33 @@ static bool take_numbers(api_fields *fields, api_field f, tensor_dtype dtype,
                          void **out, codec_error *err)
 {
     schema_tensor *t = &fields->tensor[f];
-    if (dtype == TENSOR_FLOAT64) {
+    if (t->is_float32 == (dtype == TENSOR_FLOAT32)) { /* already the dtype */
         *out = t->data;
         t->data = NULL;
         return true;
     }
     size_t count = element_count(t);
-    float *narrow = malloc(count * sizeof *narrow + 1);
-    if (!narrow)
+    void *typed = malloc(count * tensor_dtype_size(dtype) + 1);
+    if (!typed)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    const double *wide = t->data;
     for (size_t i = 0; i < count; i++) {
-        narrow[i] = (float)wide[i];
-        if (isinf(narrow[i])) {
+        double wide = schema_number(t, i);
+        if (dtype == TENSOR_FLOAT64) {
+            ((double *)typed)[i] = wide;
+            continue;
+        }
+        float narrow = (float)wide;
+        ((float *)typed)[i] = narrow;
+        if (isinf(narrow)) {
             char ptr[CODEC_POINTER_MAX];
             pointer_of_element(ptr, f, t, i);
-            free(narrow);
+            free(typed);
             return codec_fail(err, 400, "number_out_of_range", ptr,
-                              "%g does not fit in float32 (largest %g)",
-                              wide[i], (double)FLT_MAX);
+                              "%g does not fit in float32 (largest %g)", wide,
+                              (double)FLT_MAX);
         }
     }
-    *out = narrow;
+    *out = typed;
     return true;
 }
 
@@ -848,24 +853,24 @@ static bool take_positions(api_fields *fields, api_field f, size_t count,
     *out = malloc(count * sizeof **out + 1);
     if (!*out)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    const double *values = t->data;
     for (size_t i = 0; i < count; i++) {
-        if (!(values[i] >= 0) || values[i] != floor(values[i]) ||
-            values[i] > VALIDATE_MAX_POSITION) {
+        double position = schema_number(t, i);
+        if (!(position >= 0) || position != floor(position) ||
+            position > VALIDATE_MAX_POSITION) {
             codec_pointer(ptr, api_schema[f].name, &i, 1);
             return codec_fail(err, 400, "invalid_positions", ptr,
                               "positions are whole numbers from 0 to 2^53, "
                               "got %g",
-                              values[i]);
+                              position);
         }
-        (*out)[i] = (int64_t)values[i];
+        (*out)[i] = (int64_t)position;
         if (past && (*out)[i] < (int64_t)past) {
             codec_pointer(ptr, api_schema[f].name, &i, 1);
             return codec_fail(err, 400, "invalid_positions", ptr,
                               "position %g comes before the new tokens: the "
                               "cache (past_k, past_v) holds positions 0 to "
                               "%zu, so new ones start at %zu",
-                              values[i], past - 1, past);
+                              position, past - 1, past);
         }
     }
     return true;
@@ -933,8 +938,8 @@ static bool take_positional(api_fields *fields, api_request *req,
     if (paper)
         alibi_paper_slopes(p->heads, req->alibi_slopes);
     else
-        memcpy(req->alibi_slopes, slopes->data,
-               p->heads * sizeof *req->alibi_slopes);
+        for (size_t hd = 0; hd < p->heads; hd++)
+            req->alibi_slopes[hd] = schema_number(slopes, hd);
     p->alibi_slopes = req->alibi_slopes;
     return true;
 }
@@ -1000,21 +1005,20 @@ static bool take_heads(api_fields *fields, api_request *req, codec_error *err)
     req->heads = malloc(t->dims[0] * sizeof *req->heads);
     if (!req->heads)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    const double *values = t->data;
     for (size_t i = 0; i < t->dims[0]; i++) {
+        double head = schema_number(t, i);
         codec_pointer(ptr, api_schema[API_HEADS].name, &i, 1);
-        if (!(values[i] >= 0) || values[i] != floor(values[i]) ||
-            values[i] >= (double)h)
+        if (!(head >= 0) || head != floor(head) || head >= (double)h)
             return codec_fail(err, 400, "invalid_heads", ptr,
                               "heads are query heads from 0 to %zu (h = %zu), "
                               "got %g",
-                              h - 1, h, values[i]);
+                              h - 1, h, head);
         for (size_t j = 0; j < i; j++)
-            if (values[j] == values[i])
+            if (schema_number(t, j) == head)
                 return codec_fail(err, 400, "invalid_heads", ptr,
-                                  "head %g is named twice (also at %zu)",
-                                  values[i], j);
-        req->heads[i] = (size_t)values[i];
+                                  "head %g is named twice (also at %zu)", head,
+                                  j);
+        req->heads[i] = (size_t)head;
         req->head_count = i + 1;
     }
     return true;

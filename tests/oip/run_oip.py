@@ -210,6 +210,26 @@ def test_oracle_cases_match_v1(server, client):
     print(f"  {len(indices)} oracle requests, 3 framings each")
 
 
+def test_float32_inputs_of_every_kind(server, client):
+    """An FP32 request's inputs are read as sent (binary FP32 is kept as
+    float32): weights, an additive mask, ALiBi slopes, a KV cache and the
+    INT64 positions and heads beside them give /v1's very bytes."""
+    rng = np.random.default_rng(32)
+    n, past, d, h = 5, 3, 8, 2
+    req = {"dtype": "float32", "num_heads": h, "causal": True,
+           "x": rng.normal(size=(n, d)).tolist(),
+           "past_k": rng.normal(size=(h, past, d // h)).tolist(),
+           "past_v": rng.normal(size=(h, past, d // h)).tolist(),
+           "mask": rng.normal(size=(n, past + n)).tolist(),
+           "alibi_slopes": [0.75, 0.0625],
+           "positions": list(range(past, past + n)),
+           "heads": [1, 0],
+           "return": ["output", "weights", "k_cache"]}
+    for w in ("w_q", "w_k", "w_v", "w_o"):
+        req[w] = (rng.normal(size=(d, d)) / 3).tolist()
+    same_as_v1(server, client, req, "float32 inputs of every kind")
+
+
 def lesson_inputs():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     eye = np.eye(2)
@@ -549,6 +569,14 @@ def error_cases():
           np.array([1, 0, 0, 1, np.nan, 1], "<f8").tobytes(), None), 400,
          "number_out_of_range", "input x: element 4 is not a finite number",
          "/inputs/0/parameters/binary_data_size"),
+        ("∞ far into FP32 binary data (kept as float32)",
+         (req([dict(x_binary, shape=[2500, 2], datatype="FP32",
+                    parameters={"binary_data_size": 20000})] +
+              [dict(w, datatype="FP32") for w in weights]),
+          np.where(np.arange(5000) == 4999, np.inf, 1).astype(
+              "<f4").tobytes(), None), 400,
+         "number_out_of_range", "input x: element 4999 is not a finite number",
+         "/inputs/0/parameters/binary_data_size"),
     ]
 
 
@@ -661,7 +689,8 @@ def main():
     schema = json.loads(subprocess.run([args.print_schema], check=True,
                                        capture_output=True, text=True).stdout)
     tests = [test_health_and_metadata, test_lessons_match_v1,
-             test_oracle_cases_match_v1, test_binary_framing, test_errors,
+             test_oracle_cases_match_v1, test_float32_inputs_of_every_kind,
+             test_binary_framing, test_errors,
              test_http_errors_in_the_protocols_shape]
     passed = 0
     with Server(args.server, "--threads", "2") as server:

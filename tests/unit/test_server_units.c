@@ -376,6 +376,10 @@ static const rejection rejections[] = {
     {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"}"
      "," VALID_TAIL "}",
      400, "number_out_of_range", "/x/base64"},
+    /* float32 binary numbers are kept as float32: [1, ∞] */
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAgH8=\"},"
+     "\"dtype\":\"float32\"," VALID_TAIL "}",
+     400, "number_out_of_range", "/x/base64"},
     {"{\"x\":[[1,2]],\"encoding\":\"hex\"," VALID_TAIL "}", 400,
      "invalid_encoding", "/encoding"},
 };
