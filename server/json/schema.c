@@ -4,10 +4,10 @@
 #include "server/json/schema.h"
 
 #include "core/attention.h"
+#include "core/softmax_rows.h"
 #include "core/tensor.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,29 +198,19 @@ _Static_assert(API_FIELD_COUNT * 18 < SCHEMA_LIST_MAX &&
                    ATTN_STAGE_COUNT * 18 < SCHEMA_LIST_MAX,
                "the lists of fields and stages fit SCHEMA_LIST_MAX");
 
-/* Numbers checked branch-free between the tests for a bad one: long enough
- * to vectorise, short enough that finding its index rescans little. */
+/* Numbers checked by the core's vectorised row loop between the tests for
+ * a bad one: long enough to run at its speed, short enough that finding the
+ * bad one's index rescans little. */
 #define SCHEMA_FINITE_BLOCK 4096
 
-/* Whether the all-ones exponent (∞ or NaN) is among numbers [from, to). */
+/* Whether an infinity or a NaN is among numbers [from, to). */
 static bool any_nonfinite(const schema_tensor *t, size_t from, size_t to)
 {
-    const unsigned char *bytes = t->data;
-    uint32_t bad = 0;
-    if (t->is_float32) {
-        for (size_t i = from; i < to; i++) {
-            uint32_t bits;
-            memcpy(&bits, bytes + i * sizeof bits, sizeof bits);
-            bad |= (bits & 0x7f800000u) == 0x7f800000u;
-        }
-    } else {
-        for (size_t i = from; i < to; i++) {
-            uint64_t bits;
-            memcpy(&bits, bytes + i * sizeof bits, sizeof bits);
-            bad |= (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u;
-        }
-    }
-    return bad != 0;
+    return t->is_float32
+               ? !softmax_all_finite_f32((const float *)t->data + from,
+                                         to - from)
+               : !softmax_all_finite_f64((const double *)t->data + from,
+                                         to - from);
 }
 
 size_t schema_first_nonfinite(const schema_tensor *t, size_t count)
