@@ -1,5 +1,7 @@
 #include "server/base/buf.h"
 
+#include "server/base/block_cache.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,8 @@ bool buf_reserve(buf *b, size_t extra)
         }
         cap *= 2;
     }
-    char *data = b->borrowed ? malloc(cap) : realloc(b->data, cap);
+    char *data =
+        b->borrowed || !b->data ? block_alloc(cap) : realloc(b->data, cap);
     if (!data) {
         b->failed = true;
         return false;
@@ -171,7 +174,7 @@ char *buf_take(buf *b, size_t *len)
 void buf_free(buf *b)
 {
     if (!b->borrowed)
-        free(b->data);
+        block_free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }

@@ -1,12 +1,14 @@
 #include "server/base/reply.h"
 
+#include "server/base/block_cache.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 void reply_parts_free(reply_part *parts, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        free(parts[i].data);
+        block_free(parts[i].data);
     free(parts);
 }
 

@@ -41,6 +41,7 @@
 #include "server/http/daemon.h"
 
 #include "core/tensor.h"
+#include "server/base/block_cache.h"
 #include "server/base/budget.h"
 #include "server/base/clock.h"
 #include "server/base/problem.h"
@@ -292,7 +293,7 @@ static void pool_job(void *arg)
         req->route->drop(req->deferred);
         req->deferred = NULL;
     }
-    free(req->body);
+    block_free(req->body);
     req->body = NULL;
     release_upload(req);
     req->state = REQ_REPLIED;
@@ -390,7 +391,7 @@ static enum MHD_Result answer_inline(request *req)
         return submit_job(req);
     req->lane = "inline";
     req->t_work_end = clock_seconds();
-    free(req->body);
+    block_free(req->body);
     req->body = NULL;
     release_upload(req);
     req->state = REQ_REPLIED;
@@ -552,7 +553,7 @@ static bool accept_upload(request *req, unsigned long long declared)
         return false;
     if (len > 0) {
         /* the whole body in one allocation, no realloc chain */
-        req->body = malloc(len);
+        req->body = block_alloc(len);
         req->body_cap = req->body ? len : 0;
     }
     return true;
@@ -632,7 +633,7 @@ static enum MHD_Result access_chunk(request *req, const char *data, size_t size)
     if (!body_append(req, data, size)) {
         /* refused (413, 503): the buffer goes at once, the rest of the
          * body is dropped */
-        free(req->body);
+        block_free(req->body);
         req->body = NULL;
         req->body_cap = 0;
         release_upload(req);
@@ -727,7 +728,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
     conn_deadlines_rearm(srv->deadlines, req->watch);
     release_upload(req);
     reply_clear(&req->rep); /* and what the reply held of the budget */
-    free(req->body);
+    block_free(req->body);
     free(req);
     atomic_fetch_add(&srv->completed_requests, 1);
     atomic_fetch_sub(&srv->active_requests, 1);

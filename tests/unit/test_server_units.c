@@ -15,11 +15,13 @@
 #include "server/json/numfmt.h"
 #include "server/json/oip.h"
 #include "server/json/parse_json.h"
+#include "server/base/block_cache.h"
 #include "server/base/reply.h"
 #include "tests/unit/join_parts.h"
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -805,6 +807,99 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         expect_same_decision(rejections[i].body);
 }
 
+/* ---- block_cache ------------------------------------------------------ */
+
+/* Runs fn on a thread of its own, whose kept blocks start empty and are
+ * freed when it ends (a leak here fails the ASan and valgrind runs). */
+static void on_a_new_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, fn, arg), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+}
+
+static void *keep_and_take_back(void *arg)
+{
+    (void)arg;
+    char *block = block_alloc(4096);
+    assert_non_null(block);
+    memset(block, 'k', 4096);
+    block_free(block);
+    /* a request for more than any kept block goes to malloc */
+    char *bigger = block_alloc(8192);
+    assert_true(bigger != block);
+    free(bigger);
+    /* below BLOCK_CACHE_MIN_BYTES too: glibc's own cache serves it */
+    char *small = block_alloc(BLOCK_CACHE_MIN_BYTES - 1);
+    assert_true(small != block);
+    free(small);
+    char *again = block_alloc(3000);
+    assert_ptr_equal(again, block);
+    assert_int_equal(again[4095], 'k'); /* kept, never freed: its bytes stand */
+    block_free(again);                  /* kept until the thread ends */
+    return NULL;
+}
+
+static void *take_from_an_empty_thread(void *kept_elsewhere)
+{
+    char *block = block_alloc(4096);
+    assert_true(block != kept_elsewhere);
+    free(block);
+    return NULL;
+}
+
+static void *keep_one_for_another_thread(void *arg)
+{
+    (void)arg;
+    char *block = block_alloc(4096);
+    block_free(block);
+    on_a_new_thread(take_from_an_empty_thread, block);
+    assert_ptr_equal(block_alloc(4096), block);
+    free(block);
+    return NULL;
+}
+
+static void *keep_at_most_the_slots(void *arg)
+{
+    (void)arg;
+    char *freed[BLOCK_CACHE_SLOTS + 1];
+    for (size_t i = 0; i <= BLOCK_CACHE_SLOTS; i++)
+        freed[i] = block_alloc(2048);
+    for (size_t i = 0; i <= BLOCK_CACHE_SLOTS; i++)
+        block_free(freed[i]); /* the last one finds every slot taken */
+    char *taken[BLOCK_CACHE_SLOTS];
+    for (size_t i = 0; i < BLOCK_CACHE_SLOTS; i++) {
+        taken[i] = block_alloc(2048);
+        bool among_first = false;
+        for (size_t j = 0; j < BLOCK_CACHE_SLOTS; j++)
+            among_first |= taken[i] == freed[j];
+        assert_true(among_first);
+        for (size_t j = 0; j < i; j++)
+            assert_true(taken[i] != taken[j]);
+    }
+    for (size_t i = 0; i < BLOCK_CACHE_SLOTS; i++)
+        free(taken[i]);
+    return NULL;
+}
+
+static void a_thread_hands_a_freed_block_out_again(void **state)
+{
+    (void)state;
+    on_a_new_thread(keep_and_take_back, NULL);
+}
+
+static void a_block_kept_by_one_thread_is_not_another_threads(void **state)
+{
+    (void)state;
+    on_a_new_thread(keep_one_for_another_thread, NULL);
+}
+
+static void a_thread_keeps_at_most_its_slots(void **state)
+{
+    (void)state;
+    on_a_new_thread(keep_at_most_the_slots, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -824,6 +919,9 @@ int main(void)
         cmocka_unit_test(a_reply_in_parts_joins_into_one_body),
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
         cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
+        cmocka_unit_test(a_thread_hands_a_freed_block_out_again),
+        cmocka_unit_test(a_block_kept_by_one_thread_is_not_another_threads),
+        cmocka_unit_test(a_thread_keeps_at_most_its_slots),
     };
     return cmocka_run_group_tests_name("server units", tests, NULL, NULL);
 }
