@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "server/json/base64.h"
 #include "server/json/decode.h"
 #include "server/json/encode.h"
 #include "server/json/numfmt.h"
@@ -807,6 +808,40 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         expect_same_decision(rejections[i].body);
 }
 
+/* ---- base64 ------------------------------------------------------------ */
+
+static void base64_round_trips_every_length_and_refuses_the_rest(void **state)
+{
+    (void)state;
+    unsigned char bytes[300], back[300];
+    char text[400];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (unsigned char)(i * 151 + 7); /* every byte value */
+    for (size_t len = 0; len <= sizeof bytes; len++) {
+        base64_encode(bytes, len, text);
+        size_t got = 0;
+        assert_true(base64_decode(text, base64_encoded_size(len), back, &got));
+        assert_int_equal(got, len);
+        assert_memory_equal(back, bytes, len);
+    }
+    size_t got;
+    assert_true(base64_decode("QUJD", 4, back, &got) && got == 3 &&
+                memcmp(back, "ABC", 3) == 0);
+    assert_true(base64_decode("QUI=", 4, back, &got) && got == 2);
+    assert_true(base64_decode("QQ==", 4, back, &got) && got == 1);
+    const char *refused[] = {
+        "QUJ",         /* not a multiple of 4 */
+        "QQ==QUJD",    /* padding before the end */
+        "Q===",        /* three padding characters */
+        "QU=D",        /* padding, then a character */
+        "QUJD QUJD",   /* a space */
+        "QUJD-_JD",    /* the URL alphabet */
+        "QUJD\x80UJD", /* a byte beyond ASCII */
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        assert_false(base64_decode(refused[i], strlen(refused[i]), back, &got));
+}
+
 /* ---- block_cache ------------------------------------------------------ */
 
 /* Runs fn on a thread of its own, whose kept blocks start empty and are
@@ -919,6 +954,7 @@ int main(void)
         cmocka_unit_test(a_reply_in_parts_joins_into_one_body),
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
         cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
+        cmocka_unit_test(base64_round_trips_every_length_and_refuses_the_rest),
         cmocka_unit_test(a_thread_hands_a_freed_block_out_again),
         cmocka_unit_test(a_block_kept_by_one_thread_is_not_another_threads),
         cmocka_unit_test(a_thread_keeps_at_most_its_slots),
