@@ -29,6 +29,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace simdjson;
@@ -181,10 +183,50 @@ json_t *to_jansson(dom::element e, int depth)
     }
 }
 
+/* A tensor in the binary form, {"shape": [...], "base64": "..."}, read as
+ * parse_json.c reads it (the same dimension rule and the same decoder) once
+ * the request's dtype gives elem; anything else is jansson's to word. */
+bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
+                   size_t elem, size_t *budget)
+{
+    dom::object object;
+    dom::array shape;
+    std::string_view text;
+    bool has_shape = false, has_text = false;
+    if (spec->leaf == SCHEMA_LEAF_BOOL || e.get_object().get(object))
+        return false;
+    for (dom::key_value_pair member : object) {
+        if (member.key == "shape" && !has_shape)
+            has_shape = !member.value.get_array().get(shape);
+        else if (member.key == "base64" && !has_text)
+            has_text = !member.value.get_string().get(text);
+        else
+            return false;
+    }
+    if (!has_shape || !has_text || shape.size() < (size_t)spec->min_rank ||
+        shape.size() > (size_t)spec->max_rank)
+        return false;
+    t->rank = (int)shape.size();
+    size_t count = 1, i = 0;
+    for (dom::element dim : shape) {
+        double d;
+        if (dim.get_double().get(d) || !parse_json_binary_dim(d))
+            return false;
+        t->dims[i++] = (size_t)d;
+        if (!tensor_mul_size(count, (size_t)d, &count))
+            count = SIZE_MAX;
+    }
+    codec_error err;
+    return parse_json_binary_numbers(spec, t, count, text.data(), text.size(),
+                                     elem, budget, &err);
+}
+
 bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
 {
     size_t budget = max_elements;
     bool seen[API_FIELD_COUNT] = {false};
+    /* binary tensors wait for the dtype, which may come after them */
+    std::vector<std::pair<int, dom::element>> binary;
     for (dom::key_value_pair field : object) {
         std::string name(field.key);
         int known = name.find('\0') == std::string::npos
@@ -197,6 +239,10 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
             schema_tensor *t = &raw->fields.tensor[known];
             if (t->present)
                 continue; /* parsed by rows already (parse_rows.cpp) */
+            if (field.value.type() == dom::element_type::OBJECT) {
+                binary.emplace_back(known, field.value);
+                continue;
+            }
             tensor_walk walk;
             walk.spec = &api_schema[known];
             walk.budget = budget;
@@ -209,6 +255,17 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
         if (!small || json_object_set_new(raw->envelope, name.c_str(), small))
             return false;
     }
+    /* the request's dtype as parse_json.c finds it (an unknown one is
+     * reported later, by the decoder of the small fields) */
+    int dtype = schema_choice_of(
+        API_DTYPE, json_string_value(json_object_get(
+                       raw->envelope, api_schema[API_DTYPE].name)));
+    size_t elem = tensor_dtype_size(
+        dtype < 0 ? TENSOR_FLOAT64 : static_cast<tensor_dtype>(dtype));
+    for (auto &[f, value] : binary)
+        if (!binary_tensor(value, &api_schema[f], &raw->fields.tensor[f], elem,
+                           &budget))
+            return false;
     return true;
 }
 

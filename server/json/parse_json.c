@@ -166,7 +166,7 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
     for (int i = 0; i < t->rank; i++) {
         json_t *dim = json_array_get(shape, (size_t)i);
         double d = json_number_value(dim);
-        if (!json_is_number(dim) || d < 1 || d != floor(d) || d > 1e15)
+        if (!json_is_number(dim) || !parse_json_binary_dim(d))
             return codec_fail(err, 400, "wrong_type", ptr,
                               "shape holds whole numbers of at least 1");
         t->dims[i] = (size_t)d;
@@ -181,12 +181,24 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
     if (!json_is_string(data))
         return codec_fail(err, 400, "wrong_type", ptr,
                           "base64 must be a string of little-endian numbers");
+    return parse_json_binary_numbers(spec, t, count, json_string_value(data),
+                                     json_string_length(data), elem, budget,
+                                     err);
+}
+
+bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
+                               size_t count, const char *text, size_t text_len,
+                               size_t elem, size_t *budget, codec_error *err)
+{
+    char ptr[CODEC_POINTER_MAX];
+    codec_pointer(ptr, spec->name, NULL, 0);
+    codec_pointer_append(ptr, sizeof ptr, "base64");
     if (count > *budget)
         return codec_fail(err, 413, "limit_exceeded", ptr,
                           "the request holds more numbers than allowed "
                           "(--max-elements)");
     *budget -= count;
-    size_t text_len = json_string_length(data), bytes;
+    size_t bytes;
     if (text_len / 4 * 3 > count * elem + 2)
         return codec_fail(err, 400, "shape_mismatch", ptr,
                           "the data is longer than shape × %zu bytes", elem);
@@ -195,7 +207,7 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
     t->data = malloc(text_len / 4 * 3 + 1);
     if (!t->data)
         return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
-    if (!base64_decode(json_string_value(data), text_len, t->data, &bytes))
+    if (!base64_decode(text, text_len, t->data, &bytes))
         return codec_fail(err, 400, "invalid_base64", ptr,
                           "not valid base64 (RFC 4648, padded)");
     if (bytes != count * elem)

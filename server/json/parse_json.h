@@ -9,6 +9,7 @@
 #include "server/json/raw_request.h"
 
 #include <jansson.h>
+#include <math.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,6 +20,23 @@ extern "C" {
  * column, JSON Pointer).  `max_elements` bounds the numbers held. */
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                         raw_request *raw, codec_error *err);
+
+/* The binary form of a tensor, {"shape": [...], "base64": "..."}, as both
+ * parsers read it.  A dimension of its shape: a whole number from 1 to
+ * 10^15 (written as an integer or not). */
+static inline bool parse_json_binary_dim(double d)
+{
+    return d >= 1 && d == floor(d) && d <= 1e15;
+}
+
+/* Its numbers, once t holds its shape (count numbers): text_len bytes of
+ * base64 of count little-endian numbers of elem bytes, taken from *budget;
+ * float32 ones are kept as floats (t->is_float32).  False with err (at
+ * /<field>/base64) when they do not fit the budget, the shape or the
+ * alphabet, or one is not finite. */
+bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
+                               size_t count, const char *text, size_t text_len,
+                               size_t elem, size_t *budget, codec_error *err);
 
 /* The longest number a number_out_of_range message quotes. */
 #define PARSE_JSON_QUOTE_MAX 40

@@ -705,6 +705,18 @@ static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
     assert_int_equal(raw.fields.tensor[API_W_Q].rank, 2);
     assert_true(json_is_array(json_object_get(raw.envelope, "tokens")));
     raw_request_free(&raw);
+    /* the binary form too, its numbers in the dtype that follows it */
+    const char *binary =
+        "{\"x\":{\"shape\":[1,2],\"base64\":"
+        "\"AACAPwAAAEA=\"},\"dtype\":\"float32\"," VALID_TAIL "}";
+    assert_true(
+        parse_json_fast(binary, strlen(binary), 100, NULL, SIZE_MAX, &raw));
+    const schema_tensor *x = &raw.fields.tensor[API_X];
+    assert_true(x->present && x->is_float32 && x->rank == 2 &&
+                x->dims[0] == 1 && x->dims[1] == 2);
+    assert_true(((const float *)x->data)[0] == 1.0f &&
+                ((const float *)x->data)[1] == 2.0f);
+    raw_request_free(&raw);
     const char *refused[] = {
         "{\"x\":[[1,2]],\"x\":[[1,2]]}", /* duplicate */
         "{\"x\":[[1,2],[3]]}",           /* ragged */
@@ -733,6 +745,39 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         "{\"x\":[[1,2]],\"dtype\":\"float32\"," VALID_TAIL "}",
         "{\"x\":[[3.4028235e38,3.4028236e38]],\"dtype\":\"float32\"," VALID_TAIL
         "}",
+        /* the binary form: float64, float32 with its dtype after it, a
+         * shape written as reals, a per-head stack, and what refuses */
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA8D8AAAAAAAAAQA==\"}"
+        "," VALID_TAIL "}",
+        "{\"x\":{\"base64\":\"AACAPwAAAEA=\",\"shape\":[1,2]},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1.0,2e0],\"base64\":\"AAAAAAAA8D8AAAAAAAAAQA==\"}"
+        "," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"w_q\":{\"shape\":[1,2,2],\"base64\":"
+        "\"AAAAAAAA8D8AAAAAAAAAAAAAAAAAAAAAAAAAAAAA8D8=\"},"
+        "\"w_k\":[[[1,0],[0,1]]],\"w_v\":[[[1,0],[0,1]]]}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAwH8=\"},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAAEA=\"}," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAAE!=\"},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAAEA=\",\"shape\":[1,2]},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAAEA=\",\"x\":1},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,0],\"base64\":\"\"},\"dtype\":"
+        "\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,1.5],\"base64\":\"AACAPwAAAEA=\"},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,true],\"base64\":\"AACAPwAAAEA=\"},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[2],\"base64\":\"AACAPwAAAEA=\"},"
+        "\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2],\"base64\":7},\"dtype\":"
+        "\"float32\"," VALID_TAIL "}",
+        "{\"x\":{\"shape\":[1,2]},\"dtype\":\"float32\"," VALID_TAIL "}",
+        "{\"x\":[[1,2]],\"key_padding\":{\"shape\":[1],\"base64\":\"AA==\"}"
+        "," VALID_TAIL "}",
         " \n{ \"\\u0078\" : [ [ 1 , 2 ] ] , " VALID_TAIL " } \n",
         "{\"x\":[[1,2]]," VALID_TAIL "}x",
         "{\"x\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}",
