@@ -264,6 +264,20 @@ raw["float32_scale_beyond_float"] = (b'{"dtype":"float32","x":[[1,2],[3,4]],'
 raw["nul_after_number"] = (b'{"x":[[1\x00,2],[3,4]],' + SMALL
                            + b',"scale":1e999}')
 
+# the binary form, which both parsers read (server/json/parse_fast.cpp and
+# parse_json.c): float64, float32 with its dtype after it, refusals
+B64_ONE_TWO_F64 = "AAAAAAAA8D8AAAAAAAAAQA=="  # 1.0, 2.0 as <f8
+B64_ONE_TWO_F32 = "AACAPwAAAEA="  # 1.0, 2.0 as <f4
+valid["binary_float64"] = {"x": {"shape": [1, 2], "base64": B64_ONE_TWO_F64},
+                           "w_q": [[1], [2]], "w_k": [[1], [2]],
+                           "w_v": [[1], [2]]}
+valid["binary_float32_dtype_after"] = {
+    "x": {"base64": B64_ONE_TWO_F32, "shape": [1, 2]}, "w_q": [[1], [2]],
+    "w_k": [[1], [2]], "w_v": [[1], [2]], "dtype": "float32"}
+bad["binary_length"] = variant(x={"shape": [3, 4], "base64": B64_ONE_TWO_F64})
+bad["binary_alphabet"] = variant(x={"shape": [1, 2],
+                                    "base64": B64_ONE_TWO_F64[:-3] + "-=="})
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
