@@ -776,6 +776,22 @@ def big_rate(port, payload, seconds, beside=None):
     return count / (end - start), result
 
 
+def machine_busy():
+    """(busy, total) time of all CPUs so far, in jiffies (/proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v) - v[3] - v[4], sum(v)  # idle and iowait are not busy
+
+
+def busy_cores(fn):
+    """fn()'s result, and the CPUs the whole machine kept busy meanwhile
+    (servers, load generators and all)."""
+    busy0, total0 = machine_busy()
+    result = fn()
+    busy1, total1 = machine_busy()
+    return result, os.cpu_count() * (busy1 - busy0) / max(1, total1 - total0)
+
+
 # Part 5's measurements, each alone and beside the big stream: lesson
 # 002's request (the fast lane), n=16, d=64, h=4 (work over the fast lane's
 # threshold: a pool job) on FAIR_SMALL_CONNECTIONS connections, and a
@@ -796,9 +812,11 @@ def fairness_round(port, bodies, seconds):
     }
     for name, load in loads.items():
         time.sleep(QUIET_SECONDS)
-        r[name + "_alone"] = load()
+        r[name + "_alone"], r[name + "_alone_cores"] = busy_cores(load)
     time.sleep(QUIET_SECONDS)
-    r["big_alone"] = big_rate(port, bodies["big"], seconds)[0]
+    r["big_alone"], r["big_alone_cores"] = big_rate(
+        port, bodies["big"], seconds,
+        lambda: busy_cores(lambda: time.sleep(seconds))[1])
     for name, load in loads.items():
         time.sleep(QUIET_SECONDS)
         r["big_beside_" + name], r[name + "_beside"] = big_rate(
@@ -863,6 +881,8 @@ def fairness_figures(rounds):
                                   median([x["p99_us"] for x in xs]) / 1e3)
         f["big", load] = median([r["big_beside_" + load] for r in rounds])
     f["big", "alone"] = median([r["big_alone"] for r in rounds])
+    for load in ("lesson", "big"):
+        f[load, "cores"] = median([r[load + "_alone_cores"] for r in rounds])
     return f
 
 
@@ -904,6 +924,7 @@ def fairness_targets(res):
     rate, _, p99 = f["lesson", "beside"]
     share = rate / f["lesson", "alone"][0]
     big = f["big", "lesson"] / f["big", "alone"]
+    need = 0.5 * f["lesson", "cores"] + 0.9 * f["big", "cores"]
     n, d, h = res["size"]
     return [f"- beside a stream of big requests (n={n}, d={d}, h={h}, "
             f"float32): lesson-sized p99 ≤ 5 ms: {p99:.2f} ms — "
@@ -911,7 +932,13 @@ def fairness_targets(res):
             f"- lesson-sized rate beside it ≥ 50% of alone: "
             f"{100 * share:.0f}% — {verdict(share >= 0.5)}",
             f"- the big stream keeps ≥ 90% of its rate alone: "
-            f"{100 * big:.0f}% — {verdict(big >= 0.9)}"]
+            f"{100 * big:.0f}% — {verdict(big >= 0.9)}",
+            # the CPU the last two ask for at once, from each load alone
+            f"- what the last two ask of the machine at once: "
+            f"0.5 × {f['lesson', 'cores']:.2f} CPUs (the lesson load "
+            f"alone, wrk included) + 0.9 × {f['big', 'cores']:.2f} (the big "
+            f"stream alone, its client included) = {need:.2f} of the "
+            f"{os.cpu_count()} CPUs here"]
 
 
 # ---- part 3: big requests -----------------------------------------------------
