@@ -97,5 +97,10 @@ void api_oip_not_found(const api_env *env, reply *out);
 /* POST /v2/models/attention/infer, as a pool job; job->header is the
  * request's Inference-Header-Content-Length. */
 void api_oip_infer(const api_job *job, reply *out);
+/* Its fast lane (an api_inline_fn) and what drops the request it deferred
+ * (an api_drop_fn): the same decoder, limits and reply as the pool job. */
+bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
+                          void **deferred);
+void api_oip_drop(void *deferred);
 
 #endif

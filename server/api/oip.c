@@ -22,6 +22,7 @@
 #include "server/setup/config.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The extensions of the protocol this server implements, for GET /v2. */
@@ -178,23 +179,88 @@ static void oip_finish(reply *out, void *ctx)
     }
 }
 
-void api_oip_infer(const api_job *job, reply *out)
-{
-    out->error_shape = REPLY_ERRORS_OIP;
+/* What the fast lane decoded and left to a pool job. */
+typedef struct {
     api_request req;
     oip_reply_plan plan;
+} oip_decoded;
+
+/* The body as a request and the reply it asks for; false with the error
+ * reply set. */
+static bool oip_decode_job(const api_job *job, api_request *req,
+                           oip_reply_plan *plan, reply *out)
+{
     codec_error err;
     size_t json_len;
     if (!oip_json_length(job->header, job->body_len, &json_len, &err) ||
         !oip_decode(job->body ? job->body : "", job->body_len, json_len,
-                    job->limits, &req, &plan, &err)) {
+                    job->limits, req, plan, &err)) {
         api_codec_error_reply(&err, out);
-        return;
+        return false;
     }
-    oip_writing writing = {.plan = &plan};
+    return true;
+}
+
+/* Computes req (taking it) and writes the reply plan asks for. */
+static void oip_answer(const api_job *job, api_request *req,
+                       oip_reply_plan *plan, reply *out)
+{
+    oip_writing writing = {.plan = plan};
     api_encoder enc = {
         .encode = oip_write, .finish = oip_finish, .ctx = &writing};
-    api_attention_decoded(job->workers, job->limits, job->memory, &req, &enc,
+    api_attention_decoded(job->workers, job->limits, job->memory, req, &enc,
                           out, job->stats, job->cancelled, job->cancelled_ctx);
-    oip_reply_plan_free(&plan);
+    oip_reply_plan_free(plan);
+}
+
+void api_oip_infer(const api_job *job, reply *out)
+{
+    out->error_shape = REPLY_ERRORS_OIP;
+    if (job->deferred) {
+        oip_decoded *decoded = job->deferred;
+        oip_answer(job, &decoded->req, &decoded->plan, out);
+        free(decoded);
+        return;
+    }
+    api_request req;
+    oip_reply_plan plan;
+    if (oip_decode_job(job, &req, &plan, out))
+        oip_answer(job, &req, &plan, out);
+}
+
+bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
+                          void **deferred)
+{
+    out->error_shape = REPLY_ERRORS_OIP;
+    *deferred = NULL;
+    api_request req;
+    oip_reply_plan plan;
+    if (!oip_decode_job(job, &req, &plan, out))
+        return true;
+    if (api_attention_work(&req) <= max_work) {
+        oip_answer(job, &req, &plan, out);
+        return true;
+    }
+    oip_decoded *decoded = malloc(sizeof *decoded);
+    if (!decoded) {
+        api_request_free(&req);
+        oip_reply_plan_free(&plan);
+        problem_reply_retry(out, "out_of_memory",
+                            "the server could not allocate memory for this "
+                            "request");
+        return true;
+    }
+    *decoded = (oip_decoded){req, plan};
+    *deferred = decoded;
+    return false;
+}
+
+void api_oip_drop(void *deferred)
+{
+    oip_decoded *decoded = deferred;
+    if (!decoded)
+        return;
+    api_request_free(&decoded->req);
+    oip_reply_plan_free(&decoded->plan);
+    free(decoded);
 }

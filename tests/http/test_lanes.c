@@ -44,14 +44,14 @@ static int lane_group_stop(void **state)
     return failed;
 }
 
-/* POSTs body with request id `id`, expects a 200, and returns the lane its
- * access-log line names (a static copy). */
-static const char *lane_of(const char *body, const char *id)
+/* POSTs body to path with request id `id`, expects a 200, and returns the
+ * lane its access-log line names (a static copy). */
+static const char *lane_at(const char *path, const char *body, const char *id)
 {
     char header_line[96];
     snprintf(header_line, sizeof header_line, "X-Request-ID: %s", id);
     http_response r = http(&(http_request){
-        .path = "/v1/attention",
+        .path = path,
         .content_type = "application/json",
         .body = body,
         .headers = {header_line},
@@ -65,6 +65,48 @@ static const char *lane_of(const char *body, const char *id)
     snprintf(lane, sizeof lane, "%s", value ? value : "(none)");
     json_decref(line);
     return lane;
+}
+
+static const char *lane_of(const char *body, const char *id)
+{
+    return lane_at("/v1/attention", body, id);
+}
+
+/* The Open Inference Protocol's inference, JSON only: lesson 001's x with
+ * 2×2 identity weights. */
+#define OIP_INFER "/v2/models/attention/infer"
+#define OIP_IDENTITY(name)                                                     \
+    "{\"name\":\"" name "\",\"shape\":[2,2],\"datatype\":\"FP64\","            \
+    "\"data\":[1,0,0,1]}"
+#define OIP_LESSON                                                             \
+    "{\"inputs\":[{\"name\":\"x\",\"shape\":[3,2],\"datatype\":\"FP64\","      \
+    "\"data\":[1,0,0,1,1,1]}," OIP_IDENTITY("w_q") "," OIP_IDENTITY(           \
+        "w_k") "," OIP_IDENTITY("w_v") "]}"
+
+/* WIDE_N tokens of width 1 as an inference request, 1×1 weights, the
+ * output only: a small body with much work. */
+static char *wide_oip_body(void)
+{
+    bytes b = {0};
+    char head[160];
+    int len = snprintf(head, sizeof head,
+                       "{\"inputs\":[{\"name\":\"x\",\"shape\":[%d,1],"
+                       "\"datatype\":\"FP64\",\"data\":[",
+                       WIDE_N);
+    bytes_append(&b, head, (size_t)len);
+    for (int i = 0; i < WIDE_N; i++) {
+        char number[8];
+        len = snprintf(number, sizeof number, "%s0.%d", i ? "," : "", i % 10);
+        bytes_append(&b, number, (size_t)len);
+    }
+    const char tail[] =
+        "]},{\"name\":\"w_q\",\"shape\":[1,1],\"datatype\":\"FP64\","
+        "\"data\":[1]},{\"name\":\"w_k\",\"shape\":[1,1],\"datatype\":"
+        "\"FP64\",\"data\":[1]},{\"name\":\"w_v\",\"shape\":[1,1],"
+        "\"datatype\":\"FP64\",\"data\":[1]}],\"outputs\":[{\"name\":"
+        "\"output\"}]}";
+    bytes_append(&b, tail, sizeof tail - 1);
+    return b.data;
 }
 
 /* WIDE_N tokens of width 1, 1×1 weights, "return": ["output"]. */
@@ -117,6 +159,22 @@ static void small_body_with_much_work_is_computed_on_a_worker(void **state)
     free(body);
 }
 
+static void oip_lesson_request_is_computed_on_the_event_thread(void **state)
+{
+    (void)state;
+    assert_string_equal(lane_at(OIP_INFER, OIP_LESSON, "auto-oip-lesson"),
+                        "inline");
+}
+
+static void oip_small_body_with_much_work_is_computed_on_a_worker(void **state)
+{
+    (void)state;
+    char *body = wide_oip_body();
+    assert_true(strlen(body) < 16 * 1024);
+    assert_string_equal(lane_at(OIP_INFER, body, "auto-oip-wide"), "pool");
+    free(body);
+}
+
 /* ======================================================================= */
 /* group "off": every request on the workers                               */
 /* ======================================================================= */
@@ -131,6 +189,13 @@ static void lesson_request_is_computed_on_a_worker(void **state)
 {
     (void)state;
     assert_string_equal(lane_of(LESSON_001, "off-lesson"), "pool");
+}
+
+static void oip_lesson_request_is_computed_on_a_worker(void **state)
+{
+    (void)state;
+    assert_string_equal(lane_at(OIP_INFER, OIP_LESSON, "off-oip-lesson"),
+                        "pool");
 }
 
 /* ======================================================================= */
@@ -162,9 +227,12 @@ int main(void)
         cmocka_unit_test(lesson_request_is_computed_on_the_event_thread),
         cmocka_unit_test(big_body_is_computed_on_a_worker),
         cmocka_unit_test(small_body_with_much_work_is_computed_on_a_worker),
+        cmocka_unit_test(oip_lesson_request_is_computed_on_the_event_thread),
+        cmocka_unit_test(oip_small_body_with_much_work_is_computed_on_a_worker),
     };
     const struct CMUnitTest off[] = {
         cmocka_unit_test(lesson_request_is_computed_on_a_worker),
+        cmocka_unit_test(oip_lesson_request_is_computed_on_a_worker),
     };
     const struct CMUnitTest all[] = {
         cmocka_unit_test(big_body_is_computed_on_the_event_thread),
