@@ -79,3 +79,5 @@ void block_free(void *p)
     k->size[k->count] = size;
     k->count++;
 }
+
+unsigned block_cache_kept(void) { return kept.count; }

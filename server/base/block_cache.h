@@ -35,4 +35,7 @@ void *block_alloc(size_t size);
 /* free(p), or p kept for this thread's next block_alloc(). */
 void block_free(void *p);
 
+/* How many blocks this thread keeps now (at most BLOCK_CACHE_SLOTS). */
+unsigned block_cache_kept(void);
+
 #endif
