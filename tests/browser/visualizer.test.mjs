@@ -91,7 +91,17 @@ async function rendered(action, timeout = STEP_MS) {
   await action();
   await page.waitForFunction((n) => window.attentionVisualizer.renders > n
     && document.getElementById("results").dataset.state === "ok", before, { timeout });
+  await stateWritten(timeout);
   return JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
+}
+
+// The share link, the scripts and the exports are written after the drawing
+// (the state is compressed first): wait until they describe what is on show.
+// A link equal to the address alone is not enough: the last render's link is
+// that too until the new one is written.
+function stateWritten(timeout = STEP_MS) {
+  return page.waitForFunction(() => window.attentionVisualizer.stateSettled
+    && window.attentionVisualizer.stateUrl === location.href, null, { timeout });
 }
 
 async function failed(action) {
@@ -717,7 +727,8 @@ test("share: the page's URL reproduces it (inputs, options, the open head) in a 
   await rendered(() => page.check("#causal"));
   await rendered(() => page.fill("#tokens", "a, b, c, d, e"));
   await openHead(1);
-  await page.waitForFunction(() => /#state=/.test(location.hash) && window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
+  assert.match(await page.evaluate(() => location.hash), /^#state=/);
   const url = await page.evaluate(() => location.href);
   const sent = JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
   const want = await cells("h1-weights");
@@ -748,7 +759,7 @@ test("export: .npy, CSV and JSON of a stage parse to the API's tensors; curl and
   await rendered(() => page.click('button[data-preset="002"]'));
   const body = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens, causal: true };
   await rendered(() => page.check("#causal"));
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   await page.click("#share-panel > summary");
   const { json } = await api({ ...body, return: STAGES });
   const check = (script, arg) => JSON.parse(execFileSync(PYTHON, ["-c", script, arg]).toString());
@@ -810,7 +821,7 @@ test("PNG and SVG of a heatmap: the open head's cells in the card's colours, eac
   await rendered(() => page.click('button[data-preset="002"]'));
   await rendered(() => page.check("#causal"));
   await openHead(1);
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   await panel("share-panel");
   const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, causal: true, return: ["weights", "q"] });
   const palettes = await page.evaluate(() => ({ seq: PALETTES.seq.rgb, div: PALETTES.div.rgb }));
@@ -864,7 +875,7 @@ test("PNG and SVG of the head view and of the model view: every line and every h
   await rendered(() => page.click('button[data-preset="002"]'));
   await rendered(() => page.check("#causal"));
   await openHead(1);
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   await panel("share-panel");
   const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, causal: true, return: ["weights"] });
   // the head view: one line per pair a query may attend, as on the page
@@ -1252,7 +1263,7 @@ test("mask builder: one mask per head, per sequence or both, and additive number
   assert.equal(await renders(), before);
   await rendered(() => page.fill(cell, "0.5"));
   // the NumPy script adds the mask; a shared link restores it, numbers and form
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   const { return: _r2, ...body } = typed;
   const { json } = await api({ ...body, return: ["weights", "output"] });
   const out = await runScript();
@@ -1342,7 +1353,7 @@ test("Q, K and V given directly with a batch: B × heads × rows × d_k, one seq
   await page.click('#group-seq button[data-seq="2"]');
   await assertPageShowsApi({ q: three.q[2], k: three.k[2], v: three.v[2], key_padding: [true, false, false, false, false] });
   // the NumPy script computes the whole batch
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   const { return: _r, ...body } = padded;
   const { json: all } = await api({ ...body, return: ["weights", "output"] });
   const out = await runScript();
@@ -1379,7 +1390,7 @@ test("the NumPy script and a shared link reproduce a batch with biases, PyTorch'
   assert.deepEqual([sent.layout, sent.num_kv_heads, sent.x.length, sent.b_k[2], sent.window], ["torch", 1, 2, 0.25, 4]);
   await page.click('#group-seq button[data-seq="1"]');
   await openHead(1);
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   const { return: _r, ...body } = sent;
   const { json } = await api({ ...body, return: ["weights", "output"] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-script-"));
@@ -1411,6 +1422,7 @@ test("the NumPy script and a shared link reproduce a batch with biases, PyTorch'
 
 // The page's PyTorch script, run by Debian's python3 with its PyTorch: its weights and output.
 async function runTorchScript() {
+  await stateWritten();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-torch-"));
   try {
     fs.writeFileSync(path.join(dir, "attention_torch.py"), await page.inputValue("#torch-script"));
@@ -1422,6 +1434,7 @@ async function runTorchScript() {
 
 // The page's NumPy script, run by Debian's python3: its weights and output.
 async function runScript() {
+  await stateWritten();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-script-"));
   try {
     fs.writeFileSync(path.join(dir, "attention.py"), await page.inputValue("#numpy-script"));
@@ -1571,7 +1584,7 @@ test("cross-attention with a KV cache: the cached keys, then the context's, ever
   await page.hover("#h0-weights td[data-row='0'][data-col='1']");
   assert.deepEqual(await lit(), { "input-context": [], "h0-k": [], "h0-k_cache": ["1"], "h0-v_cache": ["1"] });
   await page.mouse.move(0, 0);
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   const out = await runScript();
   near(out.weights, reply.json.weights, "the script's weights, a context after a cache");
   near(out.output, reply.json.output, "the script's output");
@@ -1613,7 +1626,7 @@ test("the PyTorch script: nn.MultiheadAttention loaded with the page's weights p
   await page.click('button[data-fill="none"]');
   await page.check("#auto");
   const sent = await rendered(() => page.click("#compute"));
-  await page.waitForFunction(() => window.attentionVisualizer.stateUrl === location.href);
+  await stateWritten();
   const { return: _r, ...body } = sent;
   const { json } = await api({ ...body, return: ["weights", "output"] });
   assert.deepEqual(json.weights[1][0][0], [0, 0, 0, 0, 0], "a query with no key left");
