@@ -183,6 +183,28 @@ static bool clean_target(const char *target, size_t len)
     return true;
 }
 
+/* Whether p holds "HTTP/" digit "." digit and then a NUL: a version as the
+ * library accepts it (it refuses any other) with its line end after it. */
+static bool version_then_nul(const char *p)
+{
+    return strncmp(p, "HTTP/", strlen("HTTP/")) == 0 && p[5] >= '0' &&
+           p[5] <= '9' && p[6] == '.' && p[7] >= '0' && p[7] <= '9' &&
+           p[8] == '\0';
+}
+
+/* Whether the target's bytes [target, end) hold a NUL, a version and a NUL:
+ * what framing_drop_query() accepted as the target's end followed by more
+ * target.  What the library and framing_unescape() leave in a target never
+ * shows it (the NULs they write enclose an odd number of raw bytes, or none,
+ * and a query holds no NUL), so it is a NUL the client sent. */
+static bool version_inside(const char *target, const char *end)
+{
+    for (const char *p = target; p + 9 < end; p++)
+        if (*p == '\0' && version_then_nul(p + 1))
+            return true;
+    return false;
+}
+
 /* Reads the header block again (see DESIGN); false with scan->problem set
  * when it does not match the header set. */
 static bool scan_headers(struct MHD_Connection *conn, const char *method,
@@ -215,7 +237,8 @@ static bool scan_headers(struct MHD_Connection *conn, const char *method,
      * framing_drop_query(). */
     size_t url_len = strlen(url);
     if (url != method + strlen(method) + 1 || url_len == 0 ||
-        !in_block(scan, url, url_len) || !clean_target(url, url_len)) {
+        !in_block(scan, url, url_len) || !clean_target(url, url_len) ||
+        version <= url || version_inside(url, version - 1)) {
         scan->problem = "the request line is not a method, a target and a "
                         "version separated by single spaces";
         return false;
@@ -422,12 +445,13 @@ void *framing_drop_query(void *cls, const char *uri,
     /* The target as it came, in the library's own (writable) copy of the
      * request line, which it ended with a NUL in place of the space before
      * the version.  A space, a control byte or a NUL inside it (so that the
-     * version does not follow the string's end) empties it, which
-     * framing_refused() refuses: a target the library would serve cut. */
+     * version and its line end do not follow the string's end) empties it,
+     * which framing_refused() refuses: a target the library would serve
+     * cut.  A NUL followed by a version and a NUL passes here, and
+     * framing_refused() finds it before the real version. */
     char *target = (char *)uri;
     size_t len = strlen(target);
-    if (!clean_target(target, len) ||
-        strncmp(target + len + 1, "HTTP/", strlen("HTTP/")) != 0) {
+    if (!clean_target(target, len) || !version_then_nul(target + len + 1)) {
         target[0] = '\0';
         return NULL;
     }

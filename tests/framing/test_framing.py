@@ -244,6 +244,21 @@ def smuggling_and_syntax(c, port):
     refused(c, port, "a NUL inside the request target's query",
             b"GET /healthz?a\x00b HTTP/1.1\r\nHost: x\r\n\r\n", 400,
             "bad_request")
+    # the library cuts the target at a NUL and serves what is before it
+    # when the line still ends in a version: a NUL is refused wherever it
+    # is, and whatever follows it
+    refused(c, port, "a NUL and 'HTTP/' inside the request target",
+            b"GET /healthz\x00HTTP/h: 1 HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+            "bad_request")
+    refused(c, port, "a NUL, a version and a NUL inside the request target",
+            b"GET /healthz\x00HTTP/1.1\x00/x HTTP/1.1\r\nHost: x\r\n\r\n",
+            400, "bad_request")
+    refused(c, port, "a NUL, a version and a NUL ending the request target",
+            b"GET /healthz\x00HTTP/1.1\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
+            400, "bad_request")
+    refused(c, port, "an escaped path, then a NUL and a version in the query",
+            b"GET /%41%41%41?a\x00HTTP/1.0\x00b HTTP/1.1\r\nHost: x\r\n\r\n",
+            400, "bad_request")
     refused(c, port, "a control byte inside the request target",
             b"GET /health\x01z HTTP/1.1\r\nHost: x\r\n\r\n", 400,
             "bad_request")
@@ -326,6 +341,13 @@ def hosts_and_paths(c, port):
                 f"{ex.statuses()})")
     served(c, port, "an escaped letter in the path names the route",
            b"GET /%68ealthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    # escapes shorten the path in place and the query is cut there too, so
+    # the target holds NULs the library and the service wrote: never a NUL,
+    # a version and a NUL
+    served(c, port, "escaped letters, then a query that looks like a version",
+           b"GET /%68%65althz?xHTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    served(c, port, "a query that is a version",
+           b"GET /healthz?HTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n")
     served(c, port, "a thousand query parameters",
            b"GET /healthz?" + b"&".join(b"a%d=b" % i for i in range(1000))
            + b" HTTP/1.1\r\nHost: x\r\n\r\n")
