@@ -1,7 +1,9 @@
 # tests/browser: the visualizer page (server/web/index.html) end to end in
 # Debian's headless Chromium, driven by playwright-core (npm, pinned by the
 # committed package-lock.json; node_modules is git-ignored).
-#   make test-browser        screenshots land in tests/artifacts/
+#   make test-browser        screenshots land in tests/artifacts/; after a
+#   failure, or a page that stopped drawing frames, it prints what the page,
+#   the server and Chromium were doing (tests/artifacts/browser-health.txt)
 TEST_SUITES += test-browser
 DEB_TEST    += chromium nodejs
 
@@ -14,4 +16,7 @@ test-browser: $(SERVER_BIN)
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
 	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 600 node --test --test-reporter=spec visualizer.test.mjs
+	  timeout 600 node --test --test-reporter=spec visualizer.test.mjs; \
+	  status=$$?; health=$(abspath tests/artifacts)/browser-health.txt; \
+	  if [ -s $$health ]; then echo "== what the page was doing:"; cat $$health; fi; \
+	  exit $$status

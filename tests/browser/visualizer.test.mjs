@@ -11,7 +11,7 @@
 //   ATTENTION_SERVER=build/attention-server node --test tests/browser/
 //
 // Screenshots go to tests/artifacts/ (git-ignored).
-import { after, before, test } from "node:test";
+import { after, before, beforeEach, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -37,6 +37,11 @@ const LESSONS = JSON.parse(execFileSync(PYTHON, [path.join(REPO, "tools/gen_pres
 let server, serverExit, base, context, page, profile;
 const outside = []; // requests the page made to any other origin
 const pageErrors = []; // uncaught exceptions and console errors
+const CHROMIUM_LOG = path.join(ARTIFACTS, "chromium.log"); // Chromium's own log (--log-file)
+const CHROMIUM_LOG_LINES = 8; // of it, the newest, quoted with a note of health
+// What the page and the browser were doing when a test failed or the page
+// stopped drawing frames; make test-browser prints it after a failure.
+const HEALTH = path.join(ARTIFACTS, "browser-health.txt");
 
 /* ---- the server ---------------------------------------------------------- */
 
@@ -82,6 +87,91 @@ function rawTensor(text, name) {
 }
 
 /* ---- the page ------------------------------------------------------------ */
+
+const stamp = () => new Date().toISOString().slice(11, 23);
+
+// The animation frames the page draws in `ms`, or -1 when it does not answer.
+// Playwright's clicks wait for two frames (an element must hold still), and
+// the page counts a render once a frame has shown it: a page that draws no
+// frame fails every step.
+function framesIn(ms) {
+  const count = page.evaluate((ms) => new Promise((resolve) => {
+    let n = 0, counting = true;
+    const tick = () => { if (counting) { n++; requestAnimationFrame(tick); } };
+    requestAnimationFrame(tick);
+    setTimeout(() => { counting = false; resolve(n); }, ms);
+  }), ms);
+  return Promise.race([count, new Promise((resolve) => setTimeout(() => resolve(-1), ms + 2000))]);
+}
+
+// One line: the page's frames and state, the server's health, the load.
+async function pageHealth() {
+  const frames = await framesIn(1000);
+  const state = await Promise.race([
+    page.evaluate(() => ({
+      visibility: document.visibilityState, focus: document.hasFocus(),
+      results: document.getElementById("results").dataset.state,
+      renders: window.attentionVisualizer.renders, settled: window.attentionVisualizer.stateSettled,
+      status: document.getElementById("status").textContent, dialogs: document.querySelectorAll("dialog[open]").length })),
+    new Promise((resolve) => setTimeout(() => resolve("no answer in 2 s"), 2000)),
+  ]).catch((e) => `evaluate failed: ${e.message.split("\n")[0]}`);
+  const healthz = await fetch(base + "healthz", { signal: AbortSignal.timeout(2000) }).then((r) => r.status, (e) => e.name);
+  return `frames in 1 s: ${frames}; page ${JSON.stringify(state)}; server /healthz ${healthz}; `
+    + `load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
+}
+
+// Appends lines to the health notes, with what Chromium logged since the last
+// note (not its complaints about the machine's missing D-Bus).
+let chromiumLogRead = 0;
+function noteHealth(lines) {
+  let logged = [];
+  try {
+    const log = fs.readFileSync(CHROMIUM_LOG, "utf8");
+    logged = log.slice(chromiumLogRead).split("\n").filter((l) => l && !/dbus|bluez/i.test(l)).slice(-CHROMIUM_LOG_LINES);
+    chromiumLogRead = log.length;
+  } catch { /* Chromium has not written it */ }
+  fs.appendFileSync(HEALTH, [...lines, ...logged.map((l) => `  chromium: ${l.slice(0, 300)}`)].join("\n") + "\n");
+}
+
+// A test that, when it fails, notes what the page was doing.
+function test(name, fn) {
+  return nodeTest(name, async (t) => {
+    try {
+      return await fn(t);
+    } catch (e) {
+      noteHealth([`${stamp()} failed: "${name}": ${String(e.message).split("\n")[0]}; ${await pageHealth()}`]);
+      throw e;
+    }
+  });
+}
+
+// Every test starts on a page that draws frames.  In CI, Chromium has stopped
+// drawing the page for longer than a step's timeout while the page answered,
+// raised no error and the server was healthy; if it does, this notes it and
+// wakes the page: brought to the front, then resized, then reloaded.
+beforeEach(async (t) => {
+  if (!page || (await framesIn(500)) > 0) return;
+  const lines = [`${stamp()} before "${t.name}": no frame in 500 ms; ${await pageHealth()}`];
+  const remedies = [
+    ["brought to the front", () => page.bringToFront()],
+    ["resized", async () => {
+      await page.setViewportSize({ width: 1281, height: 900 });
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }],
+    ["reloaded", async () => {
+      await page.reload();
+      await page.waitForFunction(() => window.attentionVisualizer?.renders >= 1
+        && document.getElementById("results").dataset.state === "ok");
+    }],
+  ];
+  for (const [what, remedy] of remedies) {
+    await remedy();
+    const frames = await framesIn(500);
+    lines.push(`  ${what}: ${frames} frames in 500 ms`);
+    if (frames > 0) break;
+  }
+  noteHealth(lines);
+});
 
 const renders = () => page.evaluate(() => window.attentionVisualizer.renders);
 
@@ -192,13 +282,16 @@ async function typeCase(c, timeout = STEP_MS) {
 before(async () => {
   base = await startServer();
   profile = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-chromium-"));
+  fs.writeFileSync(HEALTH, "");
+  fs.rmSync(CHROMIUM_LOG, { force: true });
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
     hasTouch: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--enable-logging", `--log-file=${CHROMIUM_LOG}`],
   });
   page = context.pages()[0] || await context.newPage();
   page.setDefaultTimeout(STEP_MS);
@@ -306,6 +399,23 @@ test("stages read in the order they are computed: X, Q, K, V, scores, weights, o
   const ids = await page.$$eval("#stage-area .card", (cs) => cs.map((c) => c.id));
   assert.deepEqual(ids, ["input-x", "h0-q", "h0-k", "h0-v", "h0-scores", "h0-scaled_scores", "h0-masked_scores",
                          "h0-weights", "h0-lines", "h0-head_outputs", "all-concat", "all-output"]);
+});
+
+test("a page that draws no frame (a tab in the background) still finishes a render and writes its link", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  // the page's own requestAnimationFrame never calls back, as in a hidden tab
+  await page.evaluate(() => { window.shownRaf = window.requestAnimationFrame; window.requestAnimationFrame = () => 0; });
+  try {
+    const t0 = Date.now();
+    const sent = await rendered(() => page.fill("#tokens", "one, two, three"), 5_000);
+    assert.deepEqual(sent.tokens, ["one", "two", "three"]);
+    assert.ok(Date.now() - t0 >= 1000, "it waited for a frame first");
+    const timings = await page.evaluate(() => window.attentionVisualizer.timings);
+    assert.ok(timings.frame_ms >= 1000, `frame_ms ${timings.frame_ms}: the wait is counted`);
+  } finally {
+    await page.evaluate(() => { window.requestAnimationFrame = window.shownRaf; });
+  }
+  await rendered(() => page.click('button[data-preset="001"]'));
 });
 
 test("one rule for numbers: 3 significant digits, exponents only outside [0.001, 10000)", async () => {
