@@ -34,6 +34,14 @@ const PER_HEAD = STAGES.slice(0, 8);
 
 const LESSONS = JSON.parse(execFileSync(PYTHON, [path.join(REPO, "tools/gen_presets.py"), "--json"]));
 
+// Chromium keeps the bitmaps of the frames it draws in shared memory: in
+// /dev/shm when that has room (a tmpfs, memory), else in files under /tmp,
+// which share the disk with everything else.  Playwright picks /tmp always
+// (--disable-dev-shm-usage, for containers whose /dev/shm is 64 MiB).
+const SHM = "/dev/shm";
+const SHM_MIN_MIB = 1024;
+const freeMiB = (dir) => { try { const f = fs.statfsSync(dir); return Math.floor((f.bavail * f.bsize) / 2 ** 20); } catch { return 0; } };
+
 let server, serverExit, base, context, page, profile;
 const outside = []; // requests the page made to any other origin
 const pageErrors = []; // uncaught exceptions and console errors
@@ -117,7 +125,8 @@ async function pageHealth() {
   ]).catch((e) => `evaluate failed: ${e.message.split("\n")[0]}`);
   const healthz = await fetch(base + "healthz", { signal: AbortSignal.timeout(2000) }).then((r) => r.status, (e) => e.name);
   return `frames in 1 s: ${frames}; page ${JSON.stringify(state)}; server /healthz ${healthz}; `
-    + `load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
+    + `load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; free MiB: ${SHM} ${freeMiB(SHM)}, `
+    + `${os.tmpdir()} ${freeMiB(os.tmpdir())}`;
 }
 
 // Appends lines to the health notes, with what Chromium logged since the last
@@ -286,6 +295,7 @@ before(async () => {
   fs.rmSync(CHROMIUM_LOG, { force: true });
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
+    ignoreDefaultArgs: freeMiB(SHM) >= SHM_MIN_MIB ? ["--disable-dev-shm-usage"] : [],
     headless: true,
     viewport: { width: 1280, height: 900 },
     hasTouch: true,
