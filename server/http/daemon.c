@@ -602,6 +602,14 @@ static enum MHD_Result access_first(http_server *srv,
         req->close = true;
         return queue_reply(req);
     }
+    /* A chunked body and its trailer section are decoded inside the
+     * library, out of framing.c's sight, and 0.9.75 reads trailers more
+     * loosely than RFC 9112: a name holding a bare CR is taken as a field,
+     * a line that starts with a NUL ends the section.  A peer that reads
+     * them strictly finds the message's end elsewhere, so no byte after a
+     * chunked body is read: its answer closes the connection. */
+    if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding"))
+        req->close = true;
     route_request(srv, req, url, method);
     if (req->state == REQ_RECEIVING &&
         !accept_upload(req, framing_content_length(conn))) {

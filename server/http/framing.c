@@ -192,14 +192,17 @@ static bool version_then_nul(const char *p)
            p[8] == '\0';
 }
 
-/* Whether the target's bytes [target, end) hold a NUL, a version and a NUL:
- * what framing_drop_query() accepted as the target's end followed by more
- * target.  What the library and framing_unescape() leave in a target never
- * shows it (the NULs they write enclose an odd number of raw bytes, or none,
- * and a query holds no NUL), so it is a NUL the client sent. */
+/* Whether the target's bytes up to `end` (the NUL the library wrote in
+ * place of the space before the version) hold a NUL, a version and a NUL,
+ * that last one `end` itself or before it: what framing_drop_query()
+ * accepted as the target's end followed by the rest of the line.  What the
+ * library and the service write into a target never shows it (the NUL that
+ * ends an unescaped path leaves an odd number of raw bytes before the next
+ * NUL, a version is eight; the '?' and the whole query are NULs), so it is a
+ * NUL the client sent. */
 static bool version_inside(const char *target, const char *end)
 {
-    for (const char *p = target; p + 9 < end; p++)
+    for (const char *p = target; p + 9 <= end; p++)
         if (*p == '\0' && version_then_nul(p + 1))
             return true;
     return false;
@@ -456,9 +459,10 @@ void *framing_drop_query(void *cls, const char *uri,
         return NULL;
     }
     /* the library found the '?' before calling, and parses what follows it
-     * into arguments after this returns: what follows is cut here */
+     * into arguments after this returns: what follows is cleared here (all
+     * of it, so that no version is left in it for version_inside()) */
     char *query = strchr(target, '?');
     if (query)
-        query[1] = '\0';
+        memset(query + 1, 0, strlen(query + 1));
     return NULL;
 }

@@ -178,6 +178,20 @@ def served(c, port, name, data, status=200, keep_alive=True):
             + f" (got {got}, closed={ex.closed})")
 
 
+def served_then_closed(c, port, name, data, status=200):
+    """The request is served (status) with Connection: close, the connection
+    closed, and what follows it never run."""
+    if not c.case(name):
+        return
+    ex = Exchange(port, data + SMUGGLED)
+    got = ex.statuses()
+    head, _ = ex.head_and_body()
+    c.check(got == [status] and "\r\nconnection: close" in head and
+            ex.closed and SMUGGLED_ANSWER not in ex.raw,
+            f"{name}: {status}, Connection: close, connection closed, "
+            f"nothing smuggled (got {got}, closed={ex.closed})")
+
+
 def answered_before_body(c, port, name, head, status, code):
     """Only the headers of a request with a 100 MB body are sent: the answer
     arrives at once, without 100 Continue, and the connection is closed."""
@@ -256,6 +270,12 @@ def smuggling_and_syntax(c, port):
     refused(c, port, "a NUL, a version and a NUL ending the request target",
             b"GET /healthz\x00HTTP/1.1\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
             400, "bad_request")
+    refused(c, port, "a NUL and a version ending the request target",
+            b"GET /healthz\x00HTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n",
+            400, "bad_request")
+    refused(c, port, "an escaped path, a query, a NUL and a version ending it",
+            b"GET /%68%65alkhz?x\x00HTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n",
+            400, "bad_request")
     refused(c, port, "an escaped path, then a NUL and a version in the query",
             b"GET /%41%41%41?a\x00HTTP/1.0\x00b HTTP/1.1\r\nHost: x\r\n\r\n",
             400, "bad_request")
@@ -302,9 +322,22 @@ def content_length_and_codings(c, port):
             b"POST /v1/attention HTTP/1.0\r\nContent-Type: application/json"
             b"\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
             400, "bad_request")
-    chunked = b"%x\r\n" % len(LESSON) + LESSON + b"\r\n0\r\n\r\n"
-    served(c, port, "Transfer-Encoding: Chunked (any case) is read",
-           post(b"Transfer-Encoding: Chunked\r\n", chunked))
+    # a chunked body and its trailers are decoded inside the library, which
+    # takes a trailer name holding a bare CR as a field and a trailer line
+    # that starts with a NUL as the section's end: the answer closes
+    one_chunk = b"%x\r\n" % len(LESSON) + LESSON + b"\r\n0\r\n"
+    served_then_closed(c, port, "Transfer-Encoding: Chunked (any case) is read",
+                       post(b"Transfer-Encoding: Chunked\r\n",
+                            one_chunk + b"\r\n"))
+    served_then_closed(c, port, "a chunked body with a trailer field",
+                       post(b"Transfer-Encoding: chunked\r\n",
+                            one_chunk + b"X-Checksum: 1\r\n\r\n"))
+    served_then_closed(c, port, "a trailer name that starts with a bare CR",
+                       post(b"Transfer-Encoding: chunked\r\n",
+                            one_chunk + b"\rX: y\r\n\r\n"))
+    served_then_closed(c, port, "a trailer line that starts with a NUL",
+                       post(b"Transfer-Encoding: chunked\r\n",
+                            one_chunk + b"\0" + SMUGGLED + b"\r\n"))
     served(c, port, "a valid Content-Length is read", post(cl()))
     # a GET's body is read as a body, never as the next request
     served(c, port, "a GET's body (a request's text) is not run",
@@ -348,6 +381,11 @@ def hosts_and_paths(c, port):
            b"GET /%68%65althz?xHTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n")
     served(c, port, "a query that is a version",
            b"GET /healthz?HTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    served(c, port, "a query that ends in a version",
+           b"GET /healthz?xHTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n")
+    served(c, port, "four escapes, then a path that ends in a version",
+           b"GET /%68%65%61%6Cthz/HTTP/1.1 HTTP/1.1\r\nHost: x\r\n\r\n",
+           status=404)
     served(c, port, "a thousand query parameters",
            b"GET /healthz?" + b"&".join(b"a%d=b" % i for i in range(1000))
            + b" HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -33,6 +33,9 @@ class Recorder:
     def problem(self):
         return None
 
+    def head_and_body(self):
+        return "", b""
+
 
 class Server:
     """Stands for robustlib.Server (the bearer cases start their own)."""
