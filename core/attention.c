@@ -17,17 +17,21 @@
 #include <string.h>
 
 /* Rows handled by one task of the attention pass, and by one call of the
- * product kernel in the projections: 128 rows make products big enough for
- * the kernels to run near their peak (a 128-row block of X or of the
- * weights stays in L2), and still give a 2-core machine several tasks per
- * head at n = 256. */
-#define ATTN_ROW_BLOCK 128
+ * product kernel in the projections: 120 rows make products big enough for
+ * the kernels to run near their peak (a 120-row block of X or of the
+ * weights stays in L2), still give a 2-core machine several tasks per head
+ * at n = 256, and are a whole number of the scores kernel's 8-row tiles
+ * and of the product kernel's 6-row tiles (attend_kernels.c).  Blocks of
+ * 128 rows end in a 2-row product tile: with them the fused pass at (1024
+ * and 2048, 512, 8), one thread, float32 and float64, is 2 to 3 % slower
+ * (medians of 9 interleaved rounds; 96 rows are as fast as 120). */
+#define ATTN_ROW_BLOCK 120
 /* Rows per task of the fused pass under a sliding window (fused_rows):
  * at (8192, 512, 8) with a window of 256, 5 % faster than 128 (a block
  * computes about 640 keys instead of 704 for the 511 each row sees); 32
  * rows were no faster again. */
 #define ATTN_WINDOW_ROW_BLOCK 64
-/* Keys per tile of the fused pass: a 128 × 512 tile of float scores (256 KiB)
+/* Keys per tile of the fused pass: a 120 × 512 tile of float scores (240 KiB)
  * stays in L2 beside the K and V rows it is made from. */
 #define ATTN_KEY_BLOCK 512
 /* Keys a sliding window or causal may cut from either end of a key block at
