@@ -244,7 +244,7 @@ static frame_status read_fields(cursor *c, fields *f, bool trailers)
          * line).  With a bare LF ending that line or the one before it,
          * what it leaves in its buffer is what an empty line leaves, so
          * framing.c cannot see it (with two CRLFs it is a NUL longer, and
-         * refused): the one misreading this property knows of
+         * refused): one of the two misreadings this property knows of
          * (docs/api.md) */
         if (!trailers && len == 1 && line[0] == ':' &&
             (c->bare_lf || after_bare_lf))
@@ -260,8 +260,31 @@ static frame_status read_fields(cursor *c, fields *f, bool trailers)
                 return FRAME_STOP;
         const char *v = colon + 1;
         size_t vlen = len - name_len - 1;
-        if (!clean_value(v, vlen))
+        bool ends_block = false;
+        if (!trailers && !clean_value(v, vlen)) {
+            /* The other misreading: libmicrohttpd 0.9.75 cuts a value at a
+             * NUL, and framing.c counts the NULs it leaves before the block's
+             * end.  NULs ending the last line's value, with that line's end
+             * and the empty line, can leave no more than the four a CRLF and
+             * an empty CRLF leave ("a\0\r\n\n"): the request is served with
+             * the value cut (docs/api.md). */
+            size_t nuls = 0;
+            while (nuls < vlen && v[vlen - 1 - nuls] == '\0')
+                nuls++;
+            size_t line_end = c->bare_lf ? 1 : 2;
+            cursor after = *c;
+            const char *next;
+            size_t next_len;
+            if (nuls == 0 || !clean_value(v, vlen - nuls) ||
+                !next_line(&after, &next, &next_len) || next_len != 0 ||
+                nuls + line_end + (after.bare_lf ? 1 : 2) > 4)
+                return FRAME_STOP;
+            vlen -= nuls;
+            *c = after;
+            ends_block = true;
+        } else if (!clean_value(v, vlen)) {
             return FRAME_STOP; /* NUL, a bare CR, another control byte */
+        }
         trim_ows(&v, &vlen);
         if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
             f->content_lengths++;
@@ -276,6 +299,8 @@ static frame_status read_fields(cursor *c, fields *f, bool trailers)
             f->close |= list_has(v, vlen, "close");
             f->keep_alive |= list_has(v, vlen, "keep-alive");
         }
+        if (ends_block)
+            return FRAME_OK;
     }
 }
 
