@@ -20,6 +20,7 @@
  * target and never called. */
 #define ATTEND_VEC_BYTES 64
 #if ARCH_X86_64
+#include <immintrin.h>
 #define KERNEL_TARGET __attribute__((target(ARCH_TARGET_AVX512)))
 #else
 #define KERNEL_TARGET
@@ -48,17 +49,31 @@ bool attend_kernels_usable(void)
 #define REAL double
 #define SFX(name) name##_f64
 typedef double vec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
+typedef int64_t ivec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define VEC vec_f64
+#define IVEC ivec_f64
+#if ARCH_X86_64
+#define VEC_MAX(a, b) (VEC) _mm512_max_pd((__m512d)(a), (__m512d)(b))
+#endif
 #include "core/attend_kernels_impl.inc"
 #undef REAL
 #undef SFX
 #undef VEC
+#undef IVEC
+#undef VEC_MAX
 
 #define REAL float
 #define SFX(name) name##_f32
 typedef float vec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
+typedef int32_t ivec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define VEC vec_f32
+#define IVEC ivec_f32
+#if ARCH_X86_64
+#define VEC_MAX(a, b) (VEC) _mm512_max_ps((__m512)(a), (__m512)(b))
+#endif
 #include "core/attend_kernels_impl.inc"
 #undef REAL
 #undef SFX
 #undef VEC
+#undef IVEC
+#undef VEC_MAX

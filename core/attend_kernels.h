@@ -64,13 +64,16 @@ void attend_pack_keys_f32(const float *k, size_t ldk, size_t rows, size_t d_k,
 
 /* s (rows, keys) = alpha · q (rows, d_k) @ Kᵀ[:, 0:keys] (d_k, keys); q has
  * row stride ldq, s lds; kt is packed (above), its padding zero.  Nothing is
- * read from s. */
+ * read from s.  row_max (rows), unless NULL, receives each row's largest
+ * score, NaNs skipped (−∞ if every score is NaN), as softmax_row_max()
+ * finds it: taken while the tile is in registers, it spares the softmax a
+ * pass over the row. */
 void attend_scores_f64(size_t rows, size_t keys, size_t d_k, double alpha,
                        const double *q, size_t ldq, const double *kt, double *s,
-                       size_t lds);
+                       size_t lds, double *row_max);
 void attend_scores_f32(size_t rows, size_t keys, size_t d_k, float alpha,
                        const float *q, size_t ldq, const float *kt, float *s,
-                       size_t lds);
+                       size_t lds, float *row_max);
 
 /* Can attend_product handle `cols` columns?  (A whole number of vectors.) */
 bool attend_product_fits_f64(size_t cols);

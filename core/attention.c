@@ -215,10 +215,11 @@ static size_t tile_keys(const attn_problem *p)
 }
 
 /* Elements of one thread's scratch in the fused pass: a score tile, the
- * output accumulator and the running maximum and sum. */
+ * output accumulator, the running maximum and sum and the tile's row
+ * maxima. */
 static size_t fused_scratch(const attn_problem *p)
 {
-    return scratch_rows(p) * (tile_keys(p) + p->d_v + 2);
+    return scratch_rows(p) * (tile_keys(p) + p->d_v + 3);
 }
 
 static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,

@@ -69,6 +69,15 @@ static void scores_match_dot_products_for_every_tail(void **state)
     scores_match_dot_products_for_every_tail_f32();
 }
 
+static void scores_row_max_finds_the_largest_score_anywhere(void **state)
+{
+    (void)state;
+    if (!attend_kernels_usable())
+        skip(); /* no AVX-512: the forward pass uses OpenBLAS */
+    scores_row_max_finds_the_largest_score_anywhere_f64();
+    scores_row_max_finds_the_largest_score_anywhere_f32();
+}
+
 static void product_matches_sums_for_every_width(void **state)
 {
     (void)state;
@@ -90,6 +99,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(packed_keys_hold_every_element_at_its_place),
         cmocka_unit_test(scores_match_dot_products_for_every_tail),
+        cmocka_unit_test(scores_row_max_finds_the_largest_score_anywhere),
         cmocka_unit_test(product_matches_sums_for_every_width),
         cmocka_unit_test(product_fits_whole_vectors_only),
     };
