@@ -517,6 +517,61 @@ static void overflowing_scores_are_reported_not_returned(void **state)
         }
 }
 
+/* Non-finite head outputs and outputs are found in whichever block of rows
+ * they are, by every task: 300 causal rows, and only the last ten reach
+ * values that overflow.  The output: rows 290 to 299 hold V's 1e308 and
+ * W_o's 1e308 takes them past DBL_MAX.  The head outputs: the fused pass
+ * sums exp(s − max) · v before it divides, ten times 1e308 for row 299. */
+static void overflows_in_the_last_rows_are_reported(void **state)
+{
+    (void)state;
+    enum { N = 300, D = 16, FIRST_BIG = 290 };
+    double *x = calloc(N * D, sizeof *x), *zeros = calloc(D * D, sizeof *x);
+    double *w_v = calloc(D * D, sizeof *x), *w_o = malloc(D * D * sizeof *x);
+    for (size_t i = FIRST_BIG; i < N; i++)
+        for (size_t j = 0; j < D; j++)
+            x[i * D + j] = 1;
+    for (size_t j = 0; j < D; j++)
+        w_v[j * D + j] = 1e308; /* v = x · 1e308 */
+    for (size_t j = 0; j < D * D; j++)
+        w_o[j] = 1e308;
+    attn_problem p = {.dtype = TENSOR_FLOAT64,
+                      .n = N,
+                      .m = N,
+                      .d = D,
+                      .d_c = D,
+                      .heads = 2,
+                      .d_k = D / 2,
+                      .d_v = D / 2,
+                      .d_out = D,
+                      .x = x,
+                      .w_q = zeros,
+                      .w_k = zeros,
+                      .w_v = w_v,
+                      .w_o = w_o,
+                      .causal = true};
+    pool *workers = pool_create(2, 4);
+    attn_result r;
+    for (int pooled = 0; pooled < 2; pooled++) {
+        /* scores 0: row i's weights 1/(i + 1), head outputs ≤ 10/291 · 1e308 */
+        assert_int_equal(
+            attn_forward(pooled ? workers : NULL, &p, want_all, &r),
+            ATTN_ERR_NONFINITE);
+        assert_int_equal(r.nonfinite_stage, ATTN_OUTPUT);
+        p.w_o = NULL;
+        assert_int_equal(attn_forward(pooled ? workers : NULL, &p,
+                                      ATTN_WANT(ATTN_OUTPUT), &r),
+                         ATTN_ERR_NONFINITE);
+        assert_int_equal(r.nonfinite_stage, ATTN_HEAD_OUTPUTS);
+        p.w_o = w_o;
+    }
+    pool_destroy(workers);
+    free(x);
+    free(zeros);
+    free(w_v);
+    free(w_o);
+}
+
 static void shapes_follow_the_lesson_002_example(void **state)
 {
     (void)state;
@@ -923,6 +978,7 @@ int main(void)
             a_query_with_no_visible_key_gets_zero_weights_and_output),
         cmocka_unit_test(key_padding_hides_keys_from_every_query),
         cmocka_unit_test(overflowing_scores_are_reported_not_returned),
+        cmocka_unit_test(overflows_in_the_last_rows_are_reported),
         cmocka_unit_test(shapes_follow_the_lesson_002_example),
         cmocka_unit_test(a_window_skips_only_the_keys_it_hides),
         cmocka_unit_test(absurd_shapes_overflow_to_size_max),
