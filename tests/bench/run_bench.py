@@ -138,10 +138,18 @@ class LineProcess:
     """A contestant answering one JSON line per command line."""
 
     def __init__(self, name, argv, env=None):
-        self.name = name
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True,
-                                     env=env)
+        self.name, self.argv, self.env = name, argv, env
+        self.proc = self._start()
+
+    def _start(self):
+        return subprocess.Popen(self.argv, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True,
+                                env=self.env)
+
+    def restart(self):
+        """A fresh process: new physical pages, so new cache-set luck."""
+        self.close()
+        self.proc = self._start()
 
     def ask(self, command):
         self.proc.stdin.write(command + "\n")
@@ -262,6 +270,16 @@ def run_core(args):
         for r in range(args.rounds):
             log(f"core round {r + 1}/{args.rounds}")
             order = names[r % len(names):] + names[:r % len(names)]
+            # our core in a fresh process every round, warmed up by one
+            # call per case: a long-lived process keeps the physical pages
+            # it first got, and with them its cache-set luck (one copy of a
+            # binary ran up to 6 % slower than another, all rounds long;
+            # tests/bench/ab_core.py)
+            for name in ("core", AVX2):
+                if r > 0:
+                    procs[name].restart()
+                    for case in cases:
+                        procs[name].ask("attn %s %d %d %d %d %d 1" % case)
             time.sleep(QUIET_SECONDS)
             peak = fma_peak(args, FMA_QUICK_SECONDS if args.quick
                             else FMA_SECONDS)

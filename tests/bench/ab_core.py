@@ -1,0 +1,71 @@
+"""Compare builds of the core: which of two bench_core binaries is faster, and
+by how much, beyond this machine's noise.
+
+    ab_core.py BENCH_CORE_A BENCH_CORE_B [--case "float32 1024 512 8 1 0"]...
+               [--rounds 24] [--calls 3]
+
+Each round starts every binary afresh (A, B and A again as a control, in
+turn, the order reversed every other round), lets it make its inputs, runs
+each case once to warm up and then CALLS times, and quits.  Prints, per
+case, each binary's median milliseconds per call over the rounds and the
+ratios A ÷ B and A ÷ control: the control's ratio is the noise the B ratio
+must stand out from.
+
+Why fresh processes: a long-lived process keeps the physical pages, and so
+the cache sets, it first got.  On this machine six long-lived copies of one
+binary, asked in turn, differed by up to 6 % in their medians, and one
+comparison of two long-lived builds showed 6 to 10 % that fresh processes
+(this script) put at 1 to 2 %.  The control still moves by 1 to 3.5 % here
+(three runs): a difference smaller than that is not one.  A case is
+bench_core's `attn` arguments without the call count (bench_core.c).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+DEFAULT_CASES = ["float32 1024 512 8 1 0", "float32 2048 512 8 1 0",
+                 "float64 1024 512 8 1 0", "float64 2048 512 8 1 0"]
+
+
+def one_process(binary, cases, calls):
+    """Milliseconds per call of each case, from one fresh process."""
+    commands = "".join(f"attn {c} 1\nattn {c} {calls}\n" for c in cases)
+    done = subprocess.run([binary], input=commands + "quit\n",
+                          capture_output=True, text=True, check=True)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    if len(answers) != 2 * len(cases) or any("error" in a for a in answers):
+        sys.exit(f"{binary}: unexpected answers {done.stdout!r}")
+    timed = answers[1::2]
+    return [a["seconds"] / a["calls"] * 1e3 for a in timed]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--case", action="append", dest="cases")
+    ap.add_argument("--rounds", type=int, default=24)
+    ap.add_argument("--calls", type=int, default=3)
+    args = ap.parse_args()
+    cases = args.cases or DEFAULT_CASES
+    contestants = [("A", args.a), ("B", args.b), ("control", args.a)]
+    times = {(name, c): [] for name, _ in contestants for c in cases}
+    for r in range(args.rounds):
+        order = contestants if r % 2 == 0 else contestants[::-1]
+        for name, binary in order:
+            for c, ms in zip(cases, one_process(binary, cases, args.calls)):
+                times[name, c].append(ms)
+    print(f"medians of {args.rounds} rounds, {args.calls} calls each, "
+          f"fresh processes; A = {args.a}, B = {args.b}")
+    for c in cases:
+        med = {name: statistics.median(times[name, c])
+               for name, _ in contestants}
+        print(f"{c}: A {med['A']:.2f} ms, B {med['B']:.2f} ms, control "
+              f"{med['control']:.2f} ms; A/B {med['A'] / med['B']:.3f}, "
+              f"A/control {med['A'] / med['control']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
