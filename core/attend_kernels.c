@@ -54,6 +54,8 @@ typedef int64_t ivec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define IVEC ivec_f64
 #if ARCH_X86_64
 #define VEC_MAX(a, b) (VEC) _mm512_max_pd((__m512d)(a), (__m512d)(b))
+#define VEC_PICK2(a, b, pick)                                                  \
+    (VEC) _mm512_permutex2var_pd((__m512d)(a), (__m512i)(pick), (__m512d)(b))
 #endif
 #include "core/attend_kernels_impl.inc"
 #undef REAL
@@ -61,6 +63,7 @@ typedef int64_t ivec_f64 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #undef VEC
 #undef IVEC
 #undef VEC_MAX
+#undef VEC_PICK2
 
 #define REAL float
 #define SFX(name) name##_f32
@@ -70,6 +73,8 @@ typedef int32_t ivec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #define IVEC ivec_f32
 #if ARCH_X86_64
 #define VEC_MAX(a, b) (VEC) _mm512_max_ps((__m512)(a), (__m512)(b))
+#define VEC_PICK2(a, b, pick)                                                  \
+    (VEC) _mm512_permutex2var_ps((__m512)(a), (__m512i)(pick), (__m512)(b))
 #endif
 #include "core/attend_kernels_impl.inc"
 #undef REAL
@@ -77,3 +82,4 @@ typedef int32_t ivec_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
 #undef VEC
 #undef IVEC
 #undef VEC_MAX
+#undef VEC_PICK2
