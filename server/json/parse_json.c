@@ -354,9 +354,35 @@ static void overflow_pointer(const char *text, size_t len, size_t end,
     }
 }
 
+/* Is text[0, run) one number as JSON writes it (RFC 8259: -?(0|[1-9]d*)
+ * (.d+)?([eE][+-]?d+)?)?  strtod() reads more: "1.", ".5", "01", "1.e5". */
+static bool json_number_whole(const char *text, size_t run)
+{
+    size_t i = text[0] == '-';
+    size_t digits = strspn(text + i, "0123456789");
+    if (digits == 0 || (digits > 1 && text[i] == '0'))
+        return false;
+    i += digits;
+    if (i < run && text[i] == '.') {
+        digits = strspn(text + i + 1, "0123456789");
+        if (digits == 0)
+            return false;
+        i += 1 + digits;
+    }
+    if (i < run && (text[i] == 'e' || text[i] == 'E')) {
+        i += text[i + 1] == '+' || text[i + 1] == '-' ? 2 : 1;
+        digits = strspn(text + i, "0123456789");
+        if (digits == 0)
+            return false;
+        i += digits;
+    }
+    return i == run;
+}
+
 /* Writes 0 over every JSON number of text[0, len) that is beyond a double
- * (padded with spaces, so that every other byte keeps its place).  text
- * ends with a NUL at text[len]. */
+ * (padded with spaces, so that every other byte keeps its place); a run of
+ * number characters that JSON would not read as a number is left for the
+ * parser to refuse.  text ends with a NUL at text[len]. */
 static void zero_overflowing_numbers(char *text, size_t len)
 {
     for (size_t i = 0; i < len;) {
@@ -375,7 +401,7 @@ static void zero_overflowing_numbers(char *text, size_t len)
         errno = 0;
         double value = strtod(text + i, &after);
         if (errno == ERANGE && fabs(value) == HUGE_VAL &&
-            after == text + i + run) {
+            after == text + i + run && json_number_whole(text + i, run)) {
             text[i] = '0';
             memset(text + i + 1, ' ', run - 1);
         }

@@ -260,6 +260,11 @@ raw["float32_beyond_double"] = (b'{"dtype":"float32","x":[[1,2],[-1e309,4]],'
 raw["scale_beyond_double"] = b'{"x":[[1,2],[3,4]],' + SMALL + b',"scale":1e999}'
 raw["float32_scale_beyond_float"] = (b'{"dtype":"float32","x":[[1,2],[3,4]],'
                                      + SMALL + b',"scale":1e39}')
+# beyond a double beside a number JSON does not allow ("1." before the
+# exponent, which strtod() reads): invalid_json, no pointer (found by the
+# fuzzer)
+raw["beyond_double_beside_bad_number"] = (b'{"x":[[1e309,1.e861]],' + SMALL
+                                          + b'}')
 # a NUL byte after a number, which jansson skips (found by the fuzzer)
 raw["nul_after_number"] = (b'{"x":[[1\x00,2],[3,4]],' + SMALL
                            + b',"scale":1e999}')

@@ -167,6 +167,15 @@ static const rejection rejections[] = {
      "/scale"},
     {"{\"x\":[[1e39,2]],\"dtype\":\"float32\"," VALID_TAIL "}", 400,
      "number_out_of_range", "/x/0/0"},
+    /* a number beyond a double is blamed only in a body that is JSON
+     * otherwise: "1.e5", "01" and "-" are not JSON numbers, though strtod()
+     * reads the first two (and 1.e861 beyond a double) */
+    {"{\"x\":[[1e999,1.e861]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,1.e5]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,01]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,-]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,-0.5e-3]]," VALID_TAIL "}", 400, "number_out_of_range",
+     "/x/0/0"},
     {"{\"x\":[[1,2]],\"w_o\":[[1,2]]," VALID_TAIL "}", 400, "shape_mismatch",
      "/w_o"},
     {"{\"x\":[[1,2]],\"w_q\":[[1],[0]],\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
