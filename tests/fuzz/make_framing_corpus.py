@@ -60,11 +60,8 @@ def main():
         case_name[0] = name
         return asked(name)
     c.case = case
-    test_framing.smuggling_and_syntax(c, 0)
-    test_framing.content_length_and_codings(c, 0)
-    test_framing.hosts_and_paths(c, 0)
-    test_framing.early_answers(c, 0)
-    test_framing.library_answers(c, 0)
+    for group in test_framing.CASE_GROUPS:
+        group(c, 0)
     test_framing.bearer_tokens(c, None)
     os.makedirs(out, exist_ok=True)
     for old in os.listdir(out):
