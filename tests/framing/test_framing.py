@@ -13,7 +13,11 @@ Every case is one connection and one exchange of bytes.  The rules checked:
   small the body (one without a body keeps the connection);
 - what libmicrohttpd answers itself, before the service sees the request
   (LIBRARY below, the list docs/api.md gives with the reasons), is at least
-  a refusal with the connection closed and nothing smuggled.
+  a refusal with the connection closed and nothing smuggled;
+- what libmicrohttpd 0.9.75 reads otherwise than RFC 9112 does, and hands
+  over byte for byte as a correct request (library_misreadings below, from
+  docs/api.md's list), is served as the library reads it, and the same
+  bytes one NUL longer are refused.
 
 usage: test_framing.py SERVER_BIN [-k SUBSTRING]"""
 import json
