@@ -66,7 +66,7 @@ define apt_install
 	fi
 endef
 
-CORE_SRC   := core/pool.c core/attention.c core/softmax_rows.c core/arch.c \
+CORE_SRC   := core/pool.c core/attention.c core/attn_stop.c core/softmax_rows.c core/arch.c \
               core/attend_kernels.c
 # server/, one folder a room; a room includes only rooms below it
 # (make test-layout): base ← json ← api ← http, with obs and setup beside.

@@ -60,6 +60,10 @@ typedef enum {
  * context, key_padding (and allow/bias when mask_per_sequence) hold B of
  * what the comments below say, stacked on a leading axis, and every stage
  * gains that axis: (B, h, n, m), (B, n, d_out), ... */
+/* A job's stop flag and deadline (core/attn_stop.h); opaque here, so that
+ * the C++ parsers that include this header need no C atomics. */
+typedef struct attn_stop attn_stop;
+
 typedef struct {
     tensor_dtype dtype;
     size_t batch; /* B ≥ 1, or 0: one sequence, no batch axis */
@@ -126,12 +130,17 @@ typedef struct {
     size_t past;
     const void *past_k; /* (h_kv, m₀, d_k), or NULL when past is 0 */
     const void *past_v; /* (h_kv, m₀, d_v)                         */
+    /* Read once per block of work: the pass returns ATTN_ERR_CANCELLED or
+     * ATTN_ERR_DEADLINE when it fires.  NULL: runs to the end. */
+    attn_stop *stop;
 } attn_problem;
 
 typedef enum {
     ATTN_OK = 0,
     ATTN_ERR_NOMEM,     /* an allocation failed; nothing is returned */
     ATTN_ERR_NONFINITE, /* a stage produced NaN or ±∞                */
+    ATTN_ERR_CANCELLED, /* p->stop was cancelled; nothing is returned */
+    ATTN_ERR_DEADLINE,  /* p->stop's deadline passed; nothing either  */
 } attn_status;
 
 typedef struct {
