@@ -71,7 +71,8 @@ CORE_SRC   := core/pool.c core/attention.c core/attn_stop.c core/softmax_rows.c 
 # server/, one folder a room; a room includes only rooms below it
 # (make test-layout): base ← json ← api ← http, with obs and setup beside.
 SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
-               server/base/problem.c server/base/budget.c \
+               server/base/error_codes.c server/base/problem.c \
+               server/base/budget.c \
                server/base/block_cache.c
 SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/codec_error.c server/json/schema.c \

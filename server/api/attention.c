@@ -59,13 +59,11 @@ static void compute_and_encode(pool *workers, const api_request *req,
 /* The codec's error becomes an error reply here, and only here. */
 void api_codec_error_reply(const codec_error *err, reply *out)
 {
-    if (err->status == 503)
-        problem_reply_retry(out, err->code, "%s", err->detail);
-    else
-        problem_reply(out, err->status, err->code,
-                      err->pointer[0] || err->status == 400 ? err->pointer
-                                                            : NULL,
-                      "%s", err->detail);
+    unsigned status = error_code_info(err->code)->status;
+    const char *pointer =
+        err->pointer[0] || status == 400 ? err->pointer : NULL;
+    problem_reply(out, err->code, status == 503 ? NULL : pointer, "%s",
+                  err->detail);
 }
 
 /* /v1's reply: encode.c's JSON document. */
@@ -138,9 +136,9 @@ bool api_attention_inline(const request_limits *limits, budget *memory,
     *deferred = malloc(sizeof **deferred);
     if (!*deferred) {
         api_request_free(&req);
-        problem_reply_retry(out, "out_of_memory",
-                            "the server could not allocate memory for this "
-                            "request");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate memory for this "
+                      "request");
         return true;
     }
     **deferred = req;
@@ -194,15 +192,15 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     else
         need = SIZE_MAX;
     if (need > limits->max_request_memory) {
-        problem_reply(out, 413, "limit_exceeded", NULL,
+        problem_reply(out, ERR_LIMIT_EXCEEDED, NULL,
                       "computing and returning this request needs %zu MiB; "
                       "at most %zu MiB per request (--max-request-memory)",
                       need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
                       limits->max_request_memory >> 20);
     } else if (!budget_reserve(memory, need)) {
-        problem_reply_retry(out, "overloaded",
-                            "the memory budget for requests in flight is used "
-                            "up; retry shortly");
+        problem_reply(out, ERR_OVERLOADED, NULL,
+                      "the memory budget for requests in flight is used "
+                      "up; retry shortly");
     } else {
         compute_and_encode(workers, &req, reply_bytes, enc, out, stats,
                            cancelled, cancelled_ctx);
@@ -233,7 +231,7 @@ static void compute_and_encode(pool *workers, const api_request *req,
         /* advice only where it would help: the stage's own cause, and
          * float64 only to a float32 request */
         attn_stage stage = result.nonfinite_stage;
-        problem_reply(out, 422, "non_finite_result", NULL,
+        problem_reply(out, ERR_NON_FINITE_RESULT, NULL,
                       "the %s stage is not finite (overflow in %s); %s%s",
                       attn_stage_name(stage), tensor_dtype_name(p->dtype),
                       stage == ATTN_SCALED_SCORES ? "use a smaller scale"
@@ -243,16 +241,16 @@ static void compute_and_encode(pool *workers, const api_request *req,
                           : "scale the inputs down",
                       p->dtype == TENSOR_FLOAT32 ? " or use float64" : "");
     } else if (status != ATTN_OK) {
-        problem_reply_retry(out, "out_of_memory",
-                            "the server could not allocate memory for this "
-                            "request");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate memory for this "
+                      "request");
     } else if (cancelled && cancelled(cancelled_ctx)) {
         attn_result_free(&result);
     } else if (!api_select_heads(req, &result)) {
         attn_result_free(&result);
-        problem_reply_retry(out, "out_of_memory",
-                            "the server could not allocate the heads asked "
-                            "for");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate the heads asked "
+                      "for");
     } else {
         buf_chain chain = {0};
         /* one allocation for what is written on this thread, no doubling */
@@ -267,8 +265,8 @@ static void compute_and_encode(pool *workers, const api_request *req,
             parts = malloc(chain.count * sizeof *parts);
         if (!parts) {
             buf_chain_free(&chain);
-            problem_reply_retry(out, "out_of_memory",
-                                "the server could not allocate the response");
+            problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                          "the server could not allocate the response");
             return;
         }
         size_t count = 0;

@@ -30,16 +30,16 @@ void api_readyz(const api_env *env, reply *out)
 {
     static const char ready[] = "{\"status\":\"ready\"}\n";
     if (env->draining) {
-        problem_reply_retry(out, "draining", "the server is shutting down");
+        problem_reply(out, ERR_DRAINING, NULL, "the server is shutting down");
     } else if ((double)env->queue_depth >=
                    HEALTH_READY_QUEUE_SHARE * (double)env->max_queue ||
                env->memory_used >=
                    env->memory_limit / 10 * HEALTH_READY_MEMORY_TENTHS) {
-        problem_reply_retry(out, "overloaded",
-                            "saturated: %zu requests queued, %zu MiB of %zu "
-                            "MiB reserved",
-                            env->queue_depth, env->memory_used >> 20,
-                            env->memory_limit >> 20);
+        problem_reply(out, ERR_OVERLOADED, NULL,
+                      "saturated: %zu requests queued, %zu MiB of %zu "
+                      "MiB reserved",
+                      env->queue_depth, env->memory_used >> 20,
+                      env->memory_limit >> 20);
     } else {
         reply_set_static(out, 200, "application/json", ready, sizeof ready - 1);
     }

@@ -27,7 +27,7 @@ void api_metrics_page(const api_env *env, reply *out)
                env->deadline_closed);
     if (buf_failed(&b)) {
         buf_free(&b);
-        problem_reply(out, 503, "out_of_memory", NULL, "out of memory");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL, "out of memory");
         return;
     }
     size_t len;

@@ -117,8 +117,8 @@ void api_oip_model_metadata(const api_env *env, reply *out)
     (void)env;
     pthread_once(&model_metadata_once, write_model_metadata);
     if (buf_failed(&model_metadata)) {
-        problem_reply_retry(out, "out_of_memory",
-                            "the server could not allocate the metadata");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate the metadata");
         return;
     }
     reply_set_static(out, 200, "application/json", model_metadata.data,
@@ -138,18 +138,18 @@ void api_oip_not_found(const api_env *env, reply *out)
         if (len == (int)strlen(OIP_MODEL_NAME) &&
             strncmp(model, OIP_MODEL_NAME, (size_t)len) == 0)
             problem_reply(
-                out, 404, "not_found", NULL,
+                out, ERR_NOT_FOUND, NULL,
                 "no such route of model " OIP_MODEL_NAME
                 " (it has no versions): GET " MODELS_PREFIX OIP_MODEL_NAME
                 ", GET .../ready, POST .../infer");
         else
-            problem_reply(out, 404, "not_found", NULL,
+            problem_reply(out, ERR_NOT_FOUND, NULL,
                           "unknown model \"%.*s\"; this server serves one "
                           "model, \"" OIP_MODEL_NAME "\"",
                           len > 64 ? 64 : len, model);
         return;
     }
-    problem_reply(out, 404, "not_found", NULL,
+    problem_reply(out, ERR_NOT_FOUND, NULL,
                   "no such path; the Open Inference Protocol's routes are "
                   "/v2, /v2/health/live, /v2/health/ready and " MODELS_PREFIX
                       OIP_MODEL_NAME "[/ready|/infer]");
@@ -245,9 +245,9 @@ bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
     if (!decoded) {
         api_request_free(&req);
         oip_reply_plan_free(&plan);
-        problem_reply_retry(out, "out_of_memory",
-                            "the server could not allocate memory for this "
-                            "request");
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate memory for this "
+                      "request");
         return true;
     }
     *decoded = (oip_decoded){req, plan};

@@ -9,49 +9,16 @@
 /* A detail longer than this is cut: it is one sentence for a human. */
 #define PROBLEM_DETAIL_MAX 1024
 
-const char *problem_title(unsigned status)
-{
-    switch (status) {
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 408:
-        return "Request Timeout";
-    case 413:
-        return "Content Too Large";
-    case 415:
-        return "Unsupported Media Type";
-    case 422:
-        return "Unprocessable Content";
-    case 431:
-        return "Request Header Fields Too Large";
-    case 500:
-        return "Internal Server Error";
-    case 501:
-        return "Not Implemented";
-    case 503:
-        return "Service Unavailable";
-    default:
-        return "Error";
-    }
-}
-
 /* The RFC 9457 document up to its pointer: {"type", "title", "status",
  * "code", "detail". */
-static void problem_write(buf *b, unsigned status, const char *code,
-                          const char *detail)
+static void problem_write(buf *b, const error_code_row *row, const char *detail)
 {
     buf_puts(b, "{\"type\":");
-    buf_printf(b, "\"urn:attention:problem:%s\"", code);
+    buf_printf(b, "\"urn:attention:problem:%s\"", row->name);
     buf_puts(b, ",\"title\":");
-    buf_json_string(b, problem_title(status));
-    buf_printf(b, ",\"status\":%u,\"code\":", status);
-    buf_json_string(b, code);
+    buf_json_string(b, row->title);
+    buf_printf(b, ",\"status\":%u,\"code\":", row->status);
+    buf_json_string(b, row->name);
     buf_puts(b, ",\"detail\":");
     buf_json_string(b, detail);
 }
@@ -68,15 +35,15 @@ static void oip_error_write(buf *b, const char *code, const char *detail)
 
 /* Builds the error body of an already formatted detail, in the shape the
  * reply's route speaks. */
-static void problem_build(reply *r, unsigned status, const char *code,
+static void problem_build(reply *r, const error_code_row *row,
                           const char *pointer, const char *detail)
 {
     bool oip = r->error_shape == REPLY_ERRORS_OIP;
     buf b = {0};
     if (oip)
-        oip_error_write(&b, code, detail);
+        oip_error_write(&b, row->name, detail);
     else
-        problem_write(&b, status, code, detail);
+        problem_write(&b, row, detail);
     if (pointer) {
         buf_puts(&b, ",\"pointer\":");
         buf_json_string(&b, pointer);
@@ -98,34 +65,24 @@ static void problem_build(reply *r, unsigned status, const char *code,
         else
             reply_set_static(r, 503, "application/problem+json", fallback,
                              sizeof fallback - 1);
-        r->retry_after = PROBLEM_RETRY_AFTER_SECONDS;
+        r->retry_after = error_code_info(ERR_OUT_OF_MEMORY)->retry_after;
         return;
     }
     size_t len;
     char *body = buf_take(&b, &len);
-    reply_set_owned(r, status,
+    reply_set_owned(r, row->status,
                     oip ? "application/json" : "application/problem+json", body,
                     len);
+    r->retry_after = row->retry_after;
 }
 
-void problem_reply(reply *r, unsigned status, const char *code,
-                   const char *pointer, const char *fmt, ...)
+void problem_reply(reply *r, error_code code, const char *pointer,
+                   const char *fmt, ...)
 {
     char detail[PROBLEM_DETAIL_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    problem_build(r, status, code, pointer, detail);
-}
-
-void problem_reply_retry(reply *r, const char *code, const char *fmt, ...)
-{
-    char detail[PROBLEM_DETAIL_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    problem_build(r, 503, code, NULL, detail);
-    r->retry_after = PROBLEM_RETRY_AFTER_SECONDS;
+    problem_build(r, error_code_info(code), pointer, detail);
 }

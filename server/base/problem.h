@@ -15,27 +15,16 @@
 #ifndef SERVER_PROBLEM_H
 #define SERVER_PROBLEM_H
 
+#include "server/base/error_codes.h"
 #include "server/base/reply.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Seconds a client is told to wait (Retry-After) when the server is busy or
- * shutting down: queues drain and budgets free up within about a second, and
- * a balancer retries on another replica sooner than that anyway. */
-#define PROBLEM_RETRY_AFTER_SECONDS 1
-
-/* pointer may be NULL (no field to blame). */
-void problem_reply(reply *r, unsigned status, const char *code,
-                   const char *pointer, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* 503 Service Unavailable with Retry-After: PROBLEM_RETRY_AFTER_SECONDS:
- * the request was fine, the server cannot take it now. */
-void problem_reply_retry(reply *r, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* The reason phrase of an HTTP status ("Bad Request"). */
-const char *problem_title(unsigned status);
+/* The reply of error `code` (error_codes.h): its status, title and, for a
+ * 503, Retry-After from the table.  pointer may be NULL (no field to
+ * blame). */
+void problem_reply(reply *r, error_code code, const char *pointer,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

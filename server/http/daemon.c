@@ -267,9 +267,8 @@ static void pool_job(void *arg)
         /* nobody to answer: 499 (as nginx logs it) is only logged */
         reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     } else if (atomic_load(&srv->abandon)) {
-        problem_reply_retry(
-            &req->rep, "draining",
-            "the server shut down before this request could run");
+        problem_reply(&req->rep, ERR_DRAINING, NULL,
+                      "the server shut down before this request could run");
     } else {
         api_job job = {
             .workers = srv->workers,
@@ -311,9 +310,9 @@ static size_t estimate_memory(size_t body_len)
 
 static void refuse_over_budget(request *req)
 {
-    problem_reply_retry(&req->rep, "overloaded",
-                        "the server's memory budget for requests in flight "
-                        "is used up; retry shortly");
+    problem_reply(&req->rep, ERR_OVERLOADED, NULL,
+                  "the server's memory budget for requests in flight "
+                  "is used up; retry shortly");
     req->state = REQ_REPLIED;
 }
 
@@ -345,9 +344,9 @@ static enum MHD_Result submit_job(request *req)
             req->deferred = NULL;
         }
         req->state = REQ_REPLIED;
-        problem_reply_retry(&req->rep, "overloaded",
-                            "%zu requests are already waiting; retry shortly",
-                            srv->cfg->max_queue);
+        problem_reply(&req->rep, ERR_OVERLOADED, NULL,
+                      "%zu requests are already waiting; retry shortly",
+                      srv->cfg->max_queue);
         return MHD_YES; /* queued on the call that follows the resume */
     }
     return MHD_YES;
@@ -416,18 +415,18 @@ static void route_request(http_server *srv, request *req, const char *url,
     reply *r = &req->rep;
     req->state = REQ_REPLIED; /* unless the request goes on */
     if (!rt) {
-        problem_reply(r, 404, "not_found", NULL,
+        problem_reply(r, ERR_NOT_FOUND, NULL,
                       "no such path; the API is POST /v1/attention");
     } else if (strcmp(method, "OPTIONS") == 0) { /* CORS preflight */
         reply_set_static(r, 204, NULL, "", 0);
         r->allow = routes_allow_header(rt);
     } else if (!routes_allows(rt, method)) {
-        problem_reply(r, 405, "method_not_allowed", NULL,
+        problem_reply(r, ERR_METHOD_NOT_ALLOWED, NULL,
                       "%s does not accept %s; allowed: %s", url, method,
                       routes_allow_header(rt));
         r->allow = routes_allow_header(rt);
     } else if (rt->needs_auth && !guard_authorized(&srv->api_key, req->conn)) {
-        problem_reply(r, 401, "unauthorized", NULL,
+        problem_reply(r, ERR_UNAUTHORIZED, NULL,
                       "a valid bearer token is required (Authorization: "
                       "Bearer <key>)");
         r->www_authenticate = true;
@@ -436,7 +435,7 @@ static void route_request(http_server *srv, request *req, const char *url,
         env.path = req->path;
         rt->answer(&env, r);
     } else if (!rt->any_content_type && !guard_json_content_type(req->conn)) {
-        problem_reply(r, 415, "unsupported_media_type", NULL,
+        problem_reply(r, ERR_UNSUPPORTED_MEDIA_TYPE, NULL,
                       "send the request with Content-Type: application/json");
     } else {
         req->state = REQ_RECEIVING;
@@ -480,7 +479,7 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
 
 static void refuse_body_too_large(request *req)
 {
-    problem_reply(&req->rep, 413, "body_too_large", NULL,
+    problem_reply(&req->rep, ERR_BODY_TOO_LARGE, NULL,
                   "the body is larger than %zu bytes (--max-body)",
                   req->srv->cfg->max_body);
     req->state = REQ_REPLIED;
@@ -517,9 +516,9 @@ static bool body_append(request *req, const char *data, size_t size)
             return false;
         char *grown = realloc(req->body, cap);
         if (!grown) {
-            problem_reply_retry(&req->rep, "out_of_memory",
-                                "the server could not allocate memory for "
-                                "the body");
+            problem_reply(&req->rep, ERR_OUT_OF_MEMORY, NULL,
+                          "the server could not allocate memory for "
+                          "the body");
             req->state = REQ_REPLIED;
             return false;
         }

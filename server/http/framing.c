@@ -283,10 +283,11 @@ static bool all_digits(const char *s, size_t len)
     return true;
 }
 
-/* Transfer-Encoding (RFC 9112 6.1, 6.3): 0 when it is "chunked" alone, as
- * libmicrohttpd reads it; else the status to refuse with, and *why. */
-static unsigned check_transfer_coding(const char *value, size_t len,
-                                      const char **why)
+/* Transfer-Encoding (RFC 9112 6.1, 6.3): ERR_NONE when it is "chunked"
+ * alone, as libmicrohttpd reads it; else the code to refuse with, and
+ * *why. */
+static error_code check_transfer_coding(const char *value, size_t len,
+                                        const char **why)
 {
     bool chunked = false, chunked_last = false, unknown = false;
     size_t i = 0;
@@ -304,7 +305,7 @@ static unsigned check_transfer_coding(const char *value, size_t len,
         if (end - start == 7 && strncasecmp(value + start, "chunked", 7) == 0) {
             if (chunked) {
                 *why = "chunked is applied more than once";
-                return 400;
+                return ERR_BAD_REQUEST;
             }
             chunked = chunked_last = true;
         } else {
@@ -315,24 +316,23 @@ static unsigned check_transfer_coding(const char *value, size_t len,
     if (chunked && !chunked_last) {
         *why = "chunked is not the last transfer coding, so the body's "
                "length cannot be known";
-        return 400;
+        return ERR_BAD_REQUEST;
     }
     if (unknown || !chunked) {
         *why = "the only transfer coding this server reads is chunked";
-        return 501;
+        return ERR_UNSUPPORTED_TRANSFER_CODING;
     }
     if (len != 7) {
         *why = "write the header as \"Transfer-Encoding: chunked\", without "
                "other list items or trailing whitespace";
-        return 400;
+        return ERR_BAD_REQUEST;
     }
-    return 0;
+    return ERR_NONE;
 }
 
-static bool refuse(reply *out, unsigned status, const char *code,
-                   const char *why)
+static bool refuse(reply *out, error_code code, const char *why)
 {
-    problem_reply(out, status, code, NULL, "%s", why);
+    problem_reply(out, code, NULL, "%s", why);
     return true;
 }
 
@@ -341,50 +341,47 @@ bool framing_refused(struct MHD_Connection *conn, const char *method,
 {
     header_scan scan = {0};
     if (!scan_headers(conn, method, url, version, &scan))
-        return refuse(out, 400, "bad_request", scan.problem);
+        return refuse(out, ERR_BAD_REQUEST, scan.problem);
     if (scan.bytes > FRAMING_MAX_HEADER_BYTES) {
-        problem_reply(out, 431, "headers_too_large", NULL,
+        problem_reply(out, ERR_HEADERS_TOO_LARGE, NULL,
                       "the request headers take %zu bytes; at most %zu",
                       scan.bytes, FRAMING_MAX_HEADER_BYTES);
         return true;
     }
     if (!is_token(method, strlen(method)))
-        return refuse(out, 400, "bad_request", "the method is not a token");
+        return refuse(out, ERR_BAD_REQUEST, "the method is not a token");
     if (scan.content_lengths > 1)
-        return refuse(out, 400, "bad_request",
+        return refuse(out, ERR_BAD_REQUEST,
                       "more than one Content-Length header: the body's "
                       "length is ambiguous");
     if (scan.content_lengths && scan.transfer_encodings)
-        return refuse(out, 400, "bad_request",
+        return refuse(out, ERR_BAD_REQUEST,
                       "both Content-Length and Transfer-Encoding: the body's "
                       "length is ambiguous");
     if (scan.content_lengths &&
         !all_digits(scan.content_length, scan.content_length_len))
-        return refuse(out, 400, "bad_request",
+        return refuse(out, ERR_BAD_REQUEST,
                       "Content-Length is not one decimal number");
     bool http11 = strcmp(version, "HTTP/1.1") == 0;
     if (scan.transfer_encodings) {
         const char *why = NULL;
-        unsigned status;
+        error_code refused;
         if (!http11)
-            return refuse(out, 400, "bad_request",
+            return refuse(out, ERR_BAD_REQUEST,
                           "Transfer-Encoding in an HTTP/1.0 request");
         if (scan.transfer_encodings > 1)
-            return refuse(out, 400, "bad_request",
+            return refuse(out, ERR_BAD_REQUEST,
                           "more than one Transfer-Encoding header");
-        status = check_transfer_coding(scan.transfer_encoding,
-                                       scan.transfer_encoding_len, &why);
-        if (status)
-            return refuse(out, status,
-                          status == 501 ? "unsupported_transfer_coding"
-                                        : "bad_request",
-                          why);
+        refused = check_transfer_coding(scan.transfer_encoding,
+                                        scan.transfer_encoding_len, &why);
+        if (refused != ERR_NONE)
+            return refuse(out, refused, why);
     }
     if (scan.hosts > 1 || (http11 && scan.hosts == 0))
-        return refuse(out, 400, "bad_request",
+        return refuse(out, ERR_BAD_REQUEST,
                       "an HTTP/1.1 request carries exactly one Host header");
     if (scan.hosts && !valid_host(scan.host, scan.host_len))
-        return refuse(out, 400, "bad_request",
+        return refuse(out, ERR_BAD_REQUEST,
                       "the Host header is not a host and port");
     return false;
 }

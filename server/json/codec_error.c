@@ -4,10 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-bool codec_fail(codec_error *err, unsigned status, const char *code,
-                const char *pointer, const char *fmt, ...)
+bool codec_fail(codec_error *err, error_code code, const char *pointer,
+                const char *fmt, ...)
 {
-    err->status = status;
     err->code = code;
     snprintf(err->pointer, sizeof err->pointer, "%s", pointer ? pointer : "");
     va_list ap;

@@ -1,13 +1,15 @@
 /*
  * codec_error.h - the codec's one error type: why a request body was refused,
- * with an HTTP status, a stable machine code, a message for a person and,
- * where one value is to blame, an RFC 6901 JSON Pointer to it.
+ * with a stable machine code (error_codes.h: its status follows), a message for
+ * a person and, where one value is to blame, an RFC 6901 JSON Pointer to it.
  *
  * Everything in server/json/ reports through this type and knows nothing of
  * HTTP replies; the endpoint turns it into problem+json.
  */
 #ifndef SERVER_JSON_CODEC_ERROR_H
 #define SERVER_JSON_CODEC_ERROR_H
+
+#include "server/base/error_codes.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,17 +26,15 @@ extern "C" {
 #define CODEC_DETAIL_MAX 1200
 
 typedef struct {
-    unsigned status;                 /* 400, 413, 422 or 503 */
-    const char *code;                /* e.g. "ragged_array" (static) */
+    error_code code;                 /* e.g. ERR_RAGGED_ARRAY */
     char pointer[CODEC_POINTER_MAX]; /* "" when no value is to blame */
     char detail[CODEC_DETAIL_MAX];
 } codec_error;
 
 /* Fills err and returns false, so a check reads `return codec_fail(...)`.
  * pointer may be NULL (no value to blame). */
-bool codec_fail(codec_error *err, unsigned status, const char *code,
-                const char *pointer, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+bool codec_fail(codec_error *err, error_code code, const char *pointer,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Appends "/token" to the pointer held in out[size], escaping '~' and '/'
  * (RFC 6901 §3).  Returns false when it does not fit (out is then cut short

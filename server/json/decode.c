@@ -23,9 +23,9 @@
 /* ---- the small fields, by kind ----------------------------------------- */
 
 /* The code of a value of the wrong JSON type. */
-static const char *type_code(const schema_field *row)
+static error_code type_code(const schema_field *row)
 {
-    return row->type_code ? row->type_code : "wrong_type";
+    return row->type_code ? row->type_code : ERR_WRONG_TYPE;
 }
 
 static bool take_integer(json_t *v, const schema_field *row, const char *ptr,
@@ -33,22 +33,22 @@ static bool take_integer(json_t *v, const schema_field *row, const char *ptr,
                          codec_error *err)
 {
     if (!json_is_number(v))
-        return codec_fail(err, 400, type_code(row), ptr,
-                          "%s must be an integer", row->name);
+        return codec_fail(err, type_code(row), ptr, "%s must be an integer",
+                          row->name);
     double value = json_number_value(v);
     if (value != floor(value))
-        return codec_fail(err, 400, row->invalid_code, ptr,
+        return codec_fail(err, row->invalid_code, ptr,
                           "%s must be a whole number, got %g", row->name,
                           value);
     if (value < row->min)
-        return codec_fail(err, 400, row->invalid_code, ptr,
+        return codec_fail(err, row->invalid_code, ptr,
                           "%s must be at least %g, got %g", row->name, row->min,
                           value);
     if (row->limit_flag) {
         size_t limit;
         memcpy(&limit, (const char *)limits + row->limit_offset, sizeof limit);
         if (value > (double)limit)
-            return codec_fail(err, 413, "limit_exceeded", ptr,
+            return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                               "%s may be at most %zu (%s)", row->name, limit,
                               row->limit_flag);
     }
@@ -60,11 +60,11 @@ static bool take_number(json_t *v, const schema_field *row, const char *ptr,
                         schema_value *out, codec_error *err)
 {
     if (!json_is_number(v))
-        return codec_fail(err, 400, type_code(row), ptr, "%s must be a number",
+        return codec_fail(err, type_code(row), ptr, "%s must be a number",
                           row->name);
     double value = json_number_value(v);
     if (row->positive && (!(value > 0) || !isfinite(value)))
-        return codec_fail(err, 400, row->invalid_code, ptr,
+        return codec_fail(err, row->invalid_code, ptr,
                           "%s must be a positive number, got %g", row->name,
                           value);
     out->number = value;
@@ -95,14 +95,14 @@ static bool take_choice(json_t *v, const schema_field *row, const char *ptr,
     choice_words(row, words, sizeof words);
     const char *s = json_string_value(v);
     if (!s)
-        return codec_fail(err, 400, type_code(row), ptr,
-                          "%s must be a string: %s", row->name, words);
+        return codec_fail(err, type_code(row), ptr, "%s must be a string: %s",
+                          row->name, words);
     int value = -1;
     for (size_t i = 0; i < row->choice_count && value < 0; i++)
         if (strcmp(row->choices[i].name, s) == 0)
             value = row->choices[i].value;
     if (value < 0)
-        return codec_fail(err, 400, row->invalid_code, ptr, "%s must be %s",
+        return codec_fail(err, row->invalid_code, ptr, "%s must be %s",
                           row->name, words);
     out->choice = value;
     return true;
@@ -112,8 +112,8 @@ static bool take_boolean(json_t *v, const schema_field *row, const char *ptr,
                          schema_value *out, codec_error *err)
 {
     if (!json_is_boolean(v))
-        return codec_fail(err, 400, type_code(row), ptr,
-                          "%s must be true or false", row->name);
+        return codec_fail(err, type_code(row), ptr, "%s must be true or false",
+                          row->name);
     out->boolean = json_is_true(v);
     return true;
 }
@@ -122,7 +122,7 @@ static bool take_stages(json_t *v, const schema_field *row, const char *ptr,
                         schema_value *out, codec_error *err)
 {
     if (!json_is_array(v))
-        return codec_fail(err, 400, type_code(row), ptr,
+        return codec_fail(err, type_code(row), ptr,
                           "%s must be an array of stage names", row->name);
     out->stages = 0;
     for (size_t i = 0; i < json_array_size(v); i++) {
@@ -130,7 +130,7 @@ static bool take_stages(json_t *v, const schema_field *row, const char *ptr,
         codec_pointer(item, row->name, &i, 1);
         const char *name = json_string_value(json_array_get(v, i));
         if (!name)
-            return codec_fail(err, 400, type_code(row), item,
+            return codec_fail(err, type_code(row), item,
                               "%s must list stage names as strings", row->name);
         int s = 0;
         while (s < ATTN_STAGE_COUNT && strcmp(name, attn_stage_name(s)) != 0)
@@ -138,7 +138,7 @@ static bool take_stages(json_t *v, const schema_field *row, const char *ptr,
         if (s == ATTN_STAGE_COUNT) {
             char stages[SCHEMA_LIST_MAX];
             schema_stage_list(stages);
-            return codec_fail(err, 400, row->invalid_code, item,
+            return codec_fail(err, row->invalid_code, item,
                               "unknown stage name; use %s", stages);
         }
         out->stages |= ATTN_WANT(s);
@@ -152,7 +152,7 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
                         schema_value *out, codec_error *err)
 {
     if (!json_is_array(v))
-        return codec_fail(err, 400, type_code(row), ptr,
+        return codec_fail(err, type_code(row), ptr,
                           "%s must be an array of strings", row->name);
     bool nested = json_is_array(json_array_get(v, 0));
     size_t lists = nested ? json_array_size(v) : 1;
@@ -165,8 +165,8 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
         if (!json_is_array(list) || json_array_size(list) != per_list) {
             codec_pointer(item, row->name, index, 1);
             return codec_fail(
-                err, 400,
-                json_is_array(list) ? "shape_mismatch" : type_code(row), item,
+                err, json_is_array(list) ? ERR_SHAPE_MISMATCH : type_code(row),
+                item,
                 "%s holds lists of labels: one per sequence, "
                 "each as long as the first (%zu)",
                 row->name, per_list);
@@ -175,7 +175,7 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
             if (!json_is_string(json_array_get(list, i))) {
                 index[nested ? 1 : 0] = i;
                 codec_pointer(item, row->name, index, nested ? 2 : 1);
-                return codec_fail(err, 400, type_code(row), item,
+                return codec_fail(err, type_code(row), item,
                                   "labels are strings");
             }
     }
@@ -183,7 +183,7 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
     size_t count = lists * per_list; /* bounded by the body's size */
     labels->names = calloc(count + 1, sizeof *labels->names);
     if (!labels->names)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     labels->lists = nested ? lists : 0;
     for (; labels->count < count; labels->count++) {
         json_t *list = nested ? json_array_get(v, labels->count / per_list) : v;
@@ -191,7 +191,7 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
             json_string_value(json_array_get(list, labels->count % per_list));
         labels->names[labels->count] = strdup(s);
         if (!labels->names[labels->count])
-            return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+            return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     }
     return true;
 }
@@ -213,7 +213,7 @@ static bool take_object(json_t *v, const schema_field *row, const char *ptr,
         return true;
     }
     if (!json_is_object(v))
-        return codec_fail(err, 400, type_code(row), ptr,
+        return codec_fail(err, type_code(row), ptr,
                           "%s must be true, false or an object of %s",
                           row->name, names);
     const char *key;
@@ -228,7 +228,7 @@ static bool take_object(json_t *v, const schema_field *row, const char *ptr,
         while (i < row->member_count && strcmp(row->members[i].name, key) != 0)
             i++;
         if (i == row->member_count)
-            return codec_fail(err, 400, row->invalid_code, at,
+            return codec_fail(err, row->invalid_code, at,
                               "%s has no member \"%.64s\" (its members are "
                               "%s)",
                               row->name, key, names);
@@ -280,7 +280,7 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
         ok = take_object(v, row, pointer, limits, out, err);
         break;
     case SCHEMA_TENSOR:
-        return codec_fail(err, 400, "wrong_type", pointer,
+        return codec_fail(err, ERR_WRONG_TYPE, pointer,
                           "%s is a tensor, not a value", row->name);
     }
     out->present = ok;
@@ -315,7 +315,7 @@ static bool check_required(const raw_request *raw, codec_error *err)
         if (row->required && !present) {
             char ptr[CODEC_POINTER_MAX];
             codec_pointer(ptr, row->name, NULL, 0);
-            return codec_fail(err, 400, "missing_field", ptr, "%s is required",
+            return codec_fail(err, ERR_MISSING_FIELD, ptr, "%s is required",
                               row->name);
         }
     }

@@ -163,7 +163,7 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
     char ptr[CODEC_POINTER_MAX];
     if (!json_is_object(params)) {
         pointer2(ptr, "parameters", NULL);
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "parameters must be an object of name: value");
     }
     const char *key;
@@ -173,36 +173,36 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
         pointer2(ptr, "parameters", key);
         if (strcmp(key, "binary_data_output") == 0) {
             if (!json_is_boolean(value))
-                return codec_fail(err, 400, "wrong_type", ptr,
+                return codec_fail(err, ERR_WRONG_TYPE, ptr,
                                   "binary_data_output must be true or false");
             rd->binary_output = json_is_true(value);
             continue;
         }
         int f = schema_field_of(key);
         if (f >= 0 && api_schema[f].kind == SCHEMA_TENSOR)
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "%s is a tensor: send it as an input", key);
         if (f == API_DTYPE)
-            return codec_fail(err, 400, "invalid_dtype", ptr,
+            return codec_fail(err, ERR_INVALID_DTYPE, ptr,
                               "the dtype is the datatype of the numeric "
                               "inputs (FP64 or FP32), not a parameter");
         if (f == API_ENCODING)
-            return codec_fail(err, 400, "invalid_encoding", ptr,
+            return codec_fail(err, ERR_INVALID_ENCODING, ptr,
                               "outputs come as binary data with "
                               "binary_data_output or an output's "
                               "binary_data parameter, not with encoding");
         if (f >= 0 && api_schema[f].kind == SCHEMA_STAGES)
-            return codec_fail(err, 400, "invalid_return", ptr,
+            return codec_fail(err, ERR_INVALID_RETURN, ptr,
                               "name the stages to return as outputs");
         if (f >= 0 && api_schema[f].kind == SCHEMA_LABELS)
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "%s is a list of labels, which a parameter "
                               "cannot hold; POST /v1/attention takes it",
                               key);
         if (f < 0) {
             char names[SCHEMA_LIST_MAX];
             field_names(names, is_parameter);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown parameter \"%.64s\" (parameters are "
                               "%s, binary_data_output)",
                               key, names);
@@ -230,10 +230,10 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
                               "numbers"
                             : "BOOL, FP64 or FP32";
     if (!v)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "input %s needs a datatype (%s)", row->name, takes);
     if (!name)
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "input %s: datatype must be a string (%s)", row->name,
                           takes);
     const oip_datatype *dt = NULL;
@@ -245,7 +245,7 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
                : dt->element == OIP_INT ? row->leaf == SCHEMA_LEAF_NUMBER
                                         : row->leaf != SCHEMA_LEAF_BOOL);
     if (!fits)
-        return codec_fail(err, 400, "invalid_datatype", ptr,
+        return codec_fail(err, ERR_INVALID_DATATYPE, ptr,
                           "input %s: datatype %.32s is not taken; %s takes %s",
                           row->name, name, row->name, takes);
     if (dt->element == OIP_FLOAT) {
@@ -253,7 +253,7 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
             rd->numeric = dt;
             rd->numeric_input = (int)i;
         } else if (rd->numeric != dt) {
-            return codec_fail(err, 400, "invalid_datatype", ptr,
+            return codec_fail(err, ERR_INVALID_DATATYPE, ptr,
                               "input %s is %s but inputs/%d is %s: every "
                               "floating-point input of a request has one "
                               "datatype, the request's dtype",
@@ -278,16 +278,16 @@ static bool read_shape(api_field f, json_t *v, size_t i, schema_tensor *t,
     else
         snprintf(ranks, sizeof ranks, "%d", row->min_rank);
     if (!v)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "input %s needs a shape (%s dimensions)", row->name,
                           ranks);
     if (!json_is_array(v))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "input %s: shape must be an array of whole numbers",
                           row->name);
     size_t rank = json_array_size(v);
     if (rank < (size_t)row->min_rank || rank > (size_t)row->max_rank)
-        return codec_fail(err, 400, "wrong_rank", ptr,
+        return codec_fail(err, ERR_WRONG_RANK, ptr,
                           "input %s must have %s dimensions, its shape has "
                           "%zu",
                           row->name, ranks, rank);
@@ -298,7 +298,7 @@ static bool read_shape(api_field f, json_t *v, size_t i, schema_tensor *t,
         json_t *dim = json_array_get(v, k);
         double d = json_number_value(dim);
         if (!json_is_number(dim) || d < 0 || d != floor(d) || d > OIP_MAX_DIM)
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "input %s: shape holds whole numbers, at most "
                               "%g",
                               row->name, OIP_MAX_DIM);
@@ -310,7 +310,7 @@ static bool read_shape(api_field f, json_t *v, size_t i, schema_tensor *t,
     if (empty) {
         char words[96];
         shape_words(t, words, sizeof words);
-        return codec_fail(err, 400, "empty_array", ptr,
+        return codec_fail(err, ERR_EMPTY_ARRAY, ptr,
                           "input %s must not be empty: its shape is %s",
                           row->name, words);
     }
@@ -375,7 +375,7 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
     const char *name = api_schema[w->f].name;
     if (w->t->is_bool) {
         if (!json_is_boolean(v))
-            return codec_fail(err, 400, "wrong_type", w->ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, w->ptr,
                               "input %s is BOOL: expected true or false, "
                               "found %s",
                               name, json_type_words(v));
@@ -383,18 +383,18 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
         return true;
     }
     if (!json_is_number(v))
-        return codec_fail(err, 400, "wrong_type", w->ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, w->ptr,
                           "input %s: expected a number, found %s", name,
                           json_type_words(v));
     double value = json_number_value(v);
     if (w->dt->element == OIP_INT &&
         (value != floor(value) || fabs(value) > int_limit(w->dt)))
-        return codec_fail(err, 400, "wrong_type", w->ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, w->ptr,
                           "input %s is %s: expected a whole number of at "
                           "most %.0f, found %g",
                           name, w->dt->name, int_limit(w->dt), value);
     if (w->dt->dtype == TENSOR_FLOAT32 && isinf((float)value))
-        return codec_fail(err, 400, "number_out_of_range", w->ptr,
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, w->ptr,
                           "input %s: %g does not fit in float32 (largest %g)",
                           name, value, (double)FLT_MAX);
     ((double *)w->t->data)[w->flat++] = value;
@@ -411,18 +411,18 @@ static bool read_json_data(api_field f, json_t *data, size_t i,
     input_pointer(w.ptr, i, "data");
     size_t found = 0;
     if (!json_is_array(data))
-        return codec_fail(err, 400, "wrong_type", w.ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, w.ptr,
                           "input %s: data must be an array, flat or nested",
                           name);
     if (!count_leaves(data, 0, t->rank, &found))
-        return codec_fail(err, 400, "wrong_rank", w.ptr,
+        return codec_fail(err, ERR_WRONG_RANK, w.ptr,
                           "input %s: data nests deeper than its shape's %d "
                           "dimensions",
                           name, t->rank);
     if (found != count) {
         char words[96];
         shape_words(t, words, sizeof words);
-        return codec_fail(err, 400, "shape_mismatch", w.ptr,
+        return codec_fail(err, ERR_SHAPE_MISMATCH, w.ptr,
                           "input %s: shape %s holds %zu elements but data "
                           "has %zu",
                           name, words, count, found);
@@ -445,7 +445,7 @@ static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
     for (size_t k = 0; fits && dt->dtype == TENSOR_FLOAT32 && k < count; k++)
         fits = !isinf((float)values[k]);
     if (!fits)
-        return codec_fail(err, 400, "invalid_body", NULL,
+        return codec_fail(err, ERR_INVALID_BODY, NULL,
                           "data that the jansson reading words");
     memcpy(t->data, flat->values, count * (t->is_bool ? 1 : sizeof(double)));
     return true;
@@ -463,20 +463,20 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
     shape_words(t, words, sizeof words);
     size_t bytes = count * dt->size; /* count is within the budget */
     if (size != (double)bytes)
-        return codec_fail(err, 400, "invalid_binary_data", ptr,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
                           "input %s: binary_data_size is %.0f but shape %s "
                           "of %s takes %zu bytes",
                           name, size, words, dt->name, bytes);
     size_t left = rd->binary_len - rd->binary_used;
     if (bytes > left) {
         if (rd->binary_len == 0)
-            return codec_fail(err, 400, "invalid_binary_data", ptr,
+            return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
                               "input %s has binary_data_size %zu but the "
                               "body has no binary data after its JSON "
                               "(Inference-Header-Content-Length gives the "
                               "JSON's length)",
                               name, bytes);
-        return codec_fail(err, 400, "invalid_binary_data", ptr,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
                           "input %s: its %zu bytes run past the body, which "
                           "has %zu bytes of binary data left for it",
                           name, bytes, left);
@@ -486,7 +486,7 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
     if (dt->element == OIP_BOOL) {
         for (size_t k = 0; k < count; k++)
             if (src[k] > 1)
-                return codec_fail(err, 400, "wrong_type", ptr,
+                return codec_fail(err, ERR_WRONG_TYPE, ptr,
                                   "input %s: byte %zu is %u; a BOOL is one "
                                   "byte, 0 or 1",
                                   name, k, src[k]);
@@ -504,7 +504,7 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
                 memcpy(&narrow, src + k * sizeof narrow, sizeof narrow);
             values[k] = dt->size == sizeof wide ? (double)wide : narrow;
             if (fabs(values[k]) > OIP_MAX_EXACT_INT)
-                return codec_fail(err, 400, "number_out_of_range", ptr,
+                return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
                                   "input %s: element %zu is beyond 2^53, "
                                   "where whole numbers stop being exact",
                                   name, k);
@@ -515,7 +515,7 @@ static bool read_binary_data(oip_reader *rd, api_field f, size_t i,
     memcpy(t->data, src, bytes);
     size_t bad = schema_first_nonfinite(t, count);
     if (bad < count)
-        return codec_fail(err, 400, "number_out_of_range", ptr,
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
                           "input %s: element %zu is not a finite number", name,
                           bad);
     return true;
@@ -533,7 +533,7 @@ static bool read_input_parameters(api_field f, json_t *params, size_t i,
         return true;
     input_pointer(ptr, i, "parameters");
     if (!json_is_object(params))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "input %s: parameters must be an object", name);
     const char *key;
     json_t *value;
@@ -542,13 +542,13 @@ static bool read_input_parameters(api_field f, json_t *params, size_t i,
         input_pointer(ptr, i, "parameters");
         pointer_append(ptr, key);
         if (strcmp(key, "binary_data_size") != 0)
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "input %s: unknown parameter \"%.64s\" (an "
                               "input takes binary_data_size)",
                               name, key);
         double v = json_number_value(value);
         if (!json_is_number(value) || v < 0 || v != floor(v))
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "input %s: binary_data_size must be a byte "
                               "count",
                               name);
@@ -565,7 +565,7 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
     char ptr[CODEC_POINTER_MAX];
     input_pointer(ptr, i, NULL);
     if (!json_is_object(in))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "an input is an object with name, shape, datatype "
                           "and data");
     const char *key;
@@ -577,7 +577,7 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
             k++;
         if (k == 5) {
             input_pointer(ptr, i, key);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown member \"%.64s\" of an input (members "
                               "are name, shape, datatype, parameters, data)",
                               key);
@@ -590,14 +590,14 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
         char names[SCHEMA_LIST_MAX];
         field_names(names, is_input);
         if (!name)
-            return codec_fail(err, 400, "missing_field", ptr,
+            return codec_fail(err, ERR_MISSING_FIELD, ptr,
                               "an input needs a name (inputs are %s)", names);
-        return codec_fail(err, 400, "unknown_field", ptr,
+        return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                           "unknown input \"%.64s\" (inputs are %s)", name,
                           names);
     }
     if (rd->input_of[f] >= 0)
-        return codec_fail(err, 400, "conflicting_fields", ptr,
+        return codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
                           "input %s appears twice, as inputs/%d and inputs/%zu",
                           name, rd->input_of[f], i);
     rd->input_of[f] = (int)i;
@@ -616,18 +616,18 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
         return false;
     input_pointer(ptr, i, "data");
     if (data && binary_size >= 0)
-        return codec_fail(err, 400, "invalid_binary_data", ptr,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
                           "input %s has both data and binary_data_size; send "
                           "one",
                           name);
     if (!data && binary_size < 0)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "input %s needs data, or binary_data_size with its "
                           "bytes after the JSON",
                           name);
     if (count > rd->budget) {
         input_pointer(ptr, i, "shape");
-        return codec_fail(err, 413, "limit_exceeded", ptr,
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                           "the request holds more numbers than allowed "
                           "(--max-elements)");
     }
@@ -645,7 +645,7 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
                                               : sizeof(double)) +
                      1);
     if (!t->data)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     bool ok = flat   ? take_flat_data(flat, dt, t, count, err)
               : data ? read_json_data((api_field)f, data, i, dt, t, count, err)
                      : read_binary_data(rd, (api_field)f, i, dt, binary_size, t,
@@ -659,17 +659,17 @@ static bool read_inputs(oip_reader *rd, json_t *inputs, codec_error *err)
     char ptr[CODEC_POINTER_MAX];
     pointer2(ptr, "inputs", NULL);
     if (!inputs)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "an inference request needs inputs: x (or q, k "
                           "and v) and the weights");
     if (!json_is_array(inputs))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "inputs must be an array of tensors");
     for (size_t i = 0; i < json_array_size(inputs); i++)
         if (!read_input(rd, json_array_get(inputs, i), i, err))
             return false;
     if (rd->binary_used != rd->binary_len)
-        return codec_fail(err, 400, "invalid_binary_data", ptr,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
                           "the body has %zu bytes of binary data after its "
                           "JSON, but the inputs' binary_data_size add up to "
                           "%zu",
@@ -690,7 +690,7 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
     snprintf(index, sizeof index, "%zu", i);
     pointer2(ptr, "outputs", index);
     if (!json_is_object(out))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "an output is an object with a name");
     const char *key;
     json_t *value;
@@ -699,7 +699,7 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
         if (strcmp(key, "name") != 0 && strcmp(key, "parameters") != 0) {
             pointer2(ptr, "outputs", index);
             pointer_append(ptr, key);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown member \"%.64s\" of an output "
                               "(members are name, parameters)",
                               key);
@@ -715,13 +715,13 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
     if (!name || s == ATTN_STAGE_COUNT) {
         char stages[SCHEMA_LIST_MAX];
         schema_stage_list(stages);
-        return codec_fail(err, 400, "invalid_return", ptr,
+        return codec_fail(err, ERR_INVALID_RETURN, ptr,
                           "%s%.64s%s (outputs are %s)",
                           name ? "unknown output \"" : "an output needs a name",
                           name ? name : "", name ? "\"" : "", stages);
     }
     if (*want & ATTN_WANT(s))
-        return codec_fail(err, 400, "conflicting_fields", ptr,
+        return codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
                           "output %s is asked for twice", name);
     *want |= ATTN_WANT(s);
     bool binary = binary_output;
@@ -729,7 +729,7 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
     pointer2(ptr, "outputs", index);
     pointer_append(ptr, "parameters");
     if (params && !json_is_object(params))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "output %s: parameters must be an object", name);
     json_object_foreach(params, key, value)
     {
@@ -737,12 +737,12 @@ static bool read_output(json_t *out, size_t i, oip_reply_plan *plan,
         pointer_append(ptr, "parameters");
         pointer_append(ptr, key);
         if (strcmp(key, "binary_data") != 0)
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "output %s: unknown parameter \"%.64s\" (an "
                               "output takes binary_data)",
                               name, key);
         if (!json_is_boolean(value))
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "output %s: binary_data must be true or false",
                               name);
         binary = json_is_true(value);
@@ -760,7 +760,7 @@ static bool read_outputs(oip_reader *rd, json_t *outputs, oip_reply_plan *plan,
     char ptr[CODEC_POINTER_MAX];
     pointer2(ptr, "outputs", NULL);
     if (!json_is_array(outputs))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "outputs must be an array of {\"name\": stage}");
     schema_value *want = &rd->fields.value[API_RETURN];
     for (size_t i = 0; i < json_array_size(outputs); i++)
@@ -780,7 +780,7 @@ static bool read_envelope(json_t *root, oip_reply_plan *plan, codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX] = "";
     if (!json_is_object(root))
-        return codec_fail(err, 400, "invalid_body", ptr,
+        return codec_fail(err, ERR_INVALID_BODY, ptr,
                           "an inference request is a JSON object");
     const char *key;
     json_t *value;
@@ -791,7 +791,7 @@ static bool read_envelope(json_t *root, oip_reply_plan *plan, codec_error *err)
             k++;
         if (k == 5) {
             pointer2(ptr, key, NULL);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown member \"%.64s\" of an inference "
                               "request (members are id, parameters, inputs, "
                               "outputs)",
@@ -802,19 +802,19 @@ static bool read_envelope(json_t *root, oip_reply_plan *plan, codec_error *err)
     if (model && (!json_is_string(model) ||
                   strcmp(json_string_value(model), OIP_MODEL_NAME) != 0)) {
         pointer2(ptr, "model_name", NULL);
-        return codec_fail(err, 400, "invalid_body", ptr,
+        return codec_fail(err, ERR_INVALID_BODY, ptr,
                           "model_name must be \"" OIP_MODEL_NAME
                           "\", the model of this path");
     }
     json_t *id = json_object_get(root, "id");
     if (id && !json_is_string(id)) {
         pointer2(ptr, "id", NULL);
-        return codec_fail(err, 400, "wrong_type", ptr, "id must be a string");
+        return codec_fail(err, ERR_WRONG_TYPE, ptr, "id must be a string");
     }
     if (id) {
         plan->id = strdup(json_string_value(id));
         if (!plan->id)
-            return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+            return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     }
     return true;
 }
@@ -872,12 +872,12 @@ bool oip_json_length(const char *value, size_t len, size_t *json_len,
         return true;
     size_t digits = strspn(value, "0123456789");
     if (digits == 0 || value[digits] != '\0' || digits > OIP_LENGTH_DIGITS_MAX)
-        return codec_fail(err, 400, "invalid_binary_data", NULL,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, NULL,
                           "Inference-Header-Content-Length must be the "
                           "byte count of the body's JSON");
     unsigned long long n = strtoull(value, NULL, 10);
     if (n > len)
-        return codec_fail(err, 400, "invalid_binary_data", NULL,
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, NULL,
                           "Inference-Header-Content-Length is %llu but the "
                           "body has %zu bytes",
                           n, len);
@@ -943,14 +943,14 @@ bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
         memset(req, 0, sizeof *req);
         memset(plan, 0, sizeof *plan);
         if (json_len == 0)
-            return codec_fail(err, 400, "invalid_json", NULL,
+            return codec_fail(err, ERR_INVALID_JSON, NULL,
                               "the request body is empty; send an inference "
                               "request");
         if (parse_json_number_overflow(
                 body, json_len, &jerr,
                 JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, err))
             return false;
-        return codec_fail(err, 400, "invalid_json", NULL,
+        return codec_fail(err, ERR_INVALID_JSON, NULL,
                           "%sinvalid JSON at line %d, column %d: %s",
                           json_len < len ? "the JSON header (the first "
                                            "Inference-Header-Content-Length "

@@ -42,22 +42,21 @@ static bool tensor_shape(json_t *v, const schema_field *spec, schema_tensor *t,
     while (json_is_array(v)) {
         codec_pointer(ptr, spec->name, zero, t->rank);
         if (t->rank == spec->max_rank)
-            return codec_fail(err, 400, "wrong_rank", ptr,
+            return codec_fail(err, ERR_WRONG_RANK, ptr,
                               "%s nests deeper than %d levels of arrays",
                               spec->name, spec->max_rank);
         if (json_array_size(v) == 0)
-            return codec_fail(err, 400, "empty_array", ptr,
+            return codec_fail(err, ERR_EMPTY_ARRAY, ptr,
                               "%s must not contain an empty array", spec->name);
         t->dims[t->rank++] = json_array_size(v);
         v = json_array_get(v, 0);
     }
     codec_pointer(ptr, spec->name, zero, 0);
     if (t->rank == 0)
-        return codec_fail(err, 400, "wrong_type", ptr,
-                          "%s must be an array of %s", spec->name,
-                          leaf_words(spec));
+        return codec_fail(err, ERR_WRONG_TYPE, ptr, "%s must be an array of %s",
+                          spec->name, leaf_words(spec));
     if (t->rank < spec->min_rank)
-        return codec_fail(err, 400, "wrong_rank", ptr,
+        return codec_fail(err, ERR_WRONG_RANK, ptr,
                           "%s must have %s dimensions, found %d", spec->name,
                           rank_words(spec, ranks), t->rank);
     t->is_bool = spec->leaf == SCHEMA_LEAF_BOOL ||
@@ -80,15 +79,15 @@ static bool tensor_leaf(json_t *v, schema_tensor *t, size_t flat,
 {
     if (t->is_bool) {
         if (!json_is_boolean(v))
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "expected a boolean, found %s", type_words(v));
         ((uint8_t *)t->data)[flat] = json_is_true(v);
         return true;
     }
     if (!json_is_number(v))
-        return codec_fail(err, 400,
-                          json_is_array(v) ? "wrong_rank" : "wrong_type", ptr,
-                          "expected a number, found %s", type_words(v));
+        return codec_fail(err,
+                          json_is_array(v) ? ERR_WRONG_RANK : ERR_WRONG_TYPE,
+                          ptr, "expected a number, found %s", type_words(v));
     ((double *)t->data)[flat] = json_number_value(v);
     return true;
 }
@@ -106,10 +105,10 @@ static bool tensor_fill(json_t *v, const schema_field *spec, schema_tensor *t,
     if (!json_is_array(v) || json_array_size(v) != t->dims[depth]) {
         codec_pointer(ptr, spec->name, index, depth);
         if (!json_is_array(v))
-            return codec_fail(err, 400, "wrong_rank", ptr,
+            return codec_fail(err, ERR_WRONG_RANK, ptr,
                               "expected an array of %zu, found %s",
                               t->dims[depth], type_words(v));
-        return codec_fail(err, 400, "ragged_array", ptr,
+        return codec_fail(err, ERR_RAGGED_ARRAY, ptr,
                           "expected %zu elements (as in the first row), "
                           "found %zu",
                           t->dims[depth], json_array_size(v));
@@ -140,25 +139,25 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
             codec_pointer(ptr, spec->name, NULL, 0);
             if (!codec_pointer_append(ptr, sizeof ptr, key))
                 codec_pointer(ptr, spec->name, NULL, 0);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "a binary tensor has only \"shape\" and "
                               "\"base64\"");
         }
     }
     codec_pointer(ptr, spec->name, NULL, 0);
     if (spec->leaf == SCHEMA_LEAF_BOOL)
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "%s takes booleans, which have no binary form",
                           spec->name);
     codec_pointer(ptr, spec->name, NULL, 0);
     codec_pointer_append(ptr, sizeof ptr, "shape");
     if (!shape)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "a binary tensor needs \"shape\"");
     if (!json_is_array(shape) ||
         json_array_size(shape) < (size_t)spec->min_rank ||
         json_array_size(shape) > (size_t)spec->max_rank)
-        return codec_fail(err, 400, "wrong_rank", ptr,
+        return codec_fail(err, ERR_WRONG_RANK, ptr,
                           "%s needs a shape of %s dimensions", spec->name,
                           rank_words(spec, ranks));
     t->rank = (int)json_array_size(shape);
@@ -167,7 +166,7 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
         json_t *dim = json_array_get(shape, (size_t)i);
         double d = json_number_value(dim);
         if (!json_is_number(dim) || !parse_json_binary_dim(d))
-            return codec_fail(err, 400, "wrong_type", ptr,
+            return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "shape holds whole numbers of at least 1");
         t->dims[i] = (size_t)d;
         if (!tensor_mul_size(count, t->dims[i], &count))
@@ -176,10 +175,10 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
     codec_pointer(ptr, spec->name, NULL, 0);
     codec_pointer_append(ptr, sizeof ptr, "base64");
     if (!data)
-        return codec_fail(err, 400, "missing_field", ptr,
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "a binary tensor needs \"base64\"");
     if (!json_is_string(data))
-        return codec_fail(err, 400, "wrong_type", ptr,
+        return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "base64 must be a string of little-endian numbers");
     return parse_json_binary_numbers(spec, t, count, json_string_value(data),
                                      json_string_length(data), elem, budget,
@@ -194,31 +193,31 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
     codec_pointer(ptr, spec->name, NULL, 0);
     codec_pointer_append(ptr, sizeof ptr, "base64");
     if (count > *budget)
-        return codec_fail(err, 413, "limit_exceeded", ptr,
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                           "the request holds more numbers than allowed "
                           "(--max-elements)");
     *budget -= count;
     size_t bytes;
     if (text_len / 4 * 3 > count * elem + 2)
-        return codec_fail(err, 400, "shape_mismatch", ptr,
+        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                           "the data is longer than shape × %zu bytes", elem);
     /* the bytes are decoded where they stay: float32 as float
      * (t->is_float32), float64 as double */
     t->data = malloc(text_len / 4 * 3 + 1);
     if (!t->data)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     if (!base64_decode(text, text_len, t->data, &bytes))
-        return codec_fail(err, 400, "invalid_base64", ptr,
+        return codec_fail(err, ERR_INVALID_BASE64, ptr,
                           "not valid base64 (RFC 4648, padded)");
     if (bytes != count * elem)
-        return codec_fail(err, 400, "shape_mismatch", ptr,
+        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                           "%zu bytes, but the shape needs %zu numbers of %zu "
                           "bytes",
                           bytes, count, elem);
     t->is_float32 = elem == sizeof(float);
     size_t bad = schema_first_nonfinite(t, count);
     if (bad < count)
-        return codec_fail(err, 400, "number_out_of_range", ptr,
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
                           "element %zu is not a finite number", bad);
     t->present = true;
     return true;
@@ -238,14 +237,14 @@ static bool tensor_parse(json_t *v, const schema_field *spec, schema_tensor *t,
     char ptr[CODEC_POINTER_MAX];
     codec_pointer(ptr, spec->name, NULL, 0);
     if (count > *budget)
-        return codec_fail(err, 413, "limit_exceeded", ptr,
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                           "the request holds more numbers than allowed "
                           "(--max-elements)");
     *budget -= count;
     size_t elem = t->is_bool ? 1 : sizeof(double);
     t->data = malloc(count * elem);
     if (!t->data)
-        return codec_fail(err, 503, "out_of_memory", NULL,
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL,
                           "the server could not allocate %zu bytes",
                           count * elem);
     size_t index[SCHEMA_MAX_RANK] = {0}, flat = 0;
@@ -419,7 +418,7 @@ bool parse_json_nul_byte(const char *text, size_t len, codec_error *err)
         line += *c == '\n';
         column = *c == '\n' ? 1 : column + 1;
     }
-    return !codec_fail(err, 400, "invalid_json", NULL,
+    return !codec_fail(err, ERR_INVALID_JSON, NULL,
                        "invalid JSON at line %d, column %d: a NUL byte, which "
                        "JSON does not allow (inside a string, write \\u0000)",
                        line, column);
@@ -455,7 +454,7 @@ bool parse_json_number_overflow(const char *text, size_t len,
     overflow_pointer(text, len, end, ptr);
     int shown = end - start > PARSE_JSON_QUOTE_MAX ? PARSE_JSON_QUOTE_MAX
                                                    : (int)(end - start);
-    return !codec_fail(err, 400, "number_out_of_range", ptr,
+    return !codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
                        "%.*s%s does not fit in float64 (largest %g)", shown,
                        text + start, end - start > (size_t)shown ? "..." : "",
                        DBL_MAX);
@@ -472,17 +471,17 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
     json_t *root = json_loadb(body, len, (size_t)flags, &jerr);
     if (!root) {
         if (len == 0)
-            return codec_fail(err, 400, "invalid_json", NULL,
+            return codec_fail(err, ERR_INVALID_JSON, NULL,
                               "the request body is empty; send a JSON object");
         if (parse_json_number_overflow(body, len, &jerr, flags, err))
             return false;
-        return codec_fail(err, 400, "invalid_json", NULL,
+        return codec_fail(err, ERR_INVALID_JSON, NULL,
                           "invalid JSON at line %d, column %d: %s", jerr.line,
                           jerr.column, jerr.text);
     }
     raw->envelope = root;
     if (!json_is_object(root))
-        return codec_fail(err, 400, "invalid_body", "",
+        return codec_fail(err, ERR_INVALID_BODY, "",
                           "the request body must be a JSON object");
     const char *key;
     json_t *value;
@@ -492,11 +491,11 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
             char fields[SCHEMA_LIST_MAX], ptr[CODEC_POINTER_MAX] = "";
             schema_field_list(fields);
             if (!codec_pointer_append(ptr, sizeof ptr, key))
-                return codec_fail(err, 400, "unknown_field", "",
+                return codec_fail(err, ERR_UNKNOWN_FIELD, "",
                                   "a field with a name of %zu bytes is not "
                                   "one of %s",
                                   strlen(key), fields);
-            return codec_fail(err, 400, "unknown_field", ptr,
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown field (fields are %s)", fields);
         }
     }

@@ -18,6 +18,7 @@
 #ifndef SERVER_JSON_SCHEMA_H
 #define SERVER_JSON_SCHEMA_H
 
+#include "server/base/error_codes.h"
 #include "server/base/service_limits.h"
 #include "server/json/request.h"
 
@@ -130,10 +131,10 @@ struct schema_field {
     /* SCHEMA_ENUM: the allowed strings, choice_count of them */
     const schema_choice *choices;
     size_t choice_count;
-    /* codes: a value of the wrong JSON type (NULL: "wrong_type"), and a
-     * value of the right type that is not allowed */
-    const char *type_code;
-    const char *invalid_code;
+    /* codes: a value of the wrong JSON type (ERR_NONE: ERR_WRONG_TYPE), and
+     * a value of the right type that is not allowed */
+    error_code type_code;
+    error_code invalid_code;
     /* SCHEMA_OBJECT: its members (integer, number or enum rows) */
     const schema_field *members;
     size_t member_count;

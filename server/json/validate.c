@@ -53,7 +53,7 @@ static bool take_numbers(api_fields *fields, api_field f, tensor_dtype dtype,
     size_t count = element_count(t);
     void *typed = malloc(count * tensor_dtype_size(dtype) + 1);
     if (!typed)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     for (size_t i = 0; i < count; i++) {
         double wide = schema_number(t, i);
         if (dtype == TENSOR_FLOAT64) {
@@ -66,7 +66,7 @@ static bool take_numbers(api_fields *fields, api_field f, tensor_dtype dtype,
             char ptr[CODEC_POINTER_MAX];
             pointer_of_element(ptr, f, t, i);
             free(typed);
-            return codec_fail(err, 400, "number_out_of_range", ptr,
+            return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
                               "%g does not fit in float32 (largest %g)", wide,
                               (double)FLT_MAX);
         }
@@ -98,12 +98,12 @@ static bool check_size(api_field f, size_t rows, size_t cols,
     char ptr[CODEC_POINTER_MAX];
     const char *name = api_schema[f].name;
     if (rows > limits->max_tokens)
-        return codec_fail(err, 413, "limit_exceeded", pointer_of(f, ptr),
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, pointer_of(f, ptr),
                           "%s has %zu rows (tokens); at most %zu "
                           "(--max-tokens)",
                           name, rows, limits->max_tokens);
     if (cols > limits->max_width)
-        return codec_fail(err, 413, "limit_exceeded", pointer_of(f, ptr),
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, pointer_of(f, ptr),
                           "%s is %zu wide; at most %zu (--max-width)", name,
                           cols, limits->max_width);
     return true;
@@ -133,14 +133,12 @@ static bool take_inputs(api_fields *fields, const request_limits *limits,
         return true;
     char ptr[CODEC_POINTER_MAX];
     if (ctx->rank != x->rank)
-        return codec_fail(err, 400, "shape_mismatch",
-                          pointer_of(API_CONTEXT, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_CONTEXT, ptr),
                           "context has %d dimensions but x has %d: one "
                           "sequence (m, d_c) per sequence of x",
                           ctx->rank, x->rank);
     if (lead && ctx->dims[0] != p->batch)
-        return codec_fail(err, 400, "shape_mismatch",
-                          pointer_of(API_CONTEXT, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_CONTEXT, ptr),
                           "context holds %zu sequences but x holds %zu",
                           ctx->dims[0], p->batch);
     p->m = ctx->dims[lead];
@@ -202,8 +200,7 @@ static bool pick_source(const api_fields *fields, const api_field *names,
             continue;
         if (out->field != API_FIELD_COUNT) {
             char ptr[CODEC_POINTER_MAX];
-            return codec_fail(err, 400, "conflicting_fields",
-                              pointer_of(f, ptr),
+            return codec_fail(err, ERR_CONFLICTING_FIELDS, pointer_of(f, ptr),
                               "%s and %s give the same projection; send one "
                               "of them",
                               api_schema[out->field].name, api_schema[f].name);
@@ -248,8 +245,7 @@ static bool weight_take(sources *src, source from, weight *w, void **out,
     size_t heads = t->rank == 3 ? t->dims[0] : 1;
     size_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
     if (rows % from.parts != 0)
-        return codec_fail(err, 400, "shape_mismatch",
-                          pointer_of(from.field, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(from.field, ptr),
                           "%s has %zu rows, which are not %zu equal blocks "
                           "[W_q; W_k; W_v]",
                           api_schema[from.field].name, rows, from.parts);
@@ -264,7 +260,7 @@ static bool weight_take(sources *src, source from, weight *w, void **out,
     } else {
         *out = malloc(heads * in * width * elem + 1);
         if (!*out)
-            return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+            return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
         for (size_t h = 0; h < heads; h++)
             if (from.torch)
                 transpose_into((char *)*out + h * in * width * elem,
@@ -284,7 +280,7 @@ static bool weight_take(sources *src, source from, weight *w, void **out,
     free(*out);
     *out = wide;
     if (!wide)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     return true;
 }
 
@@ -304,13 +300,12 @@ static bool fit_heads(const weight *all, int count, api_field given,
         const char *name = api_schema[all[i].from.field].name;
         if (heads && all[i].heads != heads) {
             if (stack_source < 0)
-                return codec_fail(err, 400, "invalid_num_heads",
+                return codec_fail(err, ERR_INVALID_NUM_HEADS,
                                   pointer_of(given, ptr),
                                   "%s is %zu but %s stacks %zu heads",
                                   num_heads, heads, name, all[i].heads);
             return codec_fail(
-                err, 400, "invalid_num_heads",
-                pointer_of(all[i].from.field, ptr),
+                err, ERR_INVALID_NUM_HEADS, pointer_of(all[i].from.field, ptr),
                 "%s stacks %zu heads but %s stacks %zu", name, all[i].heads,
                 api_schema[all[stack_source].from.field].name, heads);
         }
@@ -325,11 +320,11 @@ static bool fit_heads(const weight *all, int count, api_field given,
             continue;
         const char *name = api_schema[all[i].from.field].name;
         if (stack_source < 0)
-            return codec_fail(err, 400, "invalid_num_heads",
+            return codec_fail(err, ERR_INVALID_NUM_HEADS,
                               pointer_of(given, ptr),
                               "%zu heads do not divide the %zu columns of %s",
                               heads, all[i].width, name);
-        return codec_fail(err, 400, "invalid_num_heads",
+        return codec_fail(err, ERR_INVALID_NUM_HEADS,
                           pointer_of(all[i].from.field, ptr),
                           "%s stacks %zu heads, which do not divide the %zu "
                           "columns of %s",
@@ -357,7 +352,7 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
         codec_pointer(ptr, name, &first, all[i].heads ? 1 : 0);
         if (all[i].rows != expect_rows[i])
             return codec_fail(
-                err, 400, "shape_mismatch", ptr,
+                err, ERR_SHAPE_MISMATCH, ptr,
                 all[i].from.torch ? "%s has %zu columns but %s has %zu "
                                     "columns: x @ Wᵀ needs them equal"
                                   : "%s has %zu rows but %s has %zu columns: "
@@ -366,11 +361,11 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
                 expect_rows[i]);
         pointer_of(f, ptr);
         if (all[i].width > limits->max_width)
-            return codec_fail(err, 413, "limit_exceeded", ptr,
+            return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                               "%s is %zu wide; at most %zu (--max-width)", name,
                               all[i].width, limits->max_width);
         if (all[i].heads > limits->max_heads)
-            return codec_fail(err, 413, "limit_exceeded", ptr,
+            return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
                               "at most %zu heads (--max-heads)",
                               limits->max_heads);
     }
@@ -385,14 +380,14 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
     }
     char ptr[CODEC_POINTER_MAX];
     if (heads % h_kv != 0)
-        return codec_fail(err, 400, "invalid_num_kv_heads",
+        return codec_fail(err, ERR_INVALID_NUM_KV_HEADS,
                           pointer_of(API_NUM_KV_HEADS, ptr),
                           "%zu key/value heads do not divide the %zu query "
                           "heads",
                           h_kv, heads);
     if (all[1].width / h_kv != all[0].width / heads)
         return codec_fail(
-            err, 400, "shape_mismatch", pointer_of(all[1].from.field, ptr),
+            err, ERR_SHAPE_MISMATCH, pointer_of(all[1].from.field, ptr),
             "%s gives keys %zu wide per head but %s gives "
             "queries %zu wide: Q Kᵀ needs them equal",
             api_schema[all[1].from.field].name, all[1].width / h_kv,
@@ -421,13 +416,13 @@ static bool bias_take(sources *src, source from, size_t heads, size_t per_head,
     size_t width = heads * per_head, elem = tensor_dtype_size(src->dtype);
     size_t length = t->rank == 2 ? t->dims[0] * t->dims[1] : t->dims[0];
     if (from.parts > 1 && length != total)
-        return codec_fail(err, 400, "shape_mismatch", ptr,
+        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                           "%s has %zu entries but [b_q; b_k; b_v] are %zu",
                           name, length, total);
     if (from.parts == 1 &&
         (length != width ||
          (t->rank == 2 && (t->dims[0] != heads || t->dims[1] != per_head))))
-        return codec_fail(err, 400, "shape_mismatch", ptr,
+        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                           "%s has %s%zu entries but %s %zu wide (%zu heads "
                           "× %zu)",
                           name, t->rank == 2 ? "a stack of " : "", length, what,
@@ -436,7 +431,7 @@ static bool bias_take(sources *src, source from, size_t heads, size_t per_head,
         return false;
     *out = malloc(width * elem + 1);
     if (!*out)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     if (from.parts == 1)
         offset = 0; /* a bias of its own, not a block of in_proj_bias */
     memcpy(*out, (const char *)src->typed[from.field] + offset * elem,
@@ -473,7 +468,7 @@ static bool take_weights(api_fields *fields, const request_limits *limits,
         if (ok && from[i].field == API_FIELD_COUNT) {
             char ptr[CODEC_POINTER_MAX];
             const char *name = api_schema[w_names[i][0]].name;
-            ok = codec_fail(err, 400, "missing_field",
+            ok = codec_fail(err, ERR_MISSING_FIELD,
                             pointer_of(w_names[i][0], ptr),
                             "%s is required (or in_proj_weight, or %s)", name,
                             api_schema[w_names[i][2]].name);
@@ -516,7 +511,7 @@ static bool take_weights(api_fields *fields, const request_limits *limits,
         char ptr[CODEC_POINTER_MAX];
         pointer_of(out_from.field, ptr);
         if (ok && (wo.heads || wo.rows != p->heads * p->d_v))
-            ok = codec_fail(err, 400, "shape_mismatch", ptr,
+            ok = codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                             "%s takes %zu inputs but the concatenated heads "
                             "are %zu wide (%zu heads × %zu)",
                             api_schema[out_from.field].name, wo.rows,
@@ -531,7 +526,7 @@ static bool take_weights(api_fields *fields, const request_limits *limits,
         }
     } else if (ok && bias[3].field != API_FIELD_COUNT) {
         char ptr[CODEC_POINTER_MAX];
-        ok = codec_fail(err, 400, "missing_field", pointer_of(API_W_O, ptr),
+        ok = codec_fail(err, ERR_MISSING_FIELD, pointer_of(API_W_O, ptr),
                         "%s is added after w_o, which is absent",
                         api_schema[bias[3].field].name);
     }
@@ -578,21 +573,20 @@ static bool take_given(api_fields *fields, const request_limits *limits,
     static const api_field qkv[3] = {API_Q, API_K, API_V};
     for (size_t i = 0; i < sizeof projecting / sizeof *projecting; i++)
         if (present(fields, projecting[i]))
-            return codec_fail(err, 400, "conflicting_fields",
+            return codec_fail(err, ERR_CONFLICTING_FIELDS,
                               pointer_of(projecting[i], ptr),
                               "%s comes with q, k and v: send q, k and v "
                               "alone (as scaled_dot_product_attention), or x "
                               "and the weights",
                               api_schema[projecting[i]].name);
     if (fields->value[API_LAYOUT].present)
-        return codec_fail(err, 400, "conflicting_fields",
+        return codec_fail(err, ERR_CONFLICTING_FIELDS,
                           pointer_of(API_LAYOUT, ptr),
                           "layout says how weights are laid out, and q, k "
                           "and v come without weights");
     for (int i = 0; i < 3; i++)
         if (!present(fields, qkv[i]))
-            return codec_fail(err, 400, "missing_field",
-                              pointer_of(qkv[i], ptr),
+            return codec_fail(err, ERR_MISSING_FIELD, pointer_of(qkv[i], ptr),
                               "q, k and v go together; %s is missing",
                               api_schema[qkv[i]].name);
     const schema_tensor *q = &fields->tensor[API_Q];
@@ -604,30 +598,30 @@ static bool take_given(api_fields *fields, const request_limits *limits,
         const char *name = api_schema[qkv[i]].name;
         pointer_of(qkv[i], ptr);
         if (t->rank != q->rank)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "%s has %d dimensions but q has %d", name,
                               t->rank, q->rank);
         if (lead && t->dims[0] != q->dims[0])
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "%s holds %zu sequences but q holds %zu", name,
                               t->dims[0], q->dims[0]);
     }
     /* k and v: the same heads, which divide q's (grouped-query) */
     if (q->dims[lead] % k->dims[lead] != 0)
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_K, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_K, ptr),
                           "k has %zu heads, which do not divide q's %zu",
                           k->dims[lead], q->dims[lead]);
     if (v->dims[lead] != k->dims[lead])
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_V, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_V, ptr),
                           "v has %zu heads but k has %zu", v->dims[lead],
                           k->dims[lead]);
     if (k->dims[lead + 2] != q->dims[lead + 2])
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_K, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_K, ptr),
                           "keys are %zu wide but queries are %zu: Q Kᵀ "
                           "needs them equal",
                           k->dims[lead + 2], q->dims[lead + 2]);
     if (v->dims[lead + 1] != k->dims[lead + 1])
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(API_V, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_V, ptr),
                           "v has %zu rows (keys) but k has %zu",
                           v->dims[lead + 1], k->dims[lead + 1]);
     p->batch = lead ? q->dims[0] : 0;
@@ -635,7 +629,7 @@ static bool take_given(api_fields *fields, const request_limits *limits,
     p->kv_heads = k->dims[lead] == p->heads ? 0 : k->dims[lead];
     const schema_value *num_kv = &fields->value[API_NUM_KV_HEADS];
     if (num_kv->present && (size_t)num_kv->number != k->dims[lead])
-        return codec_fail(err, 400, "invalid_num_kv_heads",
+        return codec_fail(err, ERR_INVALID_NUM_KV_HEADS,
                           pointer_of(API_NUM_KV_HEADS, ptr),
                           "num_kv_heads is %zu but k has %zu heads",
                           (size_t)num_kv->number, k->dims[lead]);
@@ -645,12 +639,12 @@ static bool take_given(api_fields *fields, const request_limits *limits,
     p->d_v = v->dims[lead + 2];
     const schema_value *num_heads = &fields->value[API_NUM_HEADS];
     if (num_heads->present && (size_t)num_heads->number != p->heads)
-        return codec_fail(err, 400, "invalid_num_heads",
+        return codec_fail(err, ERR_INVALID_NUM_HEADS,
                           pointer_of(API_NUM_HEADS, ptr),
                           "num_heads is %zu but q has %zu heads",
                           (size_t)num_heads->number, p->heads);
     if (p->heads > limits->max_heads)
-        return codec_fail(err, 413, "limit_exceeded", pointer_of(API_Q, ptr),
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, pointer_of(API_Q, ptr),
                           "at most %zu heads (--max-heads)", limits->max_heads);
     size_t sequences = p->batch ? p->batch : 1;
     /* products bounded by the parser's element budget */
@@ -691,27 +685,27 @@ static bool take_cache(api_fields *fields, const request_limits *limits,
         size_t width = i ? p->d_v : p->d_k;
         pointer_of(pair[i], ptr);
         if (!t->present)
-            return codec_fail(err, 400, "missing_field", ptr,
+            return codec_fail(err, ERR_MISSING_FIELD, ptr,
                               "past_k and past_v go together; %s is missing",
                               name);
         if ((size_t)t->rank != 3 + lead)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "%s has %d dimensions; %s", name, t->rank,
                               lead ? "a batch takes (B, h_kv, m₀, width), one "
                                      "cache per sequence"
                                    : "one sequence takes (h_kv, m₀, width)");
         if (lead && t->dims[0] != p->batch)
             return codec_fail(
-                err, 400, "shape_mismatch", ptr,
+                err, ERR_SHAPE_MISMATCH, ptr,
                 "%s holds %zu sequences but the request holds %zu", name,
                 t->dims[0], p->batch);
         if (t->dims[lead] != h_kv)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "%s has %zu heads but the keys and values have "
                               "%zu (num_kv_heads)",
                               name, t->dims[lead], h_kv);
         if (t->dims[lead + 2] != width)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "%s is %zu wide but the new %s are %zu (%s)",
                               name, t->dims[lead + 2], i ? "values" : "keys",
                               width, letter);
@@ -720,8 +714,7 @@ static bool take_cache(api_fields *fields, const request_limits *limits,
     const schema_tensor *past_v = &fields->tensor[API_PAST_V];
     size_t past = past_k->dims[lead + 1];
     if (past_v->dims[lead + 1] != past)
-        return codec_fail(err, 400, "shape_mismatch",
-                          pointer_of(API_PAST_V, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(API_PAST_V, ptr),
                           "past_v holds %zu positions but past_k %zu",
                           past_v->dims[lead + 1], past);
     size_t sequences = p->batch ? p->batch : 1;
@@ -751,7 +744,7 @@ static bool take_scale(const api_fields *fields, api_request *req,
         return true;
     if (req->problem.dtype == TENSOR_FLOAT32 && isinf((float)v->number)) {
         char ptr[CODEC_POINTER_MAX];
-        return codec_fail(err, 400, "number_out_of_range",
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE,
                           pointer_of(API_SCALE, ptr),
                           "%g does not fit in float32", v->number);
     }
@@ -773,22 +766,22 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
         size_t lead = p->batch && mask->rank >= 3 ? 1 : 0;
         size_t heads = mask->rank - lead == 3 ? 1 : 0;
         if (mask->rank == 4 && !p->batch)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "mask has 4 dimensions, (B, h, n, m), but x is "
                               "one sequence: send (n, m) or (h, n, m)");
         if (lead && mask->dims[0] != p->batch)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "mask holds %zu masks but x holds %zu sequences",
                               mask->dims[0], p->batch);
         if (heads && mask->dims[lead] != p->heads)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "mask holds %zu masks per sequence but there "
                               "are %zu heads",
                               mask->dims[lead], p->heads);
         size_t rows = mask->dims[lead + heads];
         size_t cols = mask->dims[lead + heads + 1];
         if (rows != p->n || cols != p->m)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "mask is %zu×%zu but the scores are %zu×%zu "
                               "(queries × keys)",
                               rows, cols, p->n, p->m);
@@ -806,18 +799,18 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
         pointer_of(API_KEY_PADDING, ptr);
         int rank = p->batch ? 2 : 1;
         if (padding->rank != rank)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "key_padding has %d dimensions; %s",
                               padding->rank,
                               p->batch ? "a batch takes (B, m), one row of "
                                          "keys per sequence"
                                        : "one sequence takes (m)");
         if (p->batch && padding->dims[0] != p->batch)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "key_padding has %zu rows for %zu sequences",
                               padding->dims[0], p->batch);
         if (padding->dims[rank - 1] != p->m)
-            return codec_fail(err, 400, "shape_mismatch", ptr,
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                               "key_padding has %zu entries for %zu keys",
                               padding->dims[rank - 1], p->m);
         req->key_padding = padding->data;
@@ -847,18 +840,18 @@ static bool take_positions(api_fields *fields, api_field f, size_t count,
     if (!t->present)
         return true;
     if (t->dims[0] != count)
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(f, ptr),
                           "%s has %zu entries for %zu tokens",
                           api_schema[f].name, t->dims[0], count);
     *out = malloc(count * sizeof **out + 1);
     if (!*out)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     for (size_t i = 0; i < count; i++) {
         double position = schema_number(t, i);
         if (!(position >= 0) || position != floor(position) ||
             position > VALIDATE_MAX_POSITION) {
             codec_pointer(ptr, api_schema[f].name, &i, 1);
-            return codec_fail(err, 400, "invalid_positions", ptr,
+            return codec_fail(err, ERR_INVALID_POSITIONS, ptr,
                               "positions are whole numbers from 0 to 2^53, "
                               "got %g",
                               position);
@@ -866,7 +859,7 @@ static bool take_positions(api_fields *fields, api_field f, size_t count,
         (*out)[i] = (int64_t)position;
         if (past && (*out)[i] < (int64_t)past) {
             codec_pointer(ptr, api_schema[f].name, &i, 1);
-            return codec_fail(err, 400, "invalid_positions", ptr,
+            return codec_fail(err, ERR_INVALID_POSITIONS, ptr,
                               "position %g comes before the new tokens: the "
                               "cache (past_k, past_v) holds positions 0 to "
                               "%zu, so new ones start at %zu",
@@ -896,8 +889,7 @@ static bool take_positional(api_fields *fields, api_request *req,
     attn_problem *p = &req->problem;
     char ptr[CODEC_POINTER_MAX];
     if (present(fields, API_CONTEXT_POSITIONS) && !p->context && !p->k)
-        return codec_fail(err, 400, "missing_field",
-                          pointer_of(API_CONTEXT, ptr),
+        return codec_fail(err, ERR_MISSING_FIELD, pointer_of(API_CONTEXT, ptr),
                           "context_positions place the rows of context, "
                           "which is absent (self-attention's keys are at "
                           "positions)");
@@ -921,20 +913,20 @@ static bool take_positional(api_fields *fields, api_request *req,
         fields->value[API_ALIBI].present && fields->value[API_ALIBI].boolean;
     const schema_tensor *slopes = &fields->tensor[API_ALIBI_SLOPES];
     if (paper && slopes->present)
-        return codec_fail(err, 400, "conflicting_fields",
+        return codec_fail(err, ERR_CONFLICTING_FIELDS,
                           pointer_of(API_ALIBI_SLOPES, ptr),
                           "alibi asks for the paper's slopes and "
                           "alibi_slopes gives others; send one of them");
     if (!paper && !slopes->present)
         return true;
     if (slopes->present && slopes->dims[0] != p->heads)
-        return codec_fail(err, 400, "shape_mismatch",
+        return codec_fail(err, ERR_SHAPE_MISMATCH,
                           pointer_of(API_ALIBI_SLOPES, ptr),
                           "alibi_slopes has %zu slopes for %zu heads",
                           slopes->dims[0], p->heads);
     req->alibi_slopes = malloc(p->heads * sizeof *req->alibi_slopes + 1);
     if (!req->alibi_slopes)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     if (paper)
         alibi_paper_slopes(p->heads, req->alibi_slopes);
     else
@@ -953,7 +945,7 @@ static bool take_rotations(const api_fields *fields, api_request *req,
     const schema_value *encoding = &fields->value[API_POSITIONAL_ENCODING];
     p->sinusoidal = encoding->present && encoding->choice == 1;
     if (p->sinusoidal && p->q)
-        return codec_fail(err, 400, "conflicting_fields",
+        return codec_fail(err, ERR_CONFLICTING_FIELDS,
                           pointer_of(API_POSITIONAL_ENCODING, ptr),
                           "the sinusoidal encoding is added to x, and q, k "
                           "and v come without x");
@@ -974,12 +966,12 @@ static bool take_rotations(const api_fields *fields, api_request *req,
         pointer_of(API_ROPE, ptr);
     }
     if (dims > (double)p->d_k)
-        return codec_fail(err, 400, "invalid_rope", ptr,
+        return codec_fail(err, ERR_INVALID_ROPE, ptr,
                           "rope.dims is %g but q and k heads are %zu wide "
                           "(d_k); rotate at most d_k components",
                           dims, p->d_k);
     if (fmod(dims, 2) != 0)
-        return codec_fail(err, 400, "invalid_rope", ptr,
+        return codec_fail(err, ERR_INVALID_ROPE, ptr,
                           member[API_ROPE_DIMS].present
                               ? "rope.dims must be even (components turn in "
                                 "pairs), got %g"
@@ -1000,22 +992,22 @@ static bool take_heads(api_fields *fields, api_request *req, codec_error *err)
     if (!t->present)
         return true;
     if (t->dims[0] == 0)
-        return codec_fail(err, 400, "invalid_heads", pointer_of(API_HEADS, ptr),
+        return codec_fail(err, ERR_INVALID_HEADS, pointer_of(API_HEADS, ptr),
                           "heads names no head: leave it out for all %zu", h);
     req->heads = malloc(t->dims[0] * sizeof *req->heads);
     if (!req->heads)
-        return codec_fail(err, 503, "out_of_memory", NULL, "out of memory");
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     for (size_t i = 0; i < t->dims[0]; i++) {
         double head = schema_number(t, i);
         codec_pointer(ptr, api_schema[API_HEADS].name, &i, 1);
         if (!(head >= 0) || head != floor(head) || head >= (double)h)
-            return codec_fail(err, 400, "invalid_heads", ptr,
+            return codec_fail(err, ERR_INVALID_HEADS, ptr,
                               "heads are query heads from 0 to %zu (h = %zu), "
                               "got %g",
                               h - 1, h, head);
         for (size_t j = 0; j < i; j++)
             if (schema_number(t, j) == head)
-                return codec_fail(err, 400, "invalid_heads", ptr,
+                return codec_fail(err, ERR_INVALID_HEADS, ptr,
                                   "head %g is named twice (also at %zu)", head,
                                   j);
         req->heads[i] = (size_t)head;
@@ -1032,7 +1024,7 @@ static bool check_stages(const api_request *req, codec_error *err)
         if ((req->want & ATTN_WANT(s)) &&
             !attn_stage_applies(&req->problem, (attn_stage)s))
             return codec_fail(
-                err, 400, "invalid_return", pointer_of(API_RETURN, ptr),
+                err, ERR_INVALID_RETURN, pointer_of(API_RETURN, ptr),
                 "%s is computed only with %s", attn_stage_name((attn_stage)s),
                 s == ATTN_X_PE ? "positional_encoding "
                                  "\"sinusoidal\" and an x"
@@ -1051,7 +1043,7 @@ static bool take_labels(api_fields *fields, api_field f, size_t count,
     if (!fields->value[f].present)
         return true;
     if (labels->lists && labels->lists != batch)
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(f, ptr),
                           batch ? "%s holds %zu lists of labels but the "
                                   "request holds %zu sequences"
                                 : "%s holds %zu lists of labels, one per "
@@ -1060,7 +1052,7 @@ static bool take_labels(api_fields *fields, api_field f, size_t count,
     size_t per_list =
         labels->lists ? labels->count / labels->lists : labels->count;
     if (per_list != count)
-        return codec_fail(err, 400, "shape_mismatch", pointer_of(f, ptr),
+        return codec_fail(err, ERR_SHAPE_MISMATCH, pointer_of(f, ptr),
                           "%s has %zu labels for %zu tokens", name, per_list,
                           count);
     *out = *labels;
@@ -1085,7 +1077,7 @@ bool validate_request(api_fields *fields, const request_limits *limits,
 
     if (!given_qkv(fields) && !present(fields, API_X)) {
         char ptr[CODEC_POINTER_MAX];
-        return codec_fail(err, 400, "missing_field", pointer_of(API_X, ptr),
+        return codec_fail(err, ERR_MISSING_FIELD, pointer_of(API_X, ptr),
                           "x is required (or q, k and v)");
     }
     bool inputs = given_qkv(fields)
@@ -1101,8 +1093,7 @@ bool validate_request(api_fields *fields, const request_limits *limits,
         return false;
     if (fields->value[API_CONTEXT_TOKENS].present && !p->context && !p->k) {
         char ptr[CODEC_POINTER_MAX];
-        return codec_fail(err, 400, "missing_field",
-                          pointer_of(API_CONTEXT, ptr),
+        return codec_fail(err, ERR_MISSING_FIELD, pointer_of(API_CONTEXT, ptr),
                           "context_tokens label the rows of context, which "
                           "is absent (self-attention uses tokens)");
     }

@@ -5,7 +5,7 @@ Every test drives the release server through oip_client.py, which frames
 requests and reads replies as tritonclient.http does:
   - health, readiness and metadata answer what the protocol says, and the
     model's metadata lists exactly the schema's tensors and the core's
-    stages (from the build of tests/readme/print_schema.c);
+    stages (from the build of tests/contract/print_schema.c);
   - the three lessons and ORACLE_CASES of the oracle's random requests (the
     lessons' forms, PyTorch's, grouped heads, batches, q/k/v given) give,
     through /v2, the very bytes /v1 gives (its base64 encoding), with JSON
@@ -683,7 +683,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
     parser.add_argument("--print-schema", required=True,
-                        help="the build of tests/readme/print_schema.c")
+                        help="the build of tests/contract/print_schema.c")
     args = parser.parse_args()
     import subprocess
     schema = json.loads(subprocess.run([args.print_schema], check=True,

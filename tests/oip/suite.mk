@@ -8,7 +8,7 @@ DEB_TEST    += python3-numpy
 
 .PHONY: test-oip
 
-# print_schema's rule is tests/readme/suite.mk's: the model's metadata must
+# print_schema's rule is tests/contract/suite.mk's: the model's metadata must
 # list the schema table's tensors
 test-oip: $(SERVER_BIN) $(BUILD)/tests/print_schema
 	$(PYTHON) tests/oip/run_oip.py --server $(SERVER_BIN) \

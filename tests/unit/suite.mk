@@ -4,7 +4,8 @@
 #   make test-unit
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attend_kernels \
-              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows
+              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows \
+              $(BUILD)/tests/test_problem
 
 TEST_SUITES += test-unit
 DEB_TEST    += libcmocka-dev
@@ -24,6 +25,10 @@ $(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
 $(BUILD)/tests/test_parse_rows: $(BUILD)/tests/unit/test_parse_rows.o \
                                 $(CORE_OBJ) $(LIB_OBJ)
 	$(CXX) $(CXXFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+
+$(BUILD)/tests/test_problem: $(BUILD)/tests/unit/test_problem.o \
+                             $(CORE_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 
 test-unit: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done

@@ -1,9 +1,16 @@
 /*
- * print_schema.c - prints the server's request schema (api_schema[]) and the
- * core's stage names as JSON, for the OpenAPI contract test
- * (check_openapi.py), which compares them with openapi.yaml.
+ * print_schema.c - prints the server's request schema (api_schema[]), the
+ * core's stage names and the error-code table (error_codes[]) as JSON, for
+ * the contract test (check_openapi.py), which compares them with
+ * openapi.yaml and docs/api.md, and for the OIP suite (tests/oip/).
+ *
+ *   {"fields": [{"name": "x", "kind": "tensor", ...}, ...],
+ *    "stages": ["x_pe", "q", ...],
+ *    "codes": [{"code": "invalid_json", "status": 400,
+ *               "title": "Bad Request", "retry_after": 0}, ...]}
  */
 #include "core/attention.h"
+#include "server/base/error_codes.h"
 #include "server/json/schema.h"
 
 #include <stdio.h>
@@ -38,10 +45,10 @@ static void print_row(const schema_field *row)
             printf("%s\"%s\"", i ? ", " : "", row->choices[i].name);
         printf("]");
     }
-    printf(", \"codes\": [\"%s\"",
-           row->type_code ? row->type_code : "wrong_type");
+    error_code type_code = row->type_code ? row->type_code : ERR_WRONG_TYPE;
+    printf(", \"codes\": [\"%s\"", error_code_info(type_code)->name);
     if (row->invalid_code)
-        printf(", \"%s\"", row->invalid_code);
+        printf(", \"%s\"", error_code_info(row->invalid_code)->name);
     printf("]");
     if (row->kind == SCHEMA_OBJECT) {
         printf(", \"members\": [");
@@ -64,6 +71,14 @@ int main(void)
     printf("\n],\n\"stages\": [");
     for (int s = 0; s < ATTN_STAGE_COUNT; s++)
         printf("%s\"%s\"", s ? ", " : "", attn_stage_name((attn_stage)s));
-    printf("]}\n");
+    printf("],\n\"codes\": [");
+    for (int c = ERR_NONE + 1; c < ERR_CODE_COUNT; c++) {
+        const error_code_row *row = error_code_info((error_code)c);
+        printf("%s\n  {\"code\": \"%s\", \"status\": %u, \"title\": \"%s\", "
+               "\"retry_after\": %u}",
+               c > ERR_NONE + 1 ? "," : "", row->name, row->status, row->title,
+               row->retry_after);
+    }
+    printf("\n]}\n");
     return 0;
 }

@@ -3,14 +3,15 @@
 
 Checks against the sources and a running server: the request fields of the
 server's schema table (printed by --print-schema, a build of
-tests/readme/print_schema.c) are the AttentionRequest properties, with the
+tests/contract/print_schema.c) are the AttentionRequest properties, with the
 same required set and, field by field, the same kind, ranks, minimum and
 choices, and the stage names are StageName's enum; the Open Inference
 Protocol's inputs (RequestInput's names) are the table's tensors and its
 parameters (InferenceParameters) the table's fields that hold one value,
-each the AttentionRequest property of its name; every problem `code` the
-sources can send is in the spec's enum and every code in the enum is sent
-somewhere; every path in the spec answers (not 404), every route the server
+each the AttentionRequest property of its name; the problem `code` enum is
+the server's table of codes (server/base/error_codes.c), in its order, every
+code of it named by some source, and docs/api.md's table of codes gives
+each code once, with the table's status; every path in the spec answers (not 404), every route the server
 has is in the spec, a prefix route in x-prefix-routes (and it answers the
 protocol's 404 under it); GET /openapi.yaml serves this very file.
 """
@@ -30,24 +31,73 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "oracle"))
 from serverproc import Server, default_server  # noqa: E402
 
 
-def source_codes():
-    codes = set()
-    for path in glob.glob("server/**/*.c", recursive=True):
-        text = open(path).read()
-        # problem_reply(r, STATUS, "code", ...) and codec_fail(err, STATUS,
-        # "code", ...)
-        for m in re.finditer(r'(?:problem_reply|codec_fail)\(\s*[^,]+,\s*'
-                             r'[^,]+,\s*(?:[^"]*\?\s*)?"([a-z0-9_]+)"', text):
-            codes.add(m.group(1))
-        # problem_reply_retry(r, "code", ...): a 503 with Retry-After
-        for m in re.finditer(r'problem_reply_retry\(\s*[^,]+,\s*'
-                             r'"([a-z0-9_]+)"', text):
-            codes.add(m.group(1))
-        # codes chosen by a ternary: both sides are snake_case codes
-        for m in re.finditer(r'\?\s*"([a-z0-9]+_[a-z0-9_]+)"\s*:\s*'
-                             r'"([a-z0-9]+_[a-z0-9_]+)"', text):
-            codes.update(m.groups())
-    return codes
+def enum_name(code):
+    """The enumerator a call site names (server/base/error_codes.h)."""
+    return "ERR_" + code.upper()
+
+
+def unsent_codes(codes):
+    """The table's codes no source of server/ names, outside the table
+    itself: a code the spec would list but the server never sends."""
+    table = {"server/base/error_codes.c", "server/base/error_codes.h"}
+    text = "".join(open(path).read() for path in
+                   glob.glob("server/**/*.c*", recursive=True) +
+                   glob.glob("server/**/*.h", recursive=True)
+                   if path not in table)
+    return [c for c in codes if not re.search(rf"\b{enum_name(c)}\b", text)]
+
+
+DOCS_CODES_HEADER = "| status | `code` | when |"
+
+
+def docs_codes():
+    """{code: status} of docs/api.md's table of codes, and the codes it
+    names twice."""
+    lines = open("docs/api.md").read().splitlines()
+    if DOCS_CODES_HEADER not in lines:
+        sys.exit(f"docs/api.md: no table headed {DOCS_CODES_HEADER}")
+    rows = lines[lines.index(DOCS_CODES_HEADER) + 2:]
+    found, twice = {}, []
+    for line in rows:
+        if not line.startswith("|"):
+            break
+        status, codes = [cell.strip() for cell in line.split("|")[1:3]]
+        for code in re.findall(r"`([a-z0-9_]+)`", codes):
+            if code in found:
+                twice.append(code)
+            found[code] = int(status)
+    return found, twice
+
+
+def compare_codes(spec_codes, table):
+    """openapi.yaml's code list and docs/api.md's table against the
+    server's table of codes, and every code sent by some source."""
+    failures = []
+    codes = [row["code"] for row in table["codes"]]
+    if spec_codes != codes:
+        failures.append(f"Problem.code enum differs from the table of codes "
+                        f"(server/base/error_codes.c): spec {spec_codes}, "
+                        f"table {codes}")
+    for name in unsent_codes(codes):
+        failures.append(f"code {name}: no source of server/ names "
+                        f"{enum_name(name)}")
+    for f in table["fields"]:
+        for name in set(f["codes"]) - set(codes):
+            failures.append(f"field {f['name']}: code {name} is not in "
+                            f"the table")
+    documented, twice = docs_codes()
+    status = {row["code"]: row["status"] for row in table["codes"]}
+    for name in twice:
+        failures.append(f"docs/api.md lists {name} twice")
+    if set(documented) != set(status):
+        failures.append(f"docs/api.md's codes and the table differ in "
+                        f"{sorted(set(documented) ^ set(status))}")
+    for name in set(documented) & set(status):
+        if documented[name] != status[name]:
+            failures.append(f"docs/api.md gives {name} status "
+                            f"{documented[name]}, the table "
+                            f"{status[name]}")
+    return failures
 
 
 SCHEMAS_REF = "#/components/schemas/"
@@ -245,7 +295,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
     parser.add_argument("--print-schema", required=True,
-                        help="the build of tests/readme/print_schema.c")
+                        help="the build of tests/contract/print_schema.c")
     args = parser.parse_args()
     spec = yaml.safe_load(open("openapi.yaml"))
     failures = []
@@ -257,13 +307,9 @@ def main():
     failures += compare_oip(schemas, table)
     fields = table["fields"]
 
-    enum = set(spec["components"]["schemas"]["Problem"]["properties"]["code"]
-               ["enum"])
-    sent = source_codes() | {c for f in fields for c in f["codes"]}
-    if sent - enum:
-        failures.append(f"codes sent but not in the spec: {sorted(sent - enum)}")
-    if enum - sent:
-        failures.append(f"codes in the spec never sent: {sorted(enum - sent)}")
+    enum = spec["components"]["schemas"]["Problem"]["properties"]["code"][
+        "enum"]
+    failures += compare_codes(enum, table)
 
     routes, prefixes = table_routes()
     if routes != set(spec["paths"]):

@@ -1,0 +1,20 @@
+# tests/contract - openapi.yaml and docs/api.md describe exactly what the
+# server does: its request fields, its error codes (the table of
+# server/base/error_codes.c) and its routes.
+#   make test-contract
+TEST_SUITES += test-contract
+DEB_TEST    += python3-yaml
+
+.PHONY: test-contract
+
+# the server's request schema, stages and error codes, printed as JSON for
+# this suite and tests/oip
+PRINT_SCHEMA := $(BUILD)/tests/print_schema
+$(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
+                 $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
+                 $(BUILD)/server/base/error_codes.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
+	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \
+	  --print-schema $(PRINT_SCHEMA)
