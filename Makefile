@@ -90,7 +90,9 @@ SERVER_API  := server/api/attention.c server/api/health.c \
                server/api/metrics_page.c server/api/static.c server/api/oip.c
 SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/guards.c server/http/routes.c \
-               server/http/response.c server/http/daemon.c
+               server/http/response.c server/http/daemon.c \
+               server/http/answer.c server/http/upload.c \
+               server/http/lanes.c server/http/completion.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
               $(SERVER_API) $(SERVER_HTTP)
 SERVER_SRC := $(SERVER_LIB) server/main.c

@@ -1,0 +1,135 @@
+/*
+ * exchange.h - what the daemon's files share: the server, one request and
+ * its states, and the calls one file makes into another.
+ *
+ * DESIGN
+ * A request travels through five files, each of one job:
+ *   answer.c      the access handler: what each of libmicrohttpd's calls
+ *                 for a request does, the route decided from the headers,
+ *                 and the queueing of its reply
+ *   upload.c      the memory budget of the body: reserved from its
+ *                 Content-Length (or as a chunked body grows), and what
+ *                 parsing it needs once it has arrived
+ *   lanes.c       the fast lane on the event thread, or the hand-off to a
+ *                 pool job (suspend, compute, resume)
+ *   completion.c  the "request completed" callback: the access log line,
+ *                 the metrics, and everything the request held given back
+ *   daemon.c      the lifecycle: start, drain, stop
+ * The job never touches the connection after MHD_resume_connection(): from
+ * then on the event thread owns the request again and frees it in the
+ * "request completed" callback.
+ */
+#ifndef SERVER_HTTP_EXCHANGE_H
+#define SERVER_HTTP_EXCHANGE_H
+
+#include "core/pool.h"
+#include "server/api/endpoint.h"
+#include "server/base/budget.h"
+#include "server/base/reply.h"
+#include "server/http/conn_deadline.h"
+#include "server/http/daemon.h"
+#include "server/http/guards.h"
+#include "server/http/routes.h"
+#include "server/obs/access_log.h"
+#include "server/setup/config.h"
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Logged (never sent) when the client left before its reply: nginx's 499. */
+#define HTTP_STATUS_CLIENT_GONE 499
+/* Room for the value of the request header a route hands its job: a byte
+ * count (20 digits at most); a longer value is handed over empty, which
+ * the job refuses. */
+#define HTTP_JOB_HEADER_MAX 32
+
+struct http_server {
+    const config *cfg;
+    pool *workers;
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    guard_api_key api_key;
+    atomic_size_t active_requests;
+    atomic_size_t open_connections; /* counted by connection_notify() */
+    atomic_ullong completed_requests;
+    budget memory;
+    conn_deadlines *deadlines;
+    atomic_bool draining;
+    atomic_bool abandon; /* grace is over: answer queued jobs with 503 */
+    atomic_ullong next_request_id;
+};
+
+typedef enum {
+    REQ_RECEIVING, /* headers seen, body arriving            */
+    REQ_WORKING,   /* suspended, a pool job owns the request */
+    REQ_REPLIED,   /* reply ready to queue                   */
+} request_state;
+
+typedef struct {
+    http_server *srv;
+    struct MHD_Connection *conn;
+    const route *route; /* NULL: no such path */
+    const char *method;
+    char path[128];
+    char job_header[HTTP_JOB_HEADER_MAX]; /* the route's job_header */
+    bool has_job_header;
+    char id[ACCESS_LOG_ID_MAX];
+    char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
+    request_state state;
+    bool discard_body; /* an early error is waiting; drop the body */
+    bool close;        /* close the connection after the answer */
+    conn_watch *watch; /* this connection's deadline, may be NULL */
+    int fd;            /* the client's socket, to notice it hanging up */
+    size_t discarded;  /* body bytes dropped after an early answer */
+    char *body;
+    size_t body_len, body_cap;
+    size_t upload_reserved; /* the body buffer's bytes in the budget */
+    size_t parse_reserved;  /* what parsing the body may take */
+    void *deferred;         /* the fast lane's decoding, for the job */
+    const char *lane;       /* "inline" or "pool" once computed, for the log */
+    reply rep;
+    size_t bytes_out;              /* the body's length, once queued */
+    unsigned long long acked_base; /* the socket's bytes acked at queueing */
+    bool acked_known;
+    api_attention_stats stats;
+    double t_start, t_queued, t_work_start, t_work_end;
+} request;
+
+/* answer.c: libmicrohttpd's access handler (cls is the server). */
+enum MHD_Result answer_access(void *cls, struct MHD_Connection *conn,
+                              const char *url, const char *method,
+                              const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls);
+/* answer.c: queues req->rep on its connection. */
+enum MHD_Result answer_queue(request *req);
+
+/* upload.c: a body of `declared` bytes is coming: refused (413) over
+ * --max-body, and (503) when the budget cannot hold it and what parsing it
+ * needs now; else the body is reserved and allocated in one piece.  False
+ * when refused (req->rep is set, req->state REQ_REPLIED). */
+bool upload_accept(request *req, unsigned long long declared);
+/* upload.c: appends a chunk of the body; false when refused (413, 503). */
+bool upload_append(request *req, const char *data, size_t size);
+/* upload.c: the body has arrived: what parsing it needs is reserved; false
+ * when refused (503). */
+bool upload_reserve_parsing(request *req);
+/* upload.c: gives back the memory reserved for the body and its parsing. */
+void upload_release(request *req);
+
+/* lanes.c: the body has arrived (and is reserved): the request is answered
+ * in its route's fast lane or handed to a pool job. */
+enum MHD_Result lanes_start(request *req);
+
+/* completion.c: called just before the reply is queued: notes what the
+ * client has acknowledged so far, from which what reached it is worked
+ * out when the request completes. */
+void completion_note_acked(request *req);
+/* completion.c: libmicrohttpd's "request completed" callback (cls is the
+ * server). */
+void completion_request_completed(void *cls, struct MHD_Connection *conn,
+                                  void **con_cls,
+                                  enum MHD_RequestTerminationCode toe);
+
+#endif

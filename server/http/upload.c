@@ -1,0 +1,148 @@
+/*
+ * upload.c - the memory budget of a request's body.
+ *
+ * DESIGN
+ * A body that will be read is reserved in the memory budget before it is:
+ * from its Content-Length, on the first call (503 when it does not fit now,
+ * 413 over --max-body), and allocated in one piece; a chunked one as its
+ * buffer grows.  Once it has arrived, what parsing it needs is reserved
+ * too (HTTP_PARSE_BYTES_PER_BODY_BYTE); the job gives both back when it no
+ * longer needs the body, the "request completed" callback whatever is left.
+ */
+#include "server/http/exchange.h"
+
+#include "core/tensor.h"
+#include "server/base/block_cache.h"
+#include "server/base/problem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Memory a request holds while it is parsed, per byte of body, before its
+ * shapes are known (the worker then reserves what computing and answering
+ * need): the worst case is a body of 2-byte numbers ("0,") that goes to
+ * jansson, which keeps about 40 bytes per number; simdjson needs about 8
+ * (its tape) plus 4 (the doubles) per such number. */
+#define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
+/* A body without Content-Length starts in a buffer this big, doubled as it
+ * grows. */
+#define HTTP_BODY_START_CAP 4096
+
+static size_t estimate_memory(size_t body_len)
+{
+    size_t estimate;
+    if (!tensor_mul_size(body_len, HTTP_PARSE_BYTES_PER_BODY_BYTE, &estimate))
+        return SIZE_MAX;
+    return estimate;
+}
+
+static void refuse_over_budget(request *req)
+{
+    problem_reply(&req->rep, ERR_OVERLOADED, NULL,
+                  "the server's memory budget for requests in flight "
+                  "is used up; retry shortly");
+    req->state = REQ_REPLIED;
+}
+
+/* The body has arrived: what parsing it needs is reserved (503 when it
+ * does not fit); false when refused. */
+bool upload_reserve_parsing(request *req)
+{
+    size_t need = estimate_memory(req->body_len);
+    if (!budget_reserve(&req->srv->memory, need)) {
+        refuse_over_budget(req);
+        return false;
+    }
+    req->parse_reserved = need;
+    return true;
+}
+
+/* Gives back the memory reserved for the body and its parsing. */
+void upload_release(request *req)
+{
+    budget_release(&req->srv->memory,
+                   req->upload_reserved + req->parse_reserved);
+    req->upload_reserved = 0;
+    req->parse_reserved = 0;
+}
+
+static void refuse_body_too_large(request *req)
+{
+    problem_reply(&req->rep, ERR_BODY_TOO_LARGE, NULL,
+                  "the body is larger than %zu bytes (--max-body)",
+                  req->srv->cfg->max_body);
+    req->state = REQ_REPLIED;
+}
+
+/* Reserves a body buffer of `cap` bytes in the budget (what is reserved
+ * already counts); false, with the request refused, when it does not fit. */
+static bool reserve_upload(request *req, size_t cap)
+{
+    if (cap <= req->upload_reserved)
+        return true;
+    if (!budget_reserve(&req->srv->memory, cap - req->upload_reserved)) {
+        refuse_over_budget(req);
+        return false;
+    }
+    req->upload_reserved = cap;
+    return true;
+}
+
+bool upload_append(request *req, const char *data, size_t size)
+{
+    size_t max = req->srv->cfg->max_body;
+    if (size > max - req->body_len) {
+        refuse_body_too_large(req);
+        return false;
+    }
+    if (req->body_len + size > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap : HTTP_BODY_START_CAP;
+        while (cap < req->body_len + size)
+            cap *= 2;
+        if (cap > max)
+            cap = max;
+        if (!reserve_upload(req, cap))
+            return false;
+        char *grown = realloc(req->body, cap);
+        if (!grown) {
+            problem_reply(&req->rep, ERR_OUT_OF_MEMORY, NULL,
+                          "the server could not allocate memory for "
+                          "the body");
+            req->state = REQ_REPLIED;
+            return false;
+        }
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, size);
+    req->body_len += size;
+    return true;
+}
+
+/* A body of `declared` bytes is coming: refused (413) over --max-body, and
+ * (503) when the budget cannot hold it and what parsing it needs now; else
+ * the body is reserved (parsing is reserved when it has arrived) and
+ * allocated in one piece.  False when refused. */
+bool upload_accept(request *req, unsigned long long declared)
+{
+    http_server *srv = req->srv;
+    if (declared > srv->cfg->max_body) {
+        refuse_body_too_large(req);
+        return false;
+    }
+    size_t len = (size_t)declared, parse = estimate_memory(len);
+    size_t used = budget_used(&srv->memory);
+    size_t free_now = used < srv->memory.limit ? srv->memory.limit - used : 0;
+    if (parse > free_now || len > free_now - parse) {
+        refuse_over_budget(req);
+        return false;
+    }
+    if (!reserve_upload(req, len))
+        return false;
+    if (len > 0) {
+        /* the whole body in one allocation, no realloc chain */
+        req->body = block_alloc(len);
+        req->body_cap = req->body ? len : 0;
+    }
+    return true;
+}
