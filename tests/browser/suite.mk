@@ -4,6 +4,8 @@
 #   make test-browser        screenshots land in tests/artifacts/; after a
 #   failure, or a page that stopped drawing frames, it prints what the page,
 #   the server and Chromium were doing (tests/artifacts/browser-health.txt)
+#   make test-browser BROWSER_TEST_FILTER=causal   only the tests whose names
+#   match that regular expression (node's --test-name-pattern)
 TEST_SUITES += test-browser
 DEB_TEST    += chromium nodejs
 
@@ -16,7 +18,9 @@ test-browser: $(SERVER_BIN)
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
 	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 600 node --test --test-reporter=spec visualizer.test.mjs; \
+	  timeout 600 node --test --test-reporter=spec \
+	  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)') \
+	  visualizer.test.mjs; \
 	  status=$$?; health=$(abspath tests/artifacts)/browser-health.txt; \
 	  if [ -s $$health ]; then echo "== what the page was doing:"; cat $$health; fi; \
 	  exit $$status

@@ -4,6 +4,7 @@
 # torch.nn.MultiheadAttention itself as a second oracle, and decoding token
 # by token with the cache against one causal request.
 #   make test-oracle
+#   $(PYTHON) tests/oracle/run_oracle.py --case 517   one request alone
 TEST_SUITES += test-oracle
 DEB_TEST    += python3-numpy python3-torch
 

@@ -2,6 +2,7 @@
 # server's codec and buffers, linked against the objects the server is built
 # from.
 #   make test-unit
+#   CMOCKA_TEST_FILTER='*softmax*' make test-unit   only the tests matching
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attend_kernels \
               $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows \
@@ -11,6 +12,9 @@ TEST_SUITES += test-unit
 DEB_TEST    += libcmocka-dev
 
 .PHONY: test-unit
+
+# every program also links filter.o, which applies CMOCKA_TEST_FILTER
+$(UNIT_TESTS): $(BUILD)/tests/unit/filter.o
 
 $(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
