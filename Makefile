@@ -1,6 +1,7 @@
 # Attention service — build, run and test.
 #   make run     install what is missing, build, serve on 127.0.0.1:8080
 #   make test    install what the tests need, run every test
+#   make hooks   git checks commit messages (tools/hooks/commit-msg)
 # Everything the project needs is installed from here (Debian packages).
 
 # DEB_ARCH: the Debian architecture to build for, this machine's unless set
@@ -103,7 +104,7 @@ LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
               $(BUILD)/gen/assets.o
 SERVER_BIN := $(BUILD)/attention-server
 
-.PHONY: all run deps deps-test test test-format test-layout clean format
+.PHONY: all run deps deps-test test hooks test-format test-layout clean format
 
 all: $(SERVER_BIN)
 
@@ -167,6 +168,13 @@ TEST_SUITES :=
 test: deps-test
 	$(MAKE) test-format test-layout $(TEST_SUITES)
 	@echo "all test suites passed"
+
+# Git runs the hooks of tools/hooks from now on, in every worktree of this
+# clone: commit-msg refuses a subject over 72 characters or without a blank
+# line after it (the why and the figures go in the body).
+hooks:
+	git config core.hooksPath tools/hooks
+	@echo "git now runs tools/hooks/commit-msg on every commit message"
 
 FORMATTED := $(wildcard core/*.[ch] server/*.[ch] server/*/*.[ch] \
                           server/*/*.cpp tools/*.c tests/*/*.[ch] tests/*/*.cpp)
