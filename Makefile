@@ -1,6 +1,7 @@
 # Attention service — build, run and test.
 #   make run     install what is missing, build, serve on 127.0.0.1:8080
 #   make test    install what the tests need, run every test
+#   make check   the fast tier: format, layout, unit, HTTP, lessons, contract
 #   make hooks   git checks commit messages (tools/hooks/commit-msg)
 # Everything the project needs is installed from here (Debian packages).
 
@@ -104,7 +105,8 @@ LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
               $(BUILD)/gen/assets.o
 SERVER_BIN := $(BUILD)/attention-server
 
-.PHONY: all run deps deps-test test hooks test-format test-layout clean format
+.PHONY: all run deps deps-test test check hooks test-format test-layout \
+        clean format
 
 all: $(SERVER_BIN)
 
@@ -168,6 +170,21 @@ TEST_SUITES :=
 test: deps-test
 	$(MAKE) test-format test-layout $(TEST_SUITES)
 	@echo "all test suites passed"
+
+# The fast tier, run before landing a change: the suites that take seconds,
+# HTTP in one --fast-lane (auto) instead of three.  The build may run in
+# parallel (make -j2 check); the suites run one at a time, as the HTTP
+# suite's timings expect.  It prints its own time; README.md says what it
+# and `make test` take.
+CHECK_SUITES := test-format test-layout test-hooks test-unit test-http \
+                test-lessons test-contract
+check: deps-test
+	@start=$$(date +%s); \
+	$(MAKE) all $(UNIT_TESTS) $(HTTP_TESTS) && \
+	  $(MAKE) -j1 $(CHECK_SUITES) HTTP_LANES=auto; status=$$?; \
+	echo "make check: $$([ $$status = 0 ] && echo passed || echo FAILED)" \
+	  "in $$(( $$(date +%s) - start )) s"; \
+	exit $$status
 
 # Git runs the hooks of tools/hooks from now on, in every worktree of this
 # clone: commit-msg refuses a subject over 72 characters or without a blank
