@@ -15,6 +15,7 @@
 #include "server/base/block_cache.h"
 #include "server/base/problem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,27 @@ static size_t estimate_memory(size_t body_len)
     if (!tensor_mul_size(body_len, HTTP_PARSE_BYTES_PER_BODY_BYTE, &estimate))
         return SIZE_MAX;
     return estimate;
+}
+
+/* The largest body the budget admits when no other request holds any of
+ * it: the body and what parsing it needs. */
+static size_t largest_admitted(const http_server *srv)
+{
+    return srv->memory.limit / (1 + HTTP_PARSE_BYTES_PER_BODY_BYTE);
+}
+
+/* 413, not 503: no state of the budget could ever admit the body, and a
+ * client told to retry would retry forever. */
+static void refuse_never_fits(request *req, const char *size)
+{
+    problem_reply(&req->rep, ERR_LIMIT_EXCEEDED, NULL,
+                  "a body of %s bytes never fits the memory budget "
+                  "(--memory-budget %zu bytes holds the body and its "
+                  "parsing, %d bytes per body byte): it admits bodies of "
+                  "at most %zu bytes",
+                  size, req->srv->memory.limit, HTTP_PARSE_BYTES_PER_BODY_BYTE,
+                  largest_admitted(req->srv));
+    req->state = REQ_REPLIED;
 }
 
 static void refuse_over_budget(request *req)
@@ -95,12 +117,21 @@ bool upload_append(request *req, const char *data, size_t size)
         refuse_body_too_large(req);
         return false;
     }
+    size_t admitted = largest_admitted(req->srv);
+    if (size > admitted || req->body_len > admitted - size) {
+        char more[48];
+        snprintf(more, sizeof more, "more than %zu", admitted);
+        refuse_never_fits(req, more);
+        return false;
+    }
     if (req->body_len + size > req->body_cap) {
         size_t cap = req->body_cap ? req->body_cap : HTTP_BODY_START_CAP;
         while (cap < req->body_len + size)
             cap *= 2;
         if (cap > max)
             cap = max;
+        if (cap > admitted)
+            cap = admitted;
         if (!reserve_upload(req, cap))
             return false;
         char *grown = realloc(req->body, cap);
@@ -119,8 +150,9 @@ bool upload_append(request *req, const char *data, size_t size)
     return true;
 }
 
-/* A body of `declared` bytes is coming: refused (413) over --max-body, and
- * (503) when the budget cannot hold it and what parsing it needs now; else
+/* A body of `declared` bytes is coming: refused (413) over --max-body or
+ * when no state of the budget could hold it and what parsing it needs,
+ * (503) when the budget cannot hold them now; else
  * the body is reserved (parsing is reserved when it has arrived) and
  * allocated in one piece.  False when refused. */
 bool upload_accept(request *req, unsigned long long declared)
@@ -128,6 +160,12 @@ bool upload_accept(request *req, unsigned long long declared)
     http_server *srv = req->srv;
     if (declared > srv->cfg->max_body) {
         refuse_body_too_large(req);
+        return false;
+    }
+    if (declared > largest_admitted(srv)) {
+        char size[24];
+        snprintf(size, sizeof size, "%llu", declared);
+        refuse_never_fits(req, size);
         return false;
     }
     size_t len = (size_t)declared, parse = estimate_memory(len);

@@ -1,20 +1,29 @@
 /*
  * test_overload.c - a server past its capacity answers 503 with Retry-After
- * and serves again afterwards: a full queue, and a memory budget smaller than
- * any request.
+ * and serves again afterwards: a full queue, and a memory budget another
+ * request holds; a body that no state of the budget could hold is 413 at
+ * once, never 503 (a client told to retry would retry forever).
  *
  * Two groups: "overload" on a server with --threads 1 --max-queue 1
- * --fast-lane off, and "budget" on one with --memory-budget 1024.
+ * --fast-lane off, and "budget" on one with --memory-budget 1M.
  */
 #include "tests/http/harness.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* ---- constants -------------------------------------------------------- */
 
 /* Clients hammering a server with --threads 1 --max-queue 1. */
 #define OVERLOAD_CLIENTS 8
+/* The "budget" group's --memory-budget, and the largest body it admits:
+ * the body and its parsing, 32 bytes per body byte (server/http/upload.c),
+ * must fit: 1 MiB / 33. */
+#define BUDGET "1M"
+#define BUDGET_LARGEST_BODY 31775
 
 /* ======================================================================= */
 /* group "overload": --threads 1 --max-queue 1                             */
@@ -73,26 +82,113 @@ static void served_again_after_overload(void **state)
 }
 
 /* ======================================================================= */
-/* group "budget": --memory-budget smaller than any request                */
+/* group "budget": --memory-budget 1M                                      */
 /* ======================================================================= */
 
 static int budget_setup(void **state)
 {
     (void)state;
-    const char *extra[] = {"--memory-budget", "1024", NULL};
+    const char *extra[] = {"--memory-budget", BUDGET, NULL};
     return group_start(extra);
 }
 
-static void exhausted_memory_budget_is_503_with_retry_after(void **state)
+/* The headers of a POST to /v1/attention announcing `length` bytes. */
+static void upload_headers(char *out, size_t size, long length)
+{
+    snprintf(out, size,
+             "POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\nContent-Length: %ld\r\n\r\n",
+             length);
+}
+
+static void body_no_budget_could_hold_is_413_before_the_body(void **state)
 {
     (void)state;
-    http_response r = post_json(LESSON_001);
+    /* only the headers are sent: the answer must not wait for the body */
+    char request[256];
+    upload_headers(request, sizeof request, BUDGET_LARGEST_BODY + 1);
+    bool closed;
+    http_response r = raw_exchange(request, &closed);
+    const char *detail = expect_problem(&r, 413, "limit_exceeded", NULL);
+    char largest[64];
+    snprintf(largest, sizeof largest, "at most %d bytes", BUDGET_LARGEST_BODY);
+    expect(strstr(detail, largest) != NULL, &r);
+    expect(header_count(&r, "Retry-After") == 0, &r);
+    response_free(&r);
+}
+
+static void chunked_body_no_budget_could_hold_is_413(void **state)
+{
+    (void)state;
+    size_t len = 2 * BUDGET_LARGEST_BODY;
+    char *body = malloc(len + 1);
+    assert_non_null(body);
+    memset(body, ' ', len);
+    body[len] = '\0';
+    http_response r = http(&(http_request){.method = "POST",
+                                           .path = "/v1/attention",
+                                           .content_type = "application/json",
+                                           .body = body,
+                                           .chunked = true});
+    expect_problem(&r, 413, "limit_exceeded", NULL);
+    response_free(&r);
+    free(body);
+}
+
+/* Waits until no request holds memory, so that the next test starts with
+ * the whole budget. */
+static void wait_budget_free(void)
+{
+    static const char gauge[] = "\nattention_memory_reserved_bytes ";
+    for (int i = 0; i < 100; i++) {
+        http_response r = http(&(http_request){.path = "/metrics"});
+        const char *at = strstr(r.body.data, gauge);
+        long used = at ? strtol(at + strlen(gauge), NULL, 10) : -1;
+        response_free(&r);
+        if (used == 0)
+            return;
+        sleep_ms(20);
+    }
+    fail_msg("the memory budget was not given back");
+}
+
+/* POSTs `length` spaces to /v1/attention, announced by Content-Length. */
+static http_response post_spaces(size_t length)
+{
+    char *body = malloc(length + 1);
+    assert_non_null(body);
+    memset(body, ' ', length);
+    body[length] = '\0';
+    http_response r = http(&(http_request){.method = "POST",
+                                           .path = "/v1/attention",
+                                           .content_type = "application/json",
+                                           .body = body});
+    free(body);
+    return r;
+}
+
+static void budget_held_by_another_request_is_503_then_admitted(void **state)
+{
+    (void)state;
+    /* an upload announcing the largest body holds its bytes while its body
+     * does not come; the same body and its parsing no longer fit now */
+    int holder = raw_connect();
+    char request[256];
+    upload_headers(request, sizeof request, BUDGET_LARGEST_BODY);
+    assert_true(raw_send(holder, request, strlen(request)));
+    sleep_ms(200);
+    http_response r = post_spaces(BUDGET_LARGEST_BODY);
     expect_problem(&r, 503, "overloaded", NULL);
     char value[32];
     expect(header(&r, "Retry-After", value, sizeof value) && atoi(value) >= 1,
            &r);
     response_free(&r);
-    r = http(&(http_request){.path = "/healthz"}); /* still alive */
+    close(holder); /* the budget comes back: the body is read and decoded */
+    wait_budget_free();
+    r = post_spaces(BUDGET_LARGEST_BODY);
+    expect_problem(&r, 400, "invalid_json", NULL);
+    response_free(&r);
+    r = post_json(LESSON_001);
     expect_status(&r, 200);
     response_free(&r);
 }
@@ -109,7 +205,9 @@ int main(void)
         cmocka_unit_test(served_again_after_overload),
     };
     const struct CMUnitTest budget[] = {
-        cmocka_unit_test(exhausted_memory_budget_is_503_with_retry_after),
+        cmocka_unit_test(body_no_budget_could_hold_is_413_before_the_body),
+        cmocka_unit_test(chunked_body_no_budget_could_hold_is_413),
+        cmocka_unit_test(budget_held_by_another_request_is_503_then_admitted),
     };
 
     int failed = 0;
