@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Runs every curl example of README.md and docs/*.md and compares its output
-with the JSON block that follows it ("prints").  Structure, strings and
+with the JSON block that follows it ("prints"), and every Python example
+with the text that follows it.  Structure, strings and
 integers must be identical; real numbers equal to 1e-14 relative (another
 BLAS kernel may round the last bit differently; the lessons' own check is in
 run_lessons.py).  Every relative link of these files must name a file that
@@ -9,8 +10,12 @@ exists.
     check_readme.py [--server BIN] [--update] [FILE.md ...]
 
 An example is a ```sh block holding one `curl ...` line, then the word
-`prints`, then a ```json block.  Without FILE arguments: README.md and every
-docs/*.md.
+`prints`, then a ```json block.  A Python example is a ```python block, then
+`prints`, then a ```text block; in a file that has one, every ```python block
+runs, in order, in one interpreter (a notebook's cells: tests/readme/
+run_cells.py), with clients/python on the path, and each example must print
+exactly its text.  http://localhost:8080 names the test's server in both.
+Without FILE arguments: README.md and every docs/*.md.
 """
 import argparse
 import glob
@@ -27,6 +32,10 @@ from serverproc import Server, default_server  # noqa: E402
 
 EXAMPLE = re.compile(r"```sh\n(curl [^\n]+)\n```\nprints\n```json\n(.*?)\n```",
                      re.S)
+PY_CELL = re.compile(r"```python\n(.*?)\n```(\nprints\n```text\n(.*?)\n```)?",
+                     re.S)
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENT = os.path.join(HERE, "..", "..", "clients", "python")
 # [text](target): a target without a scheme is a path from the file's folder
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
@@ -92,13 +101,59 @@ def check_file(server, doc, update):
         if diff:
             print("     ", diff)
             failed += 1
+    found, bad, text = check_python(server, doc, text, update)
+    failed += bad
     for target in broken_links(doc, text):
         print(f"FAIL {doc}: the link ({target}) names no file")
         failed += 1
     if update:
         with open(doc, "w") as f:
             f.write(text)
-    return len(examples), failed
+    return len(examples) + found, failed
+
+
+def check_python(server, doc, text, update):
+    """Runs doc's Python cells if it has a Python example; returns
+    (examples, failures, text with the outputs when updating)."""
+    cells = PY_CELL.findall(text)
+    if not any(prints for _, prints, _ in cells):
+        return 0, 0, text
+    here, shown_as = f"127.0.0.1:{server.port}", "localhost:8080"
+    run = subprocess.run(
+        [sys.executable, os.path.join(HERE, "run_cells.py")],
+        input=json.dumps([c.replace(shown_as, here) for c, _, _ in cells]),
+        capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=os.path.abspath(CLIENT)))
+    if run.returncode != 0:
+        print(f"FAIL {doc}: the Python cells did not run: {run.stderr}")
+        return 1, 1, text
+    outputs = [o.replace(here, shown_as).rstrip("\n")
+               for o in json.loads(run.stdout)]
+    examples = failed = 0
+    for (code, prints, shown), out in zip(cells, outputs + [None] * (
+            len(cells) - len(outputs))):
+        last = code.strip().splitlines()[-1][:60]
+        if out is None:
+            print(f"FAIL {doc}: not run (a cell before it failed): {last}")
+            failed += 1
+            continue
+        if not prints:
+            if "Traceback (most recent call last)" in out:
+                print(f"FAIL {doc}: {last}\n{out}")
+                failed += 1
+            continue
+        examples += 1
+        if update:
+            text = text.replace(f"{code}\n```{prints}",
+                                f"{code}\n```\nprints\n```text\n{out}\n```",
+                                1)
+            shown = out
+        ok = out == shown
+        print(("ok   " if ok else "FAIL ") + f"{doc}: python: {last}")
+        if not ok:
+            print(f"      printed:\n{out}\n      shown:\n{shown}")
+            failed += 1
+    return examples, failed, text
 
 
 def main():

@@ -1,0 +1,55 @@
+"""Request fields as the caller writes them (/v1's names, NumPy arrays,
+torch tensors, lists) → what travels, and → /v1's JSON body (the form a
+shared link and a bundle hold)."""
+import numpy as np
+
+# fields the client handles itself: the dtype is the inputs' datatype, the
+# stages are the outputs, labels stay with the Result, and the client picks
+# the reply's encoding
+CLIENT_FIELDS = ("dtype", "return", "tokens", "context_tokens", "encoding")
+DEFAULT_STAGES = ["output", "weights"]
+
+
+def as_numpy(value):
+    """A torch tensor (without touching torch), array or nested list."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def plain(value):
+    """A parameter as JSON: NumPy scalars and arrays to Python values."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def split(fields, tensor_names):
+    """(tensors, parameters) of the fields the server computes from:
+    tensor_names are the server's inputs (its model metadata)."""
+    tensors, parameters = {}, {}
+    for name, value in fields.items():
+        if name in CLIENT_FIELDS:
+            continue
+        if name in tensor_names:
+            tensors[name] = as_numpy(value)
+        else:
+            parameters[name] = plain(value)
+    return tensors, parameters
+
+
+def v1_body(fields, stages=None):
+    """/v1's JSON body of the same request: nested lists, the labels, and
+    `return` when stages are given (a shared link leaves it out)."""
+    body = {}
+    for name, value in fields.items():
+        if name in ("return", "encoding"):
+            continue
+        a = value if isinstance(value, (str, bool, int, float, dict)) \
+            else as_numpy(value)
+        body[name] = a.tolist() if isinstance(a, np.ndarray) else plain(a)
+    if stages is not None:
+        body["return"] = list(stages)
+    return body

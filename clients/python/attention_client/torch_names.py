@@ -1,0 +1,212 @@
+"""PyTorch's calls in the server's terms: the ONE place where
+nn.MultiheadAttention's and scaled_dot_product_attention's names, shapes and
+mask senses become request fields, and the reply becomes what the module or
+the function returns.  Each rule below says what the server does not take
+yet; when it learns PyTorch's names, the rule goes.
+
+Letters: N sequences, L queries, S keys, E embedding, h heads.
+"""
+import numpy as np
+
+from .fields import as_numpy
+
+
+def float_name(dtype):
+    """The request's dtype of a NumPy or torch dtype."""
+    name = str(dtype).replace("torch.", "")
+    if name not in ("float64", "float32"):
+        raise TypeError(f"the server computes in float64 or float32, "
+                        f"not {name}")
+    return name
+
+
+# ---- masks ---------------------------------------------------------------
+
+def split_float_mask(mask):
+    """A float mask as (hidden, additive): −∞ entries as booleans (the
+    server takes no −∞), the finite rest as numbers, None when all zero."""
+    if np.isnan(mask).any() or np.isposinf(mask).any():
+        raise ValueError("a float mask holds NaN or +inf: only finite "
+                         "numbers and -inf can be added to scores")
+    hidden = np.isneginf(mask)
+    finite = np.where(hidden, 0.0, mask)
+    return (hidden if hidden.any() else None,
+            finite if finite.any() else None)
+
+
+def combine_masks(parts, dtype):
+    """One server `mask` from (hidden, additive) parts that broadcast
+    together: booleans (true = may attend) when nothing is added, else the
+    numbers with every hidden entry at HIDDEN (finite: exp underflows to
+    exactly 0, as for −∞, unless a query hides every key).  None if no
+    part."""
+    hidden = [h for h, _ in parts if h is not None]
+    added = [a for _, a in parts if a is not None]
+    if not hidden and not added:
+        return None
+    shape = np.broadcast_shapes(*(p.shape for p in hidden + added))
+    any_hidden = np.zeros(shape, bool)
+    for h in hidden:
+        any_hidden = any_hidden | h
+    if not added:
+        return ~any_hidden
+    total = np.zeros(shape)
+    for a in added:
+        total = total + a
+    hidden_value = -np.finfo(dtype).max / 2
+    return np.where(any_hidden, hidden_value, total).astype(dtype)
+
+
+def server_mask(mask4, batch, queries, keys):
+    """A (A, H, L, S) mask (A 1 or N, H 1 or h; L and S may be 1 and
+    broadcast) in a form the server takes: (L, S), (h, L, S) unbatched,
+    (N, L, S) or (N, h, L, S) in a batch."""
+    a, h = mask4.shape[:2]
+    mask4 = np.broadcast_to(mask4, (a, h, queries, keys))
+    if a == 1 and h == 1:
+        return mask4[0, 0]
+    if batch is None:
+        return mask4[0]
+    if h == 1:
+        return np.broadcast_to(mask4[:, 0], (batch,) + mask4.shape[2:])
+    return np.broadcast_to(mask4, (batch,) + mask4.shape[1:])
+
+
+# ---- nn.MultiheadAttention -------------------------------------------------
+
+def mha_request(module, query, key, value, key_padding_mask, attn_mask,
+                need_weights, average_attn_weights, is_causal):
+    """(fields, stages, finish): the request computing
+    module(query, key, value, ...), and finish(result) → what it returns."""
+    import torch
+
+    if module.bias_k is not None or module.add_zero_attn:
+        raise NotImplementedError("add_bias_kv and add_zero_attn are not "
+                                  "computed by the server")
+    if module.training and module.dropout > 0:
+        raise ValueError("the server computes no dropout: call "
+                         "module.eval() or build it with dropout=0")
+    key = query if key is None else key
+    value = key if value is None else value
+    batched = query.dim() == 3
+    dtype = float_name(module.out_proj.weight.dtype)
+
+    def rows(t):  # (N, L, E) or (L, E): the server's x and context
+        a = as_numpy(t)
+        return a.swapaxes(0, 1) if batched and not module.batch_first else a
+
+    fields = {"x": rows(query), "num_heads": module.num_heads,
+              "dtype": dtype}
+    # state_dict names as the server takes them: dots as underscores
+    weights = {k.replace(".", "_"): as_numpy(v)
+               for k, v in module.state_dict().items()}
+    if key is query and value is query:
+        pass
+    elif key is value:
+        fields["context"] = rows(key)
+    else:
+        # one context is both keys and values on the server: [key | value],
+        # each projection reading its own columns (the others times zero)
+        k_rows, v_rows = rows(key), rows(value)
+        fields["context"] = np.concatenate([k_rows, v_rows], axis=-1)
+        if "in_proj_weight" in weights:
+            w = weights.pop("in_proj_weight")
+            e = w.shape[1]
+            weights.update(q_proj_weight=w[:e], k_proj_weight=w[e:2 * e],
+                           v_proj_weight=w[2 * e:])
+        wk, wv = weights["k_proj_weight"], weights["v_proj_weight"]
+        weights["k_proj_weight"] = np.concatenate(
+            [wk, np.zeros((wk.shape[0], v_rows.shape[-1]))], axis=1)
+        weights["v_proj_weight"] = np.concatenate(
+            [np.zeros((wv.shape[0], k_rows.shape[-1])), wv], axis=1)
+    fields.update(weights)
+
+    batch = fields["x"].shape[0] if batched else None
+    parts = []
+    if attn_mask is not None:
+        m = as_numpy(attn_mask)
+        m = m.reshape((batch or 1, -1) + m.shape[-2:]) if m.ndim == 3 \
+            else m[None, None]
+        # nn.MultiheadAttention's boolean true = masked out; ours may attend
+        parts.append((m.astype(bool), None) if m.dtype.kind in "bu"
+                     else split_float_mask(m))
+    if key_padding_mask is not None:
+        p = as_numpy(key_padding_mask)
+        if p.dtype.kind in "bu":
+            fields["key_padding"] = p.astype(bool)
+        else:  # a float key_padding_mask is added, as PyTorch 2 does
+            hidden, added = split_float_mask(p)
+            if hidden is not None:
+                fields["key_padding"] = hidden
+            if added is not None:
+                parts.append((None, added.reshape(
+                    (batch or 1, 1, 1, added.shape[-1]))))
+    mask = combine_masks(parts, dtype)
+    if mask is not None:
+        fields["mask"] = server_mask(mask, batch, fields["x"].shape[-2],
+                                     fields.get("context", fields["x"])
+                                     .shape[-2])
+    if is_causal:
+        fields["causal"] = True
+
+    stages = ["output", "weights"] if need_weights else ["output"]
+    device = module.out_proj.weight.device
+
+    def finish(result):
+        out = result["output"]
+        if batched and not module.batch_first:
+            out = out.swapaxes(0, 1)
+        out = torch.from_numpy(np.array(out)).to(device)
+        if not need_weights:
+            return out, None
+        w = result["weights"]  # (N, h, L, S) or (h, L, S)
+        if average_attn_weights:
+            w = w.mean(axis=-3)
+        return out, torch.from_numpy(np.array(w)).to(device)
+
+    return fields, stages, finish
+
+
+# ---- scaled_dot_product_attention -----------------------------------------
+
+def sdpa_request(q, k, v, attn_mask, is_causal, scale):
+    """(fields, stages, finish) for scaled_dot_product_attention(q, k, v,
+    attn_mask, is_causal=is_causal, scale=scale): q (..., L, E), k
+    (..., S, E), v (..., S, Ev); the leading dimensions become the server's
+    (B, h)."""
+    is_torch = not isinstance(q, np.ndarray) and hasattr(q, "detach")
+    qa, ka, va = as_numpy(q), as_numpy(k), as_numpy(v)
+    lead = qa.shape[:-2]
+    # the server's q is (h, L, E) or (B, h, L, E): leading dims folded
+    server_lead = (1,) if not lead else lead if len(lead) <= 2 else \
+        (int(np.prod(lead[:-1])), lead[-1])
+
+    def fold(a):
+        a = np.broadcast_to(a, lead + a.shape[-2:])
+        return a.reshape(server_lead + a.shape[-2:])
+
+    dtype = float_name(qa.dtype)
+    fields = {"q": fold(qa), "k": fold(ka), "v": fold(va),
+              "dtype": dtype}
+    if attn_mask is not None:
+        m = as_numpy(attn_mask)
+        # the function's boolean true = may attend, as ours
+        part = (~m.astype(bool), None) if m.dtype.kind in "bu" \
+            else split_float_mask(m)
+        mask = combine_masks([part], dtype)
+        if mask is not None:
+            fields["mask"] = mask if mask.ndim == 2 else fold(mask)
+    if is_causal:
+        fields["causal"] = True
+    if scale is not None:
+        fields["scale"] = float(scale)
+
+    def finish(result):
+        out = result["head_outputs"]
+        out = out.reshape(lead + out.shape[-2:]) if lead else out[0]
+        if not is_torch:
+            return np.ascontiguousarray(out)
+        import torch
+        return torch.from_numpy(np.array(out)).to(q.device)
+
+    return fields, ["head_outputs"], finish

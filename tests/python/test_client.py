@@ -1,0 +1,458 @@
+"""The Python client against the server and Debian's PyTorch 1.13, in float64
+to 1e-12 (float32 to 1e-5).  Run by run_python.py with the venv the client
+was installed into (make test-python).
+
+PyTorch 1.13 has no scaled_dot_product_attention: sdpa_definition() writes
+its definition in torch ops, as PyTorch 2's documentation gives it."""
+import base64
+import json
+import math
+import os
+import sys
+import tempfile
+import unittest
+import urllib.request
+import zlib
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "oracle"))
+from serverproc import Server, default_server  # noqa: E402
+
+import attention_client  # noqa: E402
+from attention_client import AttentionError, Client  # noqa: E402
+
+F64 = torch.float64
+TOLERANCE = 1e-12
+SERVER = None
+
+
+def setUpModule():
+    global SERVER
+    SERVER = Server(os.path.abspath(default_server()), "--threads", "2")
+
+
+def tearDownModule():
+    SERVER.stop()
+    SERVER.proc.stdout.close()
+
+
+def url():
+    return f"http://127.0.0.1:{SERVER.port}"
+
+
+def rel_error(got, want):
+    got = np.asarray(got.detach() if torch.is_tensor(got) else got, float)
+    want = np.asarray(want.detach() if torch.is_tensor(want) else want, float)
+    return np.abs(got - want).max() / max(np.abs(want).max(), 1e-300)
+
+
+def module(e=8, h=2, seed=0, dtype=F64, **options):
+    """nn.MultiheadAttention with random weights and biases (PyTorch starts
+    its biases at zero), in eval mode."""
+    torch.manual_seed(seed)
+    m = torch.nn.MultiheadAttention(e, h, dtype=dtype, **options).eval()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name.endswith("bias"):
+                p.normal_()
+    return m
+
+
+def randn(*shape, seed=1, dtype=F64):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed),
+                       dtype=dtype)
+
+
+def sdpa_definition(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """torch.nn.functional.scaled_dot_product_attention, by its definition."""
+    L, S = q.size(-2), k.size(-2)
+    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
+    bias = torch.zeros(L, S, dtype=q.dtype)
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool).tril(diagonal=0)
+        bias = bias.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            bias = bias.masked_fill(~attn_mask, float("-inf"))
+        else:
+            bias = bias + attn_mask
+    weights = torch.softmax(q @ k.transpose(-2, -1) * scale + bias, dim=-1)
+    return weights @ v
+
+
+class ClientTest(unittest.TestCase):
+    def setUp(self):
+        self.client = Client(url())
+
+    def tearDown(self):
+        self.client.close()
+
+    def assert_mha(self, m, *args, tolerance=TOLERANCE, **kwargs):
+        """client.mha(...) returns what m(...) returns."""
+        got_out, got_w = self.client.mha(m, *args, **kwargs)
+        kwargs.pop("is_causal", None)
+        # with gradients: PyTorch's own path in torch ops (1.13's fused
+        # path, taken without them, fails on a module without biases)
+        want_out, want_w = m(*args, **kwargs)
+        self.assertEqual(got_out.dtype, want_out.dtype)
+        self.assertEqual(got_out.shape, want_out.shape)
+        self.assertLess(rel_error(got_out, want_out), tolerance)
+        if want_w is None:
+            self.assertIsNone(got_w)
+        else:
+            self.assertEqual(got_w.dtype, want_w.dtype)
+            self.assertEqual(got_w.shape, want_w.shape)
+            self.assertLess(rel_error(got_w, want_w), tolerance)
+        return got_out, got_w
+
+
+class TestInstall(ClientTest):
+    def test_the_package_comes_from_the_venv_not_the_sources(self):
+        self.assertIn(os.path.join("site-packages", "attention_client"),
+                      attention_client.__file__)
+
+
+class TestAttention(ClientTest):
+    BODY = {"x": [[1, 0], [0, 1], [1, 1]], "w_q": [[1, 0], [0, 1]],
+            "w_k": [[1, 0], [0, 1]], "w_v": [[2, 0], [0, 1]], "causal": True,
+            "tokens": ["the", "cat", "sat"]}
+
+    def test_stages_are_the_numbers_of_v1_as_numpy_arrays(self):
+        result = self.client.attention(
+            stages=["masked_scores", "weights", "output"], **self.BODY)
+        status, reply = SERVER.post(dict(
+            self.BODY, **{"return": ["weights", "output"]}))
+        self.assertEqual(status, 200)
+        self.assertTrue(np.array_equal(result["weights"], reply["weights"]))
+        self.assertTrue(np.array_equal(result["output"], reply["output"]))
+        self.assertEqual(result["masked_scores"][0, 0, 1], -np.inf)
+        self.assertEqual(result.shapes, {"masked_scores": (1, 3, 3),
+                                         "weights": (1, 3, 3),
+                                         "output": (3, 2)})
+        self.assertEqual(result.parameters, {
+            "num_heads": 1, "head_dim": 2, "value_dim": 2,
+            "scale": 0.7071067811865475, "causal": True,
+            "dtype": "float64"})
+        self.assertEqual(result.tokens, ["the", "cat", "sat"])
+
+    def test_default_stages_are_output_and_weights(self):
+        result = self.client.attention(**self.BODY)
+        self.assertEqual(sorted(result), ["output", "weights"])
+
+    def test_float32_tensors_and_a_return_field(self):
+        result = self.client.attention(
+            dtype="float32", heads=[0], **{"return": ["q"]},
+            **dict(self.BODY, x=np.array(self.BODY["x"], np.float32)))
+        self.assertEqual(result["q"].dtype, np.float32)
+        self.assertEqual(result.parameters["dtype"], "float32")
+        self.assertEqual(result["q"].tolist(), [[[1, 0], [0, 1], [1, 1]]])
+
+
+class TestMha(ClientTest):
+    def test_self_attention_batch_first_averaged_weights(self):
+        m = module(batch_first=True)
+        x = randn(3, 5, 8)
+        self.assert_mha(m, x, x, x)
+
+    def test_self_attention_per_head_weights(self):
+        m = module(batch_first=True)
+        x = randn(3, 5, 8)
+        _, w = self.assert_mha(m, x, x, x, average_attn_weights=False)
+        self.assertEqual(tuple(w.shape), (3, 2, 5, 5))
+
+    def test_sequence_first_inputs_and_outputs(self):
+        m = module(batch_first=False)
+        x = randn(5, 3, 8)
+        self.assert_mha(m, x, x, x, average_attn_weights=False)
+        self.assert_mha(m, x, x, x)
+
+    def test_one_unbatched_sequence(self):
+        m = module()
+        x = randn(5, 8)
+        self.assert_mha(m, x, x, x)
+        self.assert_mha(m, x, x, x, average_attn_weights=False)
+
+    def test_key_and_value_default_to_the_query(self):
+        m = module(batch_first=True)
+        x = randn(2, 4, 8)
+        out, _ = self.client.mha(m, x)
+        with torch.no_grad():
+            self.assertLess(rel_error(out, m(x, x, x)[0]), TOLERANCE)
+
+    def test_cross_attention_key_is_value(self):
+        m = module(batch_first=True)
+        x, memory = randn(2, 4, 8), randn(2, 7, 8, seed=2)
+        self.assert_mha(m, x, memory, memory, average_attn_weights=False)
+
+    def test_cross_attention_key_and_value_apart(self):
+        m = module(batch_first=True)
+        x, k, v = randn(2, 4, 8), randn(2, 7, 8, seed=2), \
+            randn(2, 7, 8, seed=3)
+        self.assert_mha(m, x, k, v, average_attn_weights=False)
+
+    def test_kdim_and_vdim(self):
+        m = module(kdim=5, vdim=3, batch_first=True)
+        x, k, v = randn(2, 4, 8), randn(2, 6, 5, seed=2), \
+            randn(2, 6, 3, seed=3)
+        self.assert_mha(m, x, k, v, average_attn_weights=False)
+        m = module(kdim=5, vdim=5)
+        kv = randn(6, 2, 5, seed=2)
+        self.assert_mha(m, randn(4, 2, 8), kv, kv)
+
+    def test_without_biases(self):
+        m = module(bias=False, batch_first=True)
+        x = randn(2, 4, 8)
+        self.assert_mha(m, x, x, x)
+
+    def test_need_weights_false_returns_none(self):
+        m = module(batch_first=True)
+        x = randn(2, 4, 8)
+        self.assert_mha(m, x, x, x, need_weights=False)
+
+    def test_float32_module(self):
+        m = module(dtype=torch.float32, batch_first=True)
+        x = randn(2, 4, 8, dtype=torch.float32)
+        self.assert_mha(m, x, x, x, tolerance=1e-5)
+
+
+class TestMhaMasks(ClientTest):
+    """Each mask in nn.MultiheadAttention's own sense."""
+
+    def setUp(self):
+        super().setUp()
+        self.m = module(e=8, h=2, batch_first=True)
+        self.x = randn(3, 5, 8)
+        self.memory = randn(3, 6, 8, seed=4)
+        rng = np.random.default_rng(7)
+        self.hidden = torch.tensor(rng.random((5, 6)) > 0.6)  # true = hidden
+        self.hidden[:, 0] = False  # every query keeps a key
+        self.per_head = torch.tensor(rng.random((3 * 2, 5, 6)) > 0.6)
+        self.per_head[:, :, 1] = False
+        self.padding = torch.tensor([[False] * 6, [False] * 4 + [True] * 2,
+                                     [False, True] * 3])
+
+    def cross(self, **kwargs):
+        return self.assert_mha(self.m, self.x, self.memory, self.memory,
+                               average_attn_weights=False, **kwargs)
+
+    def test_boolean_attn_mask_true_is_masked_out(self):
+        _, w = self.cross(attn_mask=self.hidden)
+        self.assertTrue((w[:, :, self.hidden] == 0).all())
+
+    def test_boolean_attn_mask_per_sequence_and_head(self):
+        self.cross(attn_mask=self.per_head)
+
+    def test_float_attn_mask_is_added(self):
+        self.cross(attn_mask=randn(5, 6, seed=5))
+        self.cross(attn_mask=randn(6, 5, 6, seed=5))
+
+    def test_float_attn_mask_with_minus_infinity(self):
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(5) \
+            .to(F64)
+        self.assert_mha(self.m, self.x, self.x, self.x, attn_mask=causal)
+        mixed = randn(5, 6, seed=6).masked_fill(self.hidden, float("-inf"))
+        self.cross(attn_mask=mixed)
+
+    def test_boolean_key_padding_mask_true_is_padding(self):
+        _, w = self.cross(key_padding_mask=self.padding)
+        self.assertTrue((w[1, :, :, 4:] == 0).all())
+
+    def test_key_padding_with_attn_masks(self):
+        self.cross(key_padding_mask=self.padding, attn_mask=self.hidden)
+        self.cross(key_padding_mask=self.padding,
+                   attn_mask=randn(5, 6, seed=5))
+
+    def test_float_key_padding_mask_is_added_to_each_key(self):
+        # PyTorch 1.13 takes boolean padding only; PyTorch 2 adds a float
+        # one to every query's score of that key: an attn_mask doing so
+        additive = randn(3, 6, seed=8)
+        additive[1, 4:] = float("-inf")
+        got, _ = self.client.mha(self.m, self.x, self.memory, self.memory,
+                                 key_padding_mask=additive)
+        as_attn = additive[:, None, None, :].expand(3, 2, 5, 6) \
+            .reshape(6, 5, 6)
+        with torch.no_grad():
+            want, _ = self.m(self.x, self.memory, self.memory,
+                             attn_mask=as_attn)
+        self.assertLess(rel_error(got, want), TOLERANCE)
+
+    def test_is_causal_is_the_causal_mask(self):
+        # PyTorch 1.13's module has no is_causal: its causal attn_mask
+        causal = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1)
+        got, got_w = self.client.mha(self.m, self.x, is_causal=True)
+        with torch.no_grad():
+            want, want_w = self.m(self.x, self.x, self.x, attn_mask=causal)
+        self.assertLess(rel_error(got, want), TOLERANCE)
+        self.assertLess(rel_error(got_w, want_w), TOLERANCE)
+
+
+class TestSdpa(ClientTest):
+    def assert_sdpa(self, q, k, v, **kwargs):
+        got = self.client.sdpa(q, k, v, **kwargs)
+        want = sdpa_definition(q, k, v, **kwargs)
+        self.assertEqual(got.shape, want.shape)
+        self.assertEqual(got.dtype, want.dtype)
+        self.assertLess(rel_error(got, want), TOLERANCE)
+
+    def setUp(self):
+        super().setUp()
+        self.q, self.k = randn(2, 3, 4, 5), randn(2, 3, 6, 5, seed=2)
+        self.v = randn(2, 3, 6, 7, seed=3)
+
+    def test_batch_and_heads(self):
+        self.assert_sdpa(self.q, self.k, self.v)
+
+    def test_other_leading_dimensions(self):
+        self.assert_sdpa(self.q[0], self.k[0], self.v[0])
+        self.assert_sdpa(self.q[0, 0], self.k[0, 0], self.v[0, 0])
+        self.assert_sdpa(self.q[None], self.k[None], self.v[None])
+
+    def test_boolean_mask_true_may_attend(self):
+        keep = torch.tensor(np.random.default_rng(1).random((4, 6)) > 0.4)
+        keep[:, 0] = True
+        self.assert_sdpa(self.q, self.k, self.v, attn_mask=keep)
+
+    def test_float_mask_broadcast_with_minus_infinity(self):
+        added = randn(2, 1, 4, 6, seed=4)
+        added[:, :, 1:, 3] = float("-inf")
+        self.assert_sdpa(self.q, self.k, self.v, attn_mask=added)
+
+    def test_causal_and_scale(self):
+        self.assert_sdpa(self.q, self.k, self.v, is_causal=True)
+        self.assert_sdpa(self.q, self.k, self.v, scale=0.3)
+
+    def test_numpy_in_numpy_out(self):
+        got = self.client.sdpa(self.q.numpy(), self.k.numpy(), self.v.numpy())
+        self.assertIsInstance(got, np.ndarray)
+        self.assertLess(rel_error(got, sdpa_definition(self.q, self.k,
+                                                       self.v)), TOLERANCE)
+
+
+class TestErrors(ClientTest):
+    def raised(self, call, **fields):
+        with self.assertRaises(AttentionError) as caught:
+            call(**fields)
+        return caught.exception
+
+    def test_a_mismatch_names_its_field(self):
+        e = self.raised(self.client.attention, x=[[1, 0]], w_q=np.eye(3),
+                        w_k=np.eye(2), w_v=np.eye(2))
+        self.assertEqual((e.status, e.code, e.pointer),
+                         (400, "shape_mismatch", "/w_q"))
+        self.assertEqual(e.detail, "w_q has 3 rows but x has 2 columns: "
+                                   "x @ W needs them equal")
+
+    def test_an_unknown_field(self):
+        e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1.0]],
+                        w_k=[[1.0]], w_v=[[1.0]], W_q=1)
+        self.assertEqual((e.status, e.code, e.pointer),
+                         (400, "unknown_field", "/W_q"))
+
+    def test_a_result_that_overflows(self):
+        e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1e200]],
+                        w_k=[[1e200]], w_v=[[1.0]])
+        self.assertEqual((e.status, e.code), (422, "non_finite_result"))
+
+    def test_the_api_key(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".key") as key:
+            key.write("s3cret\n")
+            key.flush()
+            with Server(os.path.abspath(default_server()),
+                        "--api-key-file", key.name) as server:
+                base = f"http://127.0.0.1:{server.port}"
+                fields = dict(x=[[1.0]], w_q=[[1.0]], w_k=[[1.0]],
+                              w_v=[[1.0]])
+                with Client(base, api_key="wrong") as client:
+                    e = self.raised(client.attention, **fields)
+                self.assertEqual((e.status, e.code), (401, "unauthorized"))
+                with Client(base, api_key="s3cret", timeout=10) as client:
+                    result = client.attention(**fields)
+                self.assertEqual(result["weights"].tolist(), [[[1.0]]])
+            server.proc.stdout.close()
+
+
+def unpack_link(link):
+    """The page's unpackState: base64url, inflate-raw, JSON."""
+    state = link.split("#state=", 1)[1]
+    raw = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
+    return json.loads(zlib.decompress(raw, -15))
+
+
+class TestNotebook(ClientTest):
+    def test_html_has_a_heatmap_per_head_with_tokens_and_the_page_link(self):
+        body = {"x": [[1, 0, 1], [0, 1, 1], [1, 1, 0]], "w_q": np.eye(3),
+                "w_k": np.eye(3), "w_v": np.eye(3), "mask": np.tril(
+                    np.ones((3, 3), bool)), "tokens": ["a", "b<", "c"]}
+        result = self.client.attention(**body)
+        html = result._repr_html_()
+        self.assertEqual(html.count("<svg"), 1)
+        self.assertEqual(html.count("<rect"), 9)
+        self.assertIn(">b&lt;</text>", html)
+        link = result.share_link()
+        self.assertTrue(link.startswith(url() + "/#state="))
+        self.assertIn(link.replace("&", "&amp;"), html)
+        state = unpack_link(link)
+        self.assertEqual(state["head"], 0)
+        self.assertEqual(state["body"]["tokens"], ["a", "b<", "c"])
+        # the page posts the body as it is: the same weights
+        status, reply = SERVER.post(state["body"])
+        self.assertEqual(status, 200)
+        self.assertTrue(np.array_equal(reply["weights"], result["weights"]))
+        # and the page itself is served there
+        with urllib.request.urlopen(link.split("#")[0]) as page:
+            self.assertIn(b"<html", page.read(200).lower())
+
+    def test_several_heads_of_a_batch(self):
+        m = module(e=8, h=4, batch_first=True)
+        x = randn(2, 3, 8)
+        fields, stages, _ = attention_client.torch_names.mha_request(
+            m, x, x, x, None, None, True, False, False)
+        html = self.client.attention(stages=stages, **fields)._repr_html_()
+        self.assertEqual(html.count("<svg"), 4)
+        self.assertIn("sequence 0 of 2", html)
+
+
+class TestTrace(ClientTest):
+    def test_a_transformer_encoder_layer_by_layer(self):
+        torch.manual_seed(3)
+        layer = torch.nn.TransformerEncoderLayer(
+            16, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
+            dtype=F64)
+        model = torch.nn.TransformerEncoder(layer, 2).eval()
+        src = randn(2, 5, 16)
+        padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(5) \
+            .to(F64)
+        trace = self.client.trace(model, src, mask=causal,
+                                  src_key_padding_mask=padding)
+        self.assertEqual([layer.name for layer in trace],
+                         ["layers.0.self_attn", "layers.1.self_attn"])
+        with torch.no_grad():
+            want = model(src, mask=causal, src_key_padding_mask=padding)
+        self.assertLess(rel_error(trace.output, want), TOLERANCE)
+        for each in trace:
+            self.assertEqual(each.weights.shape, (2, 4, 5, 5))
+            self.assertLess(each.error, TOLERANCE)
+            self.assertEqual(each.output.shape, each.module_output.shape)
+            # causal and padded keys get no weight
+            self.assertTrue((each.weights[:, :, 0, 1:] == 0).all())
+            self.assertTrue((each.weights[1, :, :, 3:] == 0).all())
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "bundle.json")
+            trace.save_bundle(path)
+            with open(path) as f:
+                bundle = json.load(f)
+        self.assertEqual(list(bundle), ["layers"])
+        self.assertEqual([(b["name"], sorted(b)) for b in bundle["layers"]],
+                         [("layers.0.self_attn", ["name", "request"]),
+                          ("layers.1.self_attn", ["name", "request"])])
+        for each, saved in zip(trace, bundle["layers"]):
+            status, reply = SERVER.post(saved["request"])
+            self.assertEqual(status, 200, reply)
+            self.assertTrue(np.array_equal(reply["weights"], each.weights))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
