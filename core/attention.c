@@ -6,6 +6,7 @@
 #include "core/attention.h"
 
 #include "core/attend_kernels.h"
+#include "core/attn_stop.h"
 #include "core/softmax_rows.h"
 
 #include <assert.h>
@@ -43,6 +44,11 @@
  * the calling thread alone: waking a helper costs more than it saves, and a
  * lesson-sized request needs a few thousand. */
 #define ATTN_PARALLEL_MIN_WORK (1u << 20)
+/* Most multiply-adds one OpenBLAS call of a projection takes (it packs W
+ * once per call, so a task's rows go in as few calls as this allows): the
+ * stop (attn_stop.h) is read between calls, and 2^28 multiply-adds are a
+ * few milliseconds of one core (docs/performance.md, "Stopping a pass"). */
+#define ATTN_STOP_WORK ((size_t)1 << 28)
 /* The stages shaped (h, n, m): wanting any of them means materialising the
  * scores row block by row block instead of the fused online softmax. */
 #define ATTN_SCORE_STAGES                                                      \
@@ -434,6 +440,12 @@ static bool attn_own_kernels(void)
     return known && atomic_load(&own_kernels_wanted);
 }
 
+/* What a pass stopped by `why` returns. */
+static attn_status stop_status(attn_stop_reason why)
+{
+    return why == ATTN_STOP_DEADLINE ? ATTN_ERR_DEADLINE : ATTN_ERR_CANCELLED;
+}
+
 /* RoPE's cos and sin of every query and new key (attention_impl.inc's
  * rope_q, rope_k), made by a batch's first sequence and read by the others:
  * the angles are computed once per request. */
@@ -489,6 +501,9 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
                                  bool reference)
 {
     memset(out, 0, sizeof *out);
+    attn_stop_reason why = attn_stop_check(p->stop);
+    if (why != ATTN_RUN)
+        return stop_status(why);
     unsigned stages = stages_computed(p, want);
     size_t elem = tensor_dtype_size(p->dtype);
     for (int s = 0; s < ATTN_STAGE_COUNT; s++)

@@ -4,6 +4,7 @@
 #   make test-unit
 #   CMOCKA_TEST_FILTER='*softmax*' make test-unit   only the tests matching
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
+              $(BUILD)/tests/test_attention_stop \
               $(BUILD)/tests/test_attend_kernels \
               $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows \
               $(BUILD)/tests/test_problem
@@ -20,6 +21,10 @@ $(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+# malloc and free wrapped: the test counts the blocks a stopped pass holds
+$(BUILD)/tests/test_attention_stop: $(BUILD)/tests/unit/test_attention_stop.o \
+                                    $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -Wl,--wrap=malloc,--wrap=free -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
                                     $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
