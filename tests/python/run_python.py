@@ -3,7 +3,9 @@
 sees the system's NumPy and PyTorch (`python3 -m venv --system-site-packages`,
 then `pip install --no-build-isolation --no-index`), from a copy of the
 folder (pip's build leaves files beside the sources), and runs
-test_client.py with that venv's Python.
+test_client.py with that venv's Python.  The venv uses Debian's pip (seen
+through the system's site packages) instead of installing its own copy:
+the same pip, and 15 to 30 s less on a busy machine.
 
     run_python.py [--server build/attention-server] [unittest arguments]
 """
@@ -27,7 +29,7 @@ def main():
         shutil.copytree(CLIENT, source,
                         ignore=shutil.ignore_patterns("build", "*.egg-info",
                                                       "__pycache__"))
-        subprocess.run([sys.executable, "-m", "venv",
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip",
                         "--system-site-packages", venv], check=True)
         python = os.path.join(venv, "bin", "python")
         subprocess.run([python, "-m", "pip", "install", "--quiet",

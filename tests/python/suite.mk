@@ -6,7 +6,8 @@
 # notebook view and its link.
 #   make test-python
 TEST_SUITES += test-python
-DEB_TEST    += python3-venv python3-numpy python3-torch python3-setuptools
+DEB_TEST    += python3-venv python3-pip python3-numpy python3-torch \
+               python3-setuptools
 
 .PHONY: test-python
 

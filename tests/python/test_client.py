@@ -355,6 +355,21 @@ class TestErrors(ClientTest):
                         w_k=[[1e200]], w_v=[[1.0]])
         self.assertEqual((e.status, e.code), (422, "non_finite_result"))
 
+    def test_a_body_refused_from_its_length_before_it_is_sent(self):
+        # the server answers 413 and closes while the client still sends
+        with Server(os.path.abspath(default_server()),
+                    "--max-body", "100000") as server:
+            with Client(f"http://127.0.0.1:{server.port}") as client:
+                e = self.raised(client.attention, x=np.ones((40000, 64)),
+                                w_q=np.eye(64), w_k=np.eye(64),
+                                w_v=np.eye(64))
+                self.assertEqual((e.status, e.code), (413, "body_too_large"))
+                # and the next request opens a new connection
+                result = client.attention(x=[[1.0]], w_q=[[1.0]],
+                                          w_k=[[1.0]], w_v=[[1.0]])
+                self.assertEqual(result["weights"].tolist(), [[[1.0]]])
+            server.proc.stdout.close()
+
     def test_the_api_key(self):
         with tempfile.NamedTemporaryFile("w", suffix=".key") as key:
             key.write("s3cret\n")

@@ -41,18 +41,25 @@ class Client:
         return self._conn
 
     def _exchange(self, method, path, body=None, headers=None):
-        """(status, headers, body) of one exchange; a connection the server
-        closed while idle is opened again once (a computation has no side
-        effect, so sending it again is safe)."""
+        """(status, response, body) of one exchange.  A server that refuses
+        a body from its headers (413 from Content-Length) answers and closes
+        before reading it all: that answer is read after the failed send.  A
+        connection the server closed while idle is opened again once (a
+        computation has no side effect, so sending it again is safe)."""
         for attempt in (0, 1):
             conn = self._connection()
             try:
                 conn.request(method, self._prefix + path, body=body,
                              headers=dict(self._headers, **(headers or {})))
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # an early answer, or a closed idle connection
+            try:
                 resp = conn.getresponse()
                 return resp.status, resp, resp.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError,
-                    ConnectionResetError):
+            except TimeoutError:
+                self.close()
+                raise
+            except (http.client.HTTPException, OSError):
                 self.close()
                 if attempt:
                     raise
