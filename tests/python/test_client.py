@@ -428,6 +428,15 @@ class TestNotebook(ClientTest):
         self.assertEqual(html.count("<svg"), 4)
         self.assertIn("sequence 0 of 2", html)
 
+    def test_named_heads_keep_their_numbers(self):
+        result = self.client.attention(
+            x=np.eye(4), w_q=np.eye(4), w_k=np.eye(4), w_v=np.eye(4),
+            num_heads=4, heads=[3, 1])
+        html = result._repr_html_()
+        self.assertLess(html.index("head 3</figcaption>"),
+                        html.index("head 1</figcaption>"))
+        self.assertNotIn("head 0</figcaption>", html)
+
 
 class TestTrace(ClientTest):
     def test_a_transformer_encoder_layer_by_layer(self):

@@ -108,7 +108,9 @@ def result_html(result):
             out.append(f"<p>the first {len(rows)} queries and {len(cols)} "
                        f"keys of {n} × {m}</p>")
         out.append('<div style="display:flex;flex-wrap:wrap;gap:12px">')
-        for h, head in enumerate(heads):
+        # with `heads`, plane j is query head heads[j]
+        names = list(result.request_fields.get("heads", range(len(heads))))
+        for h, head in zip(names, heads):
             out.append(f"<figure style='margin:0'><figcaption>head {h}"
                        f"</figcaption>" +
                        heatmap_svg(head[:len(rows), :len(cols)], rows, cols,

@@ -15,7 +15,7 @@ class Result:
         self.shapes = {name: tuple(a.shape) for name, a in arrays.items()}
         self.tokens = fields.get("tokens")
         self.context_tokens = fields.get("context_tokens")
-        self._fields = fields
+        self.request_fields = fields  # as the caller gave them
         self._base_url = base_url
 
     def __getitem__(self, stage):
@@ -37,11 +37,11 @@ class Result:
     @property
     def request(self):
         """/v1's JSON body of this request (nested lists), stages included."""
-        return v1_body(self._fields, list(self._arrays))
+        return v1_body(self.request_fields, list(self._arrays))
 
     def share_link(self):
         """The server's page at this request (its #state= link)."""
-        return share_link(self._base_url, v1_body(self._fields))
+        return share_link(self._base_url, v1_body(self.request_fields))
 
     def _repr_html_(self):
         return result_html(self)
