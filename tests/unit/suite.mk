@@ -3,10 +3,14 @@
 # from.
 #   make test-unit
 #   CMOCKA_TEST_FILTER='*softmax*' make test-unit   only the tests matching
+# the server's modules, one program each (tests/unit/test_MODULE.c)
+UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
+               block_cache
+UNIT_SERVER_TESTS := $(UNIT_SERVER:%=$(BUILD)/tests/test_%)
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attention_stop \
               $(BUILD)/tests/test_attend_kernels \
-              $(BUILD)/tests/test_server_units $(BUILD)/tests/test_parse_rows \
+              $(UNIT_SERVER_TESTS) $(BUILD)/tests/test_parse_rows \
               $(BUILD)/tests/test_problem
 
 TEST_SUITES += test-unit
@@ -28,8 +32,8 @@ $(BUILD)/tests/test_attention_stop: $(BUILD)/tests/unit/test_attention_stop.o \
 $(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
                                     $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-$(BUILD)/tests/test_server_units: $(BUILD)/tests/unit/test_server_units.o \
-                                  $(CORE_OBJ) $(LIB_OBJ)
+$(UNIT_SERVER_TESTS): $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o \
+                                         $(CORE_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_parse_rows: $(BUILD)/tests/unit/test_parse_rows.o \
                                 $(CORE_OBJ) $(LIB_OBJ)

@@ -1,8 +1,8 @@
 /*
- * test_parse_rows.cpp - the row splitter (server/parse_rows.cpp) on its own:
- * which tensors it takes, the envelope it leaves, the numbers it reads.
+ * test_parse_rows.cpp - the row splitter (server/json/parse_rows.cpp) on its
+ * own: which tensors it takes, the envelope it leaves, the numbers it reads.
  * (Whether a split body decodes exactly as jansson decodes it is checked in
- * test_server_units.c and by the fuzzer.)
+ * test_parse_fast.c and by the fuzzer.)
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,0 +1,298 @@
+/*
+ * rejections.h - bodies the decoder refuses, each with the status, code and
+ * JSON Pointer of its answer: test_decode.c checks each answer,
+ * test_parse_fast.c that the fast parser decides each as jansson does.
+ */
+#ifndef TESTS_REJECTIONS_H
+#define TESTS_REJECTIONS_H
+
+#include "tests/unit/request_fixtures.h"
+
+#define LONG_NAME_16 "abcdefghijklmnop"
+#define LONG_NAME                                                              \
+    LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16           \
+        LONG_NAME_16 LONG_NAME_16 LONG_NAME_16 LONG_NAME_16
+
+typedef struct {
+    const char *body;
+    unsigned status;
+    const char *code;
+    const char *pointer;
+} rejection;
+
+static const rejection rejections[] = {
+    {"", 400, "invalid_json", ""},
+    {"{\"x\": [[1,2]],", 400, "invalid_json", ""},
+    {"{\"x\":[[1,2]]," VALID_TAIL "} trailing", 400, "invalid_json", ""},
+    {"[1,2]", 400, "invalid_body", ""},
+    {"{\"x\":[[1,2]],\"x\":[[1,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1,2]],\"W_q\":1," VALID_TAIL "}", 400, "unknown_field", "/W_q"},
+    {"{\"x\":[[1,2]],\"a/b~\":1," VALID_TAIL "}", 400, "unknown_field",
+     "/a~1b~0"},
+    {"{" VALID_TAIL "}", 400, "missing_field", "/x"},
+    {"{\"x\":[[1,2]],\"w_q\":" LESSON_W ",\"w_k\":" LESSON_W "}", 400,
+     "missing_field", "/w_v"},
+    {"{\"x\":[[1,2],[3]]," VALID_TAIL "}", 400, "ragged_array", "/x/1"},
+    {"{\"x\":[[1,2],[3,\"4\"]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,null]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,true]]," VALID_TAIL "}", 400, "wrong_type", "/x/1/1"},
+    {"{\"x\":[[1,2],[3,[4]]]," VALID_TAIL "}", 400, "wrong_rank", "/x/1/1"},
+    {"{\"x\":[[[[1,2]]]]," VALID_TAIL "}", 400, "wrong_rank", "/x/0/0/0"},
+    {"{\"x\":[1,2]," VALID_TAIL "}", 400, "wrong_rank", "/x"},
+    {"{\"x\":[]," VALID_TAIL "}", 400, "empty_array", "/x"},
+    {"{\"x\":[[]]," VALID_TAIL "}", 400, "empty_array", "/x/0"},
+    {"{\"x\":\"abc\"," VALID_TAIL "}", 400, "wrong_type", "/x"},
+    {"{\"x\":[[1,2,3]]," VALID_TAIL "}", 400, "shape_mismatch", "/w_q"},
+    {"{\"x\":[[1,2]],\"num_heads\":3," VALID_TAIL "}", 400, "invalid_num_heads",
+     "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":0," VALID_TAIL "}", 400, "invalid_num_heads",
+     "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":-2," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":1.5," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":\"2\"," VALID_TAIL "}", 400, "wrong_type",
+     "/num_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":3,\"w_q\":[[[1],[2]],[[1],[2]]],"
+     "\"w_k\":[[[1],[2]],[[1],[2]]],\"w_v\":[[[1],[2]],[[1],[2]]]}",
+     400, "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"dtype\":\"float16\"," VALID_TAIL "}", 400,
+     "invalid_dtype", "/dtype"},
+    {"{\"x\":[[1,2]],\"return\":[\"output\",\"attention\"]," VALID_TAIL "}",
+     400, "invalid_return", "/return/1"},
+    {"{\"x\":[[1,2]],\"scale\":0," VALID_TAIL "}", 400, "invalid_scale",
+     "/scale"},
+    {"{\"x\":[[1,2]],\"scale\":-1," VALID_TAIL "}", 400, "invalid_scale",
+     "/scale"},
+    {"{\"x\":[[1e39,2]],\"dtype\":\"float32\"," VALID_TAIL "}", 400,
+     "number_out_of_range", "/x/0/0"},
+    /* a number beyond a double is blamed only in a body that is JSON
+     * otherwise: "1.e5", "01" and "-" are not JSON numbers, though strtod()
+     * reads the first two (and 1.e861 beyond a double) */
+    {"{\"x\":[[1e999,1.e861]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,1.e5]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,01]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,-]]," VALID_TAIL "}", 400, "invalid_json", ""},
+    {"{\"x\":[[1e999,-0.5e-3]]," VALID_TAIL "}", 400, "number_out_of_range",
+     "/x/0/0"},
+    {"{\"x\":[[1,2]],\"w_o\":[[1,2]]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/w_o"},
+    {"{\"x\":[[1,2]],\"w_q\":[[1],[0]],\"w_k\":" LESSON_W ",\"w_v\":" LESSON_W
+     "}",
+     400, "shape_mismatch", "/w_k"},
+    {"{\"x\":[[1,2]],\"causal\":1," VALID_TAIL "}", 400, "wrong_type",
+     "/causal"},
+    {"{\"x\":[[1,2]],\"mask\":[[true,false]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[1]," VALID_TAIL "}",
+     400, "wrong_type", "/key_padding/0"},
+    {"{\"x\":[[1,2]],\"tokens\":[\"a\",\"b\"]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/tokens"},
+    {"{\"x\":[[1,2]],\"context_tokens\":[\"a\"]," VALID_TAIL "}", 400,
+     "missing_field", "/context"},
+    {"{\"x\":[[1,2]],\"context\":[[1,2,3]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/w_k"},
+    {"{\"x\":[[1,2]],\"num_heads\":9," VALID_TAIL "}", 413, "limit_exceeded",
+     "/num_heads"},
+    /* without num_heads the head count comes from the first stack, and the
+     * weight that disagrees with it is blamed */
+    {"{\"x\":[[1,2]],\"w_q\":[[[1],[1]],[[1],[1]]],"
+     "\"w_k\":[[[1],[1]],[[1],[1]],[[1],[1]]],\"w_v\":[[1],[1]]}",
+     400, "invalid_num_heads", "/w_k"},
+    {"{\"x\":[[1,2]],\"w_q\":[[[1],[1]],[[1],[1]]],"
+     "\"w_k\":[[[1],[1]],[[1],[1]]],\"w_v\":[[1,2,3],[1,2,3]]}",
+     400, "invalid_num_heads", "/w_v"},
+    /* biases, PyTorch's layout and state_dict names */
+    {"{\"x\":[[1,2]],\"b_q\":[1,2,3]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/b_q"},
+    {"{\"x\":[[1,2]],\"b_v\":[[1,2]]," VALID_TAIL "}", 400, "shape_mismatch",
+     "/b_v"},
+    {"{\"x\":[[1,2]],\"b_o\":[1]," VALID_TAIL "}", 400, "missing_field",
+     "/w_o"},
+    {"{\"x\":[[1,2]],\"layout\":\"numpy\"," VALID_TAIL "}", 400,
+     "invalid_layout", "/layout"},
+    {"{\"x\":[[1,2]],\"layout\":\"torch\",\"w_q\":[[1,1]],"
+     "\"w_k\":[[1,1]],\"w_v\":[[1],[1]]}",
+     400, "shape_mismatch", "/w_v"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]]," VALID_TAIL "}",
+     400, "conflicting_fields", "/in_proj_weight"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2]]}", 400, "shape_mismatch",
+     "/in_proj_weight"},
+    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]],"
+     "\"in_proj_bias\":[1,2]}",
+     400, "shape_mismatch", "/in_proj_bias"},
+    {"{\"x\":[[1,2]],\"q_proj_weight\":[[1,2]],\"w_k\":[[1],[1]]}", 400,
+     "missing_field", "/w_v"},
+    {"{\"x\":[[1,2]],\"w_o\":[[1]],\"out_proj_weight\":[[1]]," VALID_TAIL "}",
+     400, "conflicting_fields", "/out_proj_weight"},
+    /* batches: x (B, n, d) with context (B, m, d_c), key_padding (B, m),
+     * mask (n, m) or (B, n, m) */
+    {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[1,2]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/context"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[[1,2]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/context"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"key_padding\":[false]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/key_padding"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"key_padding\":[[false]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/key_padding"},
+    /* one sequence: (n, m) or (h, n, m) */
+    {"{\"x\":[[1,2]],\"mask\":[[[true]],[[true]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[1,2]],\"mask\":[[[[true]]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[[true]]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[[true]],[[true]]],[[[true]],"
+     "[[true]]]]," VALID_TAIL "}",
+     400, "shape_mismatch", "/mask"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"mask\":[[[true]]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/mask"},
+    /* q, k and v given directly: alone, together, and agreeing */
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],\"w_q\":[[1]]}", 400,
+     "conflicting_fields", "/w_q"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]]}", 400, "missing_field", "/v"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]],[[1]]],\"v\":[[[1]]]}", 400, "shape_mismatch",
+     "/k"},
+    {"{\"q\":[[[1,2]]],\"k\":[[[1]]],\"v\":[[[1]]]}", 400, "shape_mismatch",
+     "/k"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]],[[2]]]}", 400, "shape_mismatch",
+     "/v"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1],[2]]]}", 400, "shape_mismatch",
+     "/v"},
+    {"{\"q\":[[[[1]]]],\"k\":[[[1]]],\"v\":[[[1]]]}", 400, "shape_mismatch",
+     "/k"},
+    {"{\"tokens\":[\"a\"]}", 400, "missing_field", "/x"},
+    /* grouped-query heads */
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":0," VALID_TAIL "}", 400,
+     "invalid_num_kv_heads", "/num_kv_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":3,"
+     "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0,1],[0,1,1]],"
+     "\"w_v\":[[1,0,1],[0,1,1]]}",
+     400, "invalid_num_kv_heads", "/num_kv_heads"},
+    {"{\"x\":[[1,2]],\"num_heads\":2,\"num_kv_heads\":1,"
+     "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],\"w_v\":[[1],[0]]}",
+     400, "shape_mismatch", "/w_k"},
+    {"{\"q\":[[[1]],[[1]]],\"k\":[[[1]],[[1]],[[1]]],\"v\":[[[1]],[[1]],"
+     "[[1]]]}",
+     400, "shape_mismatch", "/k"},
+    /* positions, window, ALiBi */
+    {"{\"x\":[[1,2]],\"positions\":[-1]," VALID_TAIL "}", 400,
+     "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"positions\":[0.5]," VALID_TAIL "}", 400,
+     "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"positions\":[1,2]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/positions"},
+    {"{\"x\":[[1,2]],\"context_positions\":[0]," VALID_TAIL "}", 400,
+     "missing_field", "/context"},
+    {"{\"x\":[[1,2]],\"window\":0," VALID_TAIL "}", 400, "invalid_window",
+     "/window"},
+    /* heads: distinct whole numbers below num_heads (here 1) */
+    {"{\"x\":[[1,2]],\"heads\":[1]," VALID_TAIL "}", 400, "invalid_heads",
+     "/heads/0"},
+    {"{\"x\":[[1,2]],\"heads\":[0,0]," VALID_TAIL "}", 400, "invalid_heads",
+     "/heads/1"},
+    {"{\"x\":[[1,2]],\"heads\":[-1]," VALID_TAIL "}", 400, "invalid_heads",
+     "/heads/0"},
+    {"{\"x\":[[1,2]],\"heads\":[0.5]," VALID_TAIL "}", 400, "invalid_heads",
+     "/heads/0"},
+    {"{\"x\":[[1,2]],\"heads\":[]," VALID_TAIL "}", 400, "empty_array",
+     "/heads"},
+    {"{\"x\":[[1,2]],\"heads\":0," VALID_TAIL "}", 400, "wrong_type", "/heads"},
+    {"{\"x\":[[1,2]],\"alibi_slopes\":[1,2]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/alibi_slopes"},
+    {"{\"x\":[[1,2]],\"alibi\":true,\"alibi_slopes\":[1]," VALID_TAIL "}", 400,
+     "conflicting_fields", "/alibi_slopes"},
+    /* labels: one list, or in a batch one list per sequence */
+    {"{\"x\":[[1,2]],\"tokens\":[[\"a\"]]," VALID_TAIL "}", 400,
+     "shape_mismatch", "/tokens"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[\"b\",\"c\"]]," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/tokens/1"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[1]]," VALID_TAIL "}", 400,
+     "wrong_type", "/tokens/1/0"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\"],[\"b\"],[\"c\"]]," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/tokens"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"tokens\":[[\"a\",\"b\"],[\"c\",\"d\"]]"
+     "," VALID_TAIL "}",
+     400, "shape_mismatch", "/tokens"},
+/* RoPE, the sinusoidal encoding, a KV cache (d_k = d_v = 4 here) */
+#define PAST1 "[[[1,2,3,4]]]"
+#define PAST2 "[[[1,2,3,4],[5,6,7,8]]]"
+    {"{\"x\":[[1,2]],\"rope\":1," VALID_TAIL "}", 400, "invalid_rope", "/rope"},
+    {"{\"x\":[[1,2]],\"rope\":{\"theta\":2}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/theta"},
+    {"{\"x\":[[1,2]],\"rope\":{\"" LONG_NAME "\":2}," VALID_TAIL "}", 400,
+     "invalid_rope", ""},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":6}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":3}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"dims\":2.5}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/dims"},
+    {"{\"x\":[[1,2]],\"rope\":{\"base\":0}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/base"},
+    {"{\"x\":[[1,2]],\"rope\":{\"style\":\"neox\"}," VALID_TAIL "}", 400,
+     "invalid_rope", "/rope/style"},
+    {"{\"x\":[[1,2,3]],\"rope\":true,\"w_q\":[[1],[1],[1]],"
+     "\"w_k\":[[1],[1],[1]],\"w_v\":[[1],[1],[1]]}",
+     400, "invalid_rope", "/rope"},
+    {"{\"x\":[[1,2]],\"positional_encoding\":\"learned\"," VALID_TAIL "}", 400,
+     "invalid_positional_encoding", "/positional_encoding"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],"
+     "\"positional_encoding\":\"sinusoidal\"}",
+     400, "conflicting_fields", "/positional_encoding"},
+    {"{\"x\":[[1,2]],\"return\":[\"q_rope\"]," VALID_TAIL "}", 400,
+     "invalid_return", "/return"},
+    {"{\"x\":[[1,2]],\"return\":[\"x_pe\"]," VALID_TAIL "}", 400,
+     "invalid_return", "/return"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 "," VALID_TAIL "}", 400,
+     "missing_field", "/past_v"},
+    {"{\"x\":[[1,2]],\"past_k\":[[[1,2,3,4]],[[1,2,3,4]]],"
+     "\"past_v\":[[[1,2,3,4]],[[1,2,3,4]]]," VALID_TAIL "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":[[[1,2,3]]],\"past_v\":" PAST1 "," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 ",\"past_v\":" PAST2 "," VALID_TAIL "}",
+     400, "shape_mismatch", "/past_v"},
+    {"{\"x\":[[[1,2]]],\"past_k\":" PAST1 ",\"past_v\":" PAST1 "," VALID_TAIL
+     "}",
+     400, "shape_mismatch", "/past_k"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST2 ",\"past_v\":" PAST2
+     ",\"positions\":[1]," VALID_TAIL "}",
+     400, "invalid_positions", "/positions/0"},
+    {"{\"x\":[[1,2]],\"past_k\":" PAST1 ",\"past_v\":" PAST1
+     ",\"key_padding\":[false]," VALID_TAIL "}",
+     400, "shape_mismatch", "/key_padding"},
+    /* a field name too long for a pointer: no truncated pointer */
+    {"{\"x\":[[1,2]],\"" LONG_NAME "\":1," VALID_TAIL "}", 400, "unknown_field",
+     ""},
+    /* the binary form: {"shape": [...], "base64": little-endian numbers} */
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"!!!!\"}," VALID_TAIL "}", 400,
+     "invalid_base64", "/x/base64"},
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAAAAA=\"}," VALID_TAIL "}",
+     400, "shape_mismatch", "/x/base64"},
+    {"{\"x\":{\"shape\":[1,2],\"data\":\"\"}," VALID_TAIL "}", 400,
+     "unknown_field", "/x/data"},
+    {"{\"x\":{\"shape\":[2],\"base64\":\"\"}," VALID_TAIL "}", 400,
+     "wrong_rank", "/x/shape"},
+    /* a missing member is named where it belongs (found by the fuzzer: the
+     * pointer of "x": {} once named a shape that was not there as wrong) */
+    {"{\"x\":{}," VALID_TAIL "}", 400, "missing_field", "/x/shape"},
+    {"{\"x\":{\"shape\":[1,2]}," VALID_TAIL "}", 400, "missing_field",
+     "/x/base64"},
+    {"{\"x\":[[1,2]],\"key_padding\":{\"shape\":[1]}," VALID_TAIL "}", 400,
+     "wrong_type", "/key_padding"},
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA+H8AAAAAAADwPw==\"}"
+     "," VALID_TAIL "}",
+     400, "number_out_of_range", "/x/base64"},
+    /* float32 binary numbers are kept as float32: [1, ∞] */
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAgH8=\"},"
+     "\"dtype\":\"float32\"," VALID_TAIL "}",
+     400, "number_out_of_range", "/x/base64"},
+    {"{\"x\":[[1,2]],\"encoding\":\"hex\"," VALID_TAIL "}", 400,
+     "invalid_encoding", "/encoding"},
+};
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * test_decode.c - server/json/decode: the decoder accepts what the API
+ * allows and refuses everything else with the right status, code and JSON
+ * Pointer; what it accepts becomes the core's problem, in the lessons'
+ * layout whatever form the weights came in.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "server/base/error_codes.h"
+#include "server/json/decode.h"
+#include "server/json/oip.h"
+#include "tests/unit/rejections.h"
+
+#include <string.h>
+
+static void every_bad_request_gets_its_code_and_pointer(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++) {
+        const rejection *r = &rejections[i];
+        api_request req;
+        codec_error err;
+        bool ok =
+            decode_request(r->body, strlen(r->body), &limits, NULL, &req, &err);
+        const error_code_row *got = error_code_info(ok ? ERR_NONE : err.code);
+        if (ok || got->status != r->status || strcmp(got->name, r->code) != 0 ||
+            strcmp(err.pointer, r->pointer) != 0)
+            fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s'",
+                     r->body, ok, got->status, ok ? "" : got->name, err.pointer,
+                     err.detail, r->status, r->code, r->pointer);
+    }
+}
+
+/* A raw NUL byte is not JSON anywhere; jansson skips one after a number
+ * ("1\0,2" read as 1, 2), so the decoders refuse it before jansson reads,
+ * on /v1 and in /v2's JSON header (found by the fuzzer). */
+static void a_nul_byte_is_invalid_json(void **state)
+{
+    (void)state;
+    static const char body[] = "{\"x\":[[1\0,2]],\"w_q\":[[1],[2]],"
+                               "\"w_k\":[[1],[2]],\"w_v\":[[1],[2]]}";
+    api_request req;
+    codec_error err;
+    assert_false(
+        decode_request(body, sizeof body - 1, &limits, NULL, &req, &err));
+    assert_int_equal(err.code, ERR_INVALID_JSON);
+    assert_non_null(strstr(err.detail, "line 1, column 9: a NUL byte"));
+    static const char inference[] =
+        "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":"
+        "\"FP64\",\"data\":[1\0,2]}]}";
+    oip_reply_plan plan;
+    for (int jansson = 0; jansson < 2; jansson++) {
+        size_t len = sizeof inference - 1;
+        bool ok = jansson ? oip_decode_jansson(inference, len, len, &limits,
+                                               &req, &plan, &err)
+                          : oip_decode(inference, len, len, &limits, &req,
+                                       &plan, &err);
+        assert_false(ok);
+        assert_int_equal(err.code, ERR_INVALID_JSON);
+    }
+}
+
+/* nn.MultiheadAttention's state_dict (out×in, rows [W_q; W_k; W_v]) decodes
+ * to the same core problem as the lessons' in×out weights and biases. */
+static void state_dict_names_decode_to_the_lesson_layout(void **state)
+{
+    (void)state;
+    const char *torch = "{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[3,4],"
+                        "[5,6],[7,8],[9,10],[11,12]],"
+                        "\"in_proj_bias\":[1,2,3,4,5,6],"
+                        "\"out_proj_weight\":[[1,2],[3,4]],"
+                        "\"out_proj_bias\":[7,8]}";
+    const char *lesson = "{\"x\":[[1,2]],\"w_q\":[[1,3],[2,4]],"
+                         "\"w_k\":[[5,7],[6,8]],\"w_v\":[[9,11],[10,12]],"
+                         "\"b_q\":[1,2],\"b_k\":[3,4],\"b_v\":[5,6],"
+                         "\"w_o\":[[1,3],[2,4]],\"b_o\":[7,8]}";
+    api_request a, b;
+    codec_error err;
+    assert_true(decode_request(torch, strlen(torch), &limits, NULL, &a, &err));
+    assert_true(
+        decode_request(lesson, strlen(lesson), &limits, NULL, &b, &err));
+    assert_int_equal(a.problem.d_k, 2);
+    assert_int_equal(a.problem.d_out, 2);
+    assert_memory_equal(a.w_q, b.w_q, 4 * sizeof(double));
+    assert_memory_equal(a.w_k, b.w_k, 4 * sizeof(double));
+    assert_memory_equal(a.w_v, b.w_v, 4 * sizeof(double));
+    assert_memory_equal(a.w_o, b.w_o, 4 * sizeof(double));
+    assert_memory_equal(a.b_q, b.b_q, 2 * sizeof(double));
+    assert_memory_equal(a.b_k, b.b_k, 2 * sizeof(double));
+    assert_memory_equal(a.b_v, b.b_v, 2 * sizeof(double));
+    assert_memory_equal(a.b_o, b.b_o, 2 * sizeof(double));
+    api_request_free(&a);
+    api_request_free(&b);
+}
+
+static void malformed_json_names_line_and_column(void **state)
+{
+    (void)state;
+    const char *body = "{\n  \"x\": [[1, 2]],\n  oops\n}";
+    api_request req;
+    codec_error err;
+    assert_false(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    assert_non_null(strstr(err.detail, "line 3"));
+    assert_non_null(strstr(err.detail, "column"));
+}
+
+static void binary_tensors_decode_to_the_same_numbers(void **state)
+{
+    (void)state;
+    /* [[1, 2]] as two little-endian float64 */
+    const char *body = "{\"x\":{\"shape\":[1,2],\"base64\":"
+                       "\"AAAAAAAA8D8AAAAAAAAAQA==\"}," VALID_TAIL "}";
+    api_request req;
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    const double *x = req.problem.x;
+    assert_true(x[0] == 1.0 && x[1] == 2.0);
+    assert_false(req.binary);
+    api_request_free(&req);
+}
+
+static void per_head_stacks_become_the_wide_layout(void **state)
+{
+    (void)state;
+    /* two heads of d_k = 1 over d = 2: stack[h][row][0] */
+    const char *stacked = "{\"x\":[[1,2]],\"w_q\":[[[1],[2]],[[3],[4]]],"
+                          "\"w_k\":[[[1],[2]],[[3],[4]]],"
+                          "\"w_v\":[[[5],[6]],[[7],[8]]]}";
+    api_request req;
+    codec_error err;
+    assert_true(
+        decode_request(stacked, strlen(stacked), &limits, NULL, &req, &err));
+    assert_int_equal(req.problem.heads, 2);
+    assert_int_equal(req.problem.d_k, 1);
+    const double *wide = req.problem.w_v; /* (d = 2, h·d_v = 2) */
+    assert_true(wide[0] == 5 && wide[1] == 7 && wide[2] == 6 && wide[3] == 8);
+    api_request_free(&req);
+}
+
+static void defaults_are_one_head_float64_and_output_plus_weights(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,2]]," VALID_TAIL "}";
+    api_request req;
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    assert_int_equal(req.problem.heads, 1);
+    assert_int_equal(req.problem.dtype, TENSOR_FLOAT64);
+    assert_int_equal(req.want,
+                     ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS));
+    assert_true(req.scale == 0.5);
+    api_request_free(&req);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
+        cmocka_unit_test(a_nul_byte_is_invalid_json),
+        cmocka_unit_test(malformed_json_names_line_and_column),
+        cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
+        cmocka_unit_test(per_head_stacks_become_the_wide_layout),
+        cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
+        cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
+    };
+    return cmocka_run_group_tests_name("decode", tests, NULL, NULL);
+}
