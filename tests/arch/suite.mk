@@ -50,7 +50,10 @@ ARM64_UNITS     := $(patsubst $(BUILD)/%,$(ARM64_BUILD)/%,$(UNIT_TESTS) \
 # the HTTP tests of refusals and results; not those of load, overload and
 # drain, whose timings assume a CPU, not an emulator
 ARM64_HTTP      := $(addprefix $(BUILD)/tests/http/,test_results \
-                     test_validation test_limits test_protocol test_auth)
+                     test_validation test_limits test_auth test_routes \
+                     test_content_type test_healthz test_openapi_yaml \
+                     test_cors test_request_id test_connections \
+                     test_request_framing test_one_server_per_port)
 
 DEB_TEST    += qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
                debootstrap

@@ -1,0 +1,95 @@
+/*
+ * test_request_id.c - X-Request-ID: a well-formed one is echoed, on errors too;
+ * a malformed one is replaced; a missing one is generated, unique.
+ *
+ * One group, "request_id", on a server with the default flags.
+ */
+#include "tests/http/harness.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* ======================================================================= */
+/* group "request_id"                                                      */
+/* ======================================================================= */
+
+static int request_id_setup(void **state)
+{
+    (void)state;
+    return group_start(NULL);
+}
+
+static bool id_is_token(const char *id)
+{
+    if (!*id)
+        return false;
+    for (const char *c = id; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
+            return false;
+    return true;
+}
+
+static void well_formed_request_id_is_echoed(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){
+        .path = "/healthz", .headers = {"X-Request-ID: req-42_a.B"}});
+    expect_status(&r, 200);
+    char id[128];
+    expect(header(&r, "X-Request-ID", id, sizeof id), &r);
+    assert_string_equal(id, "req-42_a.B");
+    assert_int_equal(header_count(&r, "X-Request-ID"), 1);
+    response_free(&r);
+
+    r = post_json("{");
+    char id2[128];
+    expect(header(&r, "X-Request-ID", id2, sizeof id2), &r); /* errors too */
+    response_free(&r);
+}
+
+static void malformed_request_id_is_replaced(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){
+        .path = "/healthz", .headers = {"X-Request-ID: <script>x</script>"}});
+    expect_status(&r, 200);
+    char id[128];
+    expect(header(&r, "X-Request-ID", id, sizeof id), &r);
+    assert_string_not_equal(id, "<script>x</script>");
+    assert_true(id_is_token(id));
+    response_free(&r);
+}
+
+static void missing_request_id_is_generated_uniquely(void **state)
+{
+    (void)state;
+    http_response a = http(&(http_request){.path = "/healthz"});
+    http_response b = http(&(http_request){.path = "/healthz"});
+    char id_a[128], id_b[128];
+    expect(header(&a, "X-Request-ID", id_a, sizeof id_a), &a);
+    expect(header(&b, "X-Request-ID", id_b, sizeof id_b), &b);
+    assert_true(id_is_token(id_a));
+    assert_string_not_equal(id_a, id_b);
+    response_free(&a);
+    response_free(&b);
+}
+
+/* ======================================================================= */
+
+int main(void)
+{
+    if (harness_init() != 0)
+        return 1;
+
+    const struct CMUnitTest request_id[] = {
+        cmocka_unit_test(well_formed_request_id_is_echoed),
+        cmocka_unit_test(malformed_request_id_is_replaced),
+        cmocka_unit_test(missing_request_id_is_generated_uniquely),
+    };
+
+    int failed = cmocka_run_group_tests_name("request_id", request_id,
+                                             request_id_setup, group_stop);
+    harness_done();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * test_routes.c - 404 for a path no route serves, 405 with Allow for a method
+ * its route does not take.
+ *
+ * One group, "routes", on a server with the default flags.
+ */
+#include "tests/http/harness.h"
+
+/* ======================================================================= */
+/* group "routes"                                                          */
+/* ======================================================================= */
+
+static int routes_setup(void **state)
+{
+    (void)state;
+    return group_start(NULL);
+}
+
+static void unknown_path_is_json_404(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){.path = "/v3/nothing"});
+    expect_problem(&r, 404, "not_found", NULL);
+    response_free(&r);
+}
+
+static void post_to_unknown_path_is_json_404(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){.method = "POST",
+                                           .path = "/v1/attention/extra",
+                                           .content_type = "application/json",
+                                           .body = LESSON_001});
+    expect_problem(&r, 404, "not_found", NULL);
+    response_free(&r);
+}
+
+static void get_on_attention_is_405_with_allow(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){.path = "/v1/attention"});
+    expect_problem(&r, 405, "method_not_allowed", NULL);
+    char allow[128];
+    expect(header(&r, "Allow", allow, sizeof allow), &r);
+    assert_true(list_has(allow, "POST"));
+    assert_false(list_has(allow, "GET"));
+    response_free(&r);
+}
+
+static void delete_on_healthz_is_405_with_allow(void **state)
+{
+    (void)state;
+    http_response r =
+        http(&(http_request){.method = "DELETE", .path = "/healthz"});
+    expect_problem(&r, 405, "method_not_allowed", NULL);
+    char allow[128];
+    expect(header(&r, "Allow", allow, sizeof allow), &r);
+    assert_true(list_has(allow, "GET"));
+    assert_false(list_has(allow, "DELETE"));
+    response_free(&r);
+}
+
+/* ======================================================================= */
+
+int main(void)
+{
+    if (harness_init() != 0)
+        return 1;
+
+    const struct CMUnitTest routes[] = {
+        cmocka_unit_test(unknown_path_is_json_404),
+        cmocka_unit_test(post_to_unknown_path_is_json_404),
+        cmocka_unit_test(get_on_attention_is_405_with_allow),
+        cmocka_unit_test(delete_on_healthz_is_405_with_allow),
+    };
+
+    int failed =
+        cmocka_run_group_tests_name("routes", routes, routes_setup, group_stop);
+    harness_done();
+    return failed ? 1 : 0;
+}
