@@ -1,20 +1,53 @@
 # tests/contract_traffic - openapi.yaml judged by tools the project did not
 # write (npm packages pinned by the committed package-lock.json;
 # node_modules is git-ignored and installed again only when the lock
-# changes):
-#   make test-contract-traffic   Redocly's recommended and Spectral's oas
-#       rulesets: no error, and no warning but those docs/api.md keeps
-#       (lint.mjs; about 10 s)
+# changes).  make test-contract-traffic (about a minute and a half):
+#   1. Redocly's recommended and Spectral's oas rulesets: no error, and no
+#      warning but those docs/api.md keeps (lint.mjs; about 10 s)
+#   2. real traffic: the HTTP tests of results and refusals (one lane), the
+#      lessons, every curl example of the docs, the /v2 suite and a sample
+#      of the oracle's forms (every 11th of its requests) run against the
+#      server behind record_server.mjs, which writes down every byte both
+#      ways; check_traffic.mjs then validates every request and reply
+#      against openapi.yaml with Ajv, the binary extension's bytes against
+#      its rules, and first that a reply broken on purpose is caught.  A
+#      violation fails and names the request.
 TEST_SUITES += test-contract-traffic
 DEB_TEST    += nodejs
 
-CONTRACT_DIR  := tests/contract_traffic
-CONTRACT_NODE := $(CONTRACT_DIR)/node_modules/.package-lock.json
+CONTRACT_DIR    := tests/contract_traffic
+CONTRACT_NODE   := $(CONTRACT_DIR)/node_modules/.package-lock.json
+CONTRACT_RECORD := $(BUILD)/contract_traffic
+# the HTTP tests whose traffic is recorded: not those of timing (load,
+# overload, lanes, drain) or of the access log, which a relay would change
+CONTRACT_HTTP   := $(addprefix $(BUILD)/tests/http/,test_results \
+                     test_validation test_limits test_protocol test_auth \
+                     test_oip_raw test_numbers)
+CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
+CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
+                   CONTRACT_RECORD=$(abspath $(CONTRACT_RECORD))
 
 .PHONY: test-contract-traffic
 
 $(CONTRACT_NODE): $(CONTRACT_DIR)/package-lock.json
 	cd $(CONTRACT_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
-test-contract-traffic: $(CONTRACT_NODE)
+test-contract-traffic: $(CONTRACT_NODE) $(SERVER_BIN) $(CONTRACT_HTTP) \
+                       $(BUILD)/tests/print_schema
 	node $(CONTRACT_DIR)/lint.mjs openapi.yaml docs/api.md
+	rm -rf $(CONTRACT_RECORD) && mkdir -p $(CONTRACT_RECORD)
+	@for t in $(CONTRACT_HTTP); do echo "== $$t, recorded"; \
+	  $(CONTRACT_RUN) CONTRACT_LABEL=$$(basename $$t) HTTP_TEST_LANE=auto \
+	  ATTENTION_SERVER=$(CONTRACT_WRAP) $$t > $(CONTRACT_RECORD).log 2>&1 \
+	  || { cat $(CONTRACT_RECORD).log; exit 1; }; done
+	$(CONTRACT_RUN) CONTRACT_LABEL=lessons $(PYTHON) \
+	  tests/lessons/run_lessons.py --server $(CONTRACT_WRAP)
+	$(CONTRACT_RUN) CONTRACT_LABEL=docs $(PYTHON) \
+	  tests/readme/check_readme.py --server $(CONTRACT_WRAP)
+	$(CONTRACT_RUN) CONTRACT_LABEL=oip $(PYTHON) tests/oip/run_oip.py \
+	  --server $(CONTRACT_WRAP) --print-schema $(BUILD)/tests/print_schema
+	$(CONTRACT_RUN) CONTRACT_LABEL=oracle $(PYTHON) \
+	  tests/oracle/run_oracle.py --server $(CONTRACT_WRAP) \
+	  --requests $(ORACLE_REQUESTS) --stride 11
+	node $(CONTRACT_DIR)/check_traffic.mjs openapi.yaml $(CONTRACT_RECORD) \
+	  --self-test

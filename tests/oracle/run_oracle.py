@@ -393,11 +393,15 @@ def main():
     # one request alone, as a failure names it ("request 517: ..."): those
     # before it are drawn, to reach its random numbers, and not sent
     parser.add_argument("--case", type=int)
+    # every stride-th request only (the others drawn, not sent): a sample
+    # of every form at a fraction of the time
+    parser.add_argument("--stride", type=int, default=1)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     failures, worst = 0, {"float64": 0.0, "float32": 0.0}
     drawn = args.requests if args.case is None else args.case + 1
-    sent_count = args.requests if args.case is None else 1
+    sent_count = (len(range(0, args.requests, args.stride))
+                  if args.case is None else 1)
     with Server(args.server, "--threads", "2") as server:
         for i in range(drawn):
             req = sent = random_request(rng, i)
@@ -419,7 +423,8 @@ def main():
                     sent = torch_form(req, i)
                 if chosen:
                     sent = dict(sent, heads=chosen[0])
-            if args.case is not None and i != args.case:
+            if (args.case is not None and i != args.case) or \
+                    (args.case is None and i % args.stride):
                 continue
             # every seventh request travels in the binary encoding
             binary = i % 7 == 6
