@@ -19,10 +19,13 @@ CONTRACT_DIR    := tests/contract_traffic
 CONTRACT_NODE   := $(CONTRACT_DIR)/node_modules/.package-lock.json
 CONTRACT_RECORD := $(BUILD)/contract_traffic
 # the HTTP tests whose traffic is recorded: not those of timing (load,
-# overload, lanes, drain) or of the access log, which a relay would change
+# overload, lanes, drain), of the access log or of the listening port,
+# which a relay would change
 CONTRACT_HTTP   := $(addprefix $(BUILD)/tests/http/,test_results \
-                     test_validation test_limits test_protocol test_auth \
-                     test_oip_raw test_numbers)
+                     test_validation test_limits test_auth test_routes \
+                     test_content_type test_healthz test_openapi_yaml \
+                     test_cors test_request_id test_connections \
+                     test_request_framing test_oip_raw test_numbers)
 CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
 CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
                    CONTRACT_RECORD=$(abspath $(CONTRACT_RECORD))
