@@ -21,9 +21,10 @@
  * their own. */
 #define API_REPLY_FIRST_PART_MAX (2u << 20)
 
-/* Tensors with at least this much text are parsed row by row on all the
- * workers: about 3,000 numbers, some 80 µs of parsing, where the hand-off
- * stops mattering.  A lesson-sized body is never split. */
+/* Tensors with at least this much text (about 3,000 numbers) are parsed row
+ * by row on all the workers: enough parsing that the hand-off stops
+ * mattering (docs/performance.md, "The server's constants").  A
+ * lesson-sized body is never split. */
 #define API_SPLIT_MIN_BYTES (64 * 1024)
 
 /* What api_attention_work() counts besides the products, in

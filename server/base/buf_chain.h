@@ -2,12 +2,12 @@
  * buf_chain.h - a reply body written as a run of buffers.
  *
  * A big tensor is formatted by several threads, each into a buffer of its
- * own; copying those pieces into one more buffer cost a mid-size request
- * (12.6 MB of reply) about 1.5 ms on one thread and 12.6 MB of memory.  A
- * chain keeps them as they are: the last part is the one being written, a
- * finished piece joins whole, and the HTTP layer sends all the parts as one
- * I/O vector.  As with buf, appends never fail loudly: after a failed
- * allocation the chain is marked failed and writes go nowhere.
+ * own; copying those pieces into one more buffer would cost a big reply's
+ * size in memory again and milliseconds of one thread (docs/performance.md,
+ * "The server's constants").  A chain keeps them as they are: the last part is
+ * the one being written, a finished piece joins whole, and the HTTP layer sends
+ * all the parts as one I/O vector.  As with buf, appends never fail loudly:
+ * after a failed allocation the chain is marked failed and writes go nowhere.
  */
 #ifndef SERVER_BUF_CHAIN_H
 #define SERVER_BUF_CHAIN_H

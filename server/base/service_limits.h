@@ -56,11 +56,8 @@
  * operations, its reply's numbers counted as operations), is decoded,
  * computed and answered on the event thread that received it; the rest go
  * to the workers.  Both keep what an event thread spends on one request
- * near what handing it to a worker makes it wait, 25 to 140 µs here
- * (make bench-lanes, docs/architecture.md): 16 KiB of JSON is
- * decoded in about 25 µs (lesson 002's 5 KB request takes 15 µs in all, a
- * 19 KB one 32 µs), and 200,000 operations of small products, softmax and
- * number formatting take about 50 µs (n = 32, d = 4: 155,000 in 46 µs). */
+ * near what handing it to a worker makes it wait (make bench-lanes; its
+ * figures for both are in docs/performance.md). */
 #define LIMIT_FAST_LANE_MAX_BODY ((size_t)16 << 10)
 #define LIMIT_FAST_LANE_MAX_FLOPS 200000.0
 

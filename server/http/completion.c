@@ -25,8 +25,9 @@
 /* Replies shorter than this go to the kernel in one send (its smallest
  * socket send buffer, tcp_wmem's default): they are not cut off halfway, so
  * the bytes the client acknowledged before them are not asked for (a
- * getsockopt per reply, 4 % of a lesson-sized request's CPU here); one cut
- * off anyway reports 0 bytes out. */
+ * getsockopt per reply, a visible share of a lesson-sized request's CPU:
+ * docs/performance.md, "The server's constants"); one cut off anyway
+ * reports 0 bytes out. */
 #define HTTP_ACKED_MIN_BYTES ((size_t)16 << 10)
 
 /* Bytes the peer has acknowledged on socket fd so far (TCP_INFO). */

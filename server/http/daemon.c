@@ -27,8 +27,9 @@
 
 /* libmicrohttpd's per-connection memory: headers plus the read buffer body
  * chunks arrive through.  The library zeroes what it used after every
- * request, so this is kept small: 256 KiB cost 20 % of the lesson-sized
- * request rate; 64 KiB still holds headers past guards.c's limit
+ * request, so this is kept small (a bigger one costs lesson-sized requests
+ * a share of their rate: docs/performance.md, "The server's constants");
+ * 64 KiB still holds headers past guards.c's limit
  * (FRAMING_MAX_HEADER_BYTES), so our JSON 431 answers first. */
 #define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
 /* How often http_wait_idle() looks at the requests in flight. */
@@ -116,8 +117,8 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
          * hang-up that arrives with its last bytes, and the connection then
          * lingers until the idle timeout (tests/http: dropped uploads).
          * Turbo: a socket is read or written before poll() says it is ready
-         * (non-blocking, so at worst in vain): 11 % less CPU per
-         * lesson-sized request here (38.7 to 34.5 µs) */
+         * (non-blocking, so at worst in vain): less CPU per lesson-sized
+         * request (docs/performance.md, "The server's constants") */
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_TURBO |
             MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
         (uint16_t)cfg->port, NULL, NULL, answer_access, srv,

@@ -83,7 +83,8 @@ static void encode_rows(buf *out, const void *data, const size_t *dims,
 }
 
 /* Tensors of at least this many numbers are written by several threads:
- * below it the hand-off costs more than the ~50 ns per number it shares. */
+ * below it the hand-off costs more than the writing it shares
+ * (docs/performance.md, "The server's constants"). */
 #define ENCODE_PARALLEL_MIN 65536
 /* Bytes a number usually takes: 17 significant digits, sign, point,
  * exponent and comma (a guess for reserving, not a limit). */

@@ -23,14 +23,14 @@
  *
  * The digits are then made 8 at a time in a register and laid out as C++17's
  * std::to_chars(first, last, value) does (libstdc++'s, which this file
- * replaced: 1.3-1.4 times its speed here): fixed or scientific notation,
- * whichever is shorter, fixed on a tie; the exponent with its sign and at
- * least two digits ("1e+22", "1e-07"); "-0" for negative zero.  One rule of
- * ours on top: a whole number of 2^53 or more (float: 2^24) printed in fixed
- * notation looks like an integer literal that overflows int64 in many JSON
- * parsers (jansson's default mode refuses it; Python reads an int), so such
- * values are written in exponent form, still shortest, e.g.
- * 1.2344567890123457e+20.
+ * replaced, being faster: make bench-numfmt, docs/performance.md): fixed or
+ * scientific notation, whichever is shorter, fixed on a tie; the exponent
+ * with its sign and at least two digits ("1e+22", "1e-07"); "-0" for
+ * negative zero.  One rule of ours on top: a whole number of 2^53 or more
+ * (float: 2^24) printed in fixed notation looks like an integer literal that
+ * overflows int64 in many JSON parsers (jansson's default mode refuses it;
+ * Python reads an int), so such values are written in exponent form, still
+ * shortest, e.g. 1.2344567890123457e+20.
  *
  * tests/numfmt compares every output with std::to_chars byte for byte.
  */
@@ -174,7 +174,8 @@ static inline decimal shortest_float(uint32_t c, int q, bool irregular)
  * order ("SWAR": a few multiplications split all lanes at once), so zeros
  * at its end are counted with one clz, and the text is stored to `out`
  * 8 bytes at a time and never read back (reading back bytes just written
- * one by one stalls the CPU's store forwarding: ~20 ns here). */
+ * one by one stalls the CPU's store forwarding: docs/performance.md, "The
+ * server's constants"). */
 
 /* decimal digits of the shortest form, at most: double, float */
 #define SIGNIFICANT 17

@@ -1,8 +1,9 @@
 /*
  * oip_fast.h - the fast reader of an Open Inference Protocol request's JSON.
  *
- * jansson reads about 1.5 M numbers/s, and an inference request with JSON
- * tensors is mostly numbers.  This reader parses the JSON with simdjson and
+ * jansson reads numbers slowly (docs/performance.md, "The server's
+ * constants"), and an inference request with JSON tensors is mostly
+ * numbers.  This reader parses the JSON with simdjson and
  * flattens every input's "data" array into a plain buffer; the rest of the
  * request (small: names, shapes, parameters, outputs) becomes a jansson
  * tree for oip_decode.c to read as it reads the jansson one.  It vouches

@@ -2,11 +2,12 @@
  * parse_fast.cpp - body → raw_request with simdjson's DOM parser.
  *
  * DESIGN
- * jansson parses about 1.5 M numbers/s; for tensors the JSON numbers cost far
- * more than the arithmetic.  simdjson (Debian's libsimdjson-dev) validates
- * UTF-8 and structure with SIMD and parses numbers with a correctly rounded
- * fast float parser, an order of magnitude faster.  This file exposes one C
- * function (parse_json.h); parse_rows.cpp is its helper.
+ * For tensors, jansson's parsing of the JSON numbers costs far more than
+ * the arithmetic.  simdjson (Debian's libsimdjson-dev) validates UTF-8 and
+ * structure with SIMD and parses numbers with a correctly rounded fast float
+ * parser, many times faster (docs/performance.md, "The server's constants").
+ * This file exposes one C function (parse_json.h); parse_rows.cpp is its
+ * helper.
  *
  * It vouches only for the happy path: a JSON object with known fields (the
  * schema's rows), each

@@ -3,8 +3,9 @@
  * several threads (a helper of parse_fast.cpp; C++ callers only).
  *
  * DESIGN
- * simdjson parses a whole document on one thread: 12 ms for the 7 MB body of
- * a mid-size request, a third of its time.  Tensors are arrays of rows of
+ * simdjson parses a whole document on one thread: a third of a mid-size
+ * request's time (docs/performance.md, "The server's constants").
+ * Tensors are arrays of rows of
  * numbers, and a row's text can be found without parsing it: '[' then the
  * first ']'.  So a scan of the top-level object finds each tensor field's
  * rows, the rows are parsed in parallel (a strict JSON number grammar, then

@@ -8,8 +8,8 @@ static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
 #define STATUS_COUNT (sizeof tracked_status / sizeof *tracked_status)
 #define STATUS_OTHER STATUS_COUNT
 
-/* Latency buckets in seconds: from a lesson-sized request (~100 µs) to a
- * large one (seconds). */
+/* Latency buckets in seconds: from a lesson-sized request (tens to hundreds
+ * of µs: make bench-lanes, docs/performance.md) to a large one (seconds). */
 static const double latency_bounds[] = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};

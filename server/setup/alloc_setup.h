@@ -29,10 +29,10 @@
 #include <stddef.h>
 
 /* Seconds without a request in flight before freed memory is given back.
- * Faulting a mid-size request's 27 MB in again cost 110 ms of CPU here
- * (6,900 page faults, on top of 40 ms for the request itself), so a client
- * asking every few seconds keeps its buffers; memory is still back well
- * within the 10 s a test or an autoscaler waits. */
+ * Faulting a mid-size request's memory in again costs more CPU than the
+ * request itself (docs/performance.md, "The server's constants"), so a
+ * client asking every few seconds keeps its buffers; memory is still back
+ * well within the 10 s a test or an autoscaler waits. */
 #define ALLOC_SETUP_IDLE_SECONDS 5.0
 /* Resident bytes beyond --memory-budget at which freed memory is given back
  * even while busy: half the fixed base docs/reliability.md plans for, so

@@ -2,7 +2,8 @@
  * blas_setup.h - make OpenBLAS use the right kernels, single-threaded.
  *
  * Debian's OpenBLAS 0.3.21 does not recognise recent CPU models and falls
- * back to its generic "Prescott" kernels, about 8× slower.  It reads
+ * back to its generic "Prescott" kernels, several times slower
+ * (docs/performance.md, "The server's constants").  It reads
  * OPENBLAS_CORETYPE only when it loads, so the fix is to set it and re-exec
  * the process once.  The pool runs one BLAS call per worker thread, so BLAS
  * itself must not start threads of its own.
