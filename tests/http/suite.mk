@@ -10,7 +10,11 @@
 # workers) and all (every request on the event thread).
 HTTP_TESTS   := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%, \
                   $(wildcard tests/http/test_*.c))
-HTTP_HARNESS := $(BUILD)/tests/http/harness.o
+# the harness (harness.h), one file a job: harness.c the server process,
+# harness_http.c libcurl, harness_expect.c assertions, harness_raw.c raw
+# sockets, harness_log.c the access log
+HTTP_HARNESS := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%.o, \
+                  $(wildcard tests/http/harness*.c))
 HTTP_LANES   ?= auto off all
 
 TEST_SUITES += test-http
