@@ -114,14 +114,14 @@ static void input_pointer(char out[CODEC_POINTER_MAX], size_t i,
         pointer_append(out, member);
 }
 
-/* Whether a request parameter can carry field f: one value, not a tensor,
- * and not what the protocol says in its own way (the datatype of the
- * inputs is the dtype, binary_data the encoding, outputs the stages). */
+/* Whether a request parameter can carry field f: one value (not a tensor,
+ * not labels), and not what the protocol says its own way (the row's
+ * oip_instead: the inputs' datatype is the dtype, outputs the stages). */
 static bool is_parameter(api_field f)
 {
     schema_kind kind = api_schema[f].kind;
-    return kind != SCHEMA_TENSOR && kind != SCHEMA_STAGES &&
-           kind != SCHEMA_LABELS && f != API_DTYPE && f != API_ENCODING;
+    return kind != SCHEMA_TENSOR && kind != SCHEMA_LABELS &&
+           !api_schema[f].oip_instead;
 }
 
 /* Joins the names of the fields `keep` accepts, in table order. */
@@ -182,18 +182,9 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
         if (f >= 0 && api_schema[f].kind == SCHEMA_TENSOR)
             return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "%s is a tensor: send it as an input", key);
-        if (f == API_DTYPE)
-            return codec_fail(err, ERR_INVALID_DTYPE, ptr,
-                              "the dtype is the datatype of the numeric "
-                              "inputs (FP64 or FP32), not a parameter");
-        if (f == API_ENCODING)
-            return codec_fail(err, ERR_INVALID_ENCODING, ptr,
-                              "outputs come as binary data with "
-                              "binary_data_output or an output's "
-                              "binary_data parameter, not with encoding");
-        if (f >= 0 && api_schema[f].kind == SCHEMA_STAGES)
-            return codec_fail(err, ERR_INVALID_RETURN, ptr,
-                              "name the stages to return as outputs");
+        if (f >= 0 && api_schema[f].oip_instead)
+            return codec_fail(err, api_schema[f].invalid_code, ptr, "%s",
+                              api_schema[f].oip_instead);
         if (f >= 0 && api_schema[f].kind == SCHEMA_LABELS)
             return codec_fail(err, ERR_WRONG_TYPE, ptr,
                               "%s is a list of labels, which a parameter "

@@ -52,6 +52,20 @@ static const schema_field rope_members[] = {
 #define TENSOR(min, max, leaf_kind)                                            \
     .kind = SCHEMA_TENSOR, .min_rank = (min), .max_rank = (max),               \
     .leaf = (leaf_kind)
+/* a tensor whose numbers land, in the request's dtype, at req->member and
+ * the core's view of them at req->problem.member */
+#define NUMBERS(member)                                                        \
+    .bind = {SCHEMA_BIND_NUMBERS, offsetof(api_request, member),               \
+             offsetof(api_request, problem.member), 0, 0}
+/* a value that lands at req->member by converter `as`, `absent` when the
+ * request leaves it out */
+#define LANDS(as, member, absent)                                              \
+    .bind = {(as), offsetof(api_request, member), 0, (absent), 0}
+/* a weight or bias of ours, as "layout" says, giving the core's w */
+#define OURS(w)                                                                \
+    .groups = SCHEMA_PROJECTS | SCHEMA_FOLLOWS_LAYOUT, .gives = SCHEMA_GIVES(w)
+/* PyTorch's name of a weight or bias (out×in), giving gives */
+#define TORCH(bits) .groups = SCHEMA_PROJECTS, .gives = (bits)
 #define CHOICES(list)                                                          \
     .kind = SCHEMA_ENUM, .choices = (list),                                    \
     .choice_count = sizeof(list) / sizeof *(list)
@@ -59,13 +73,15 @@ static const schema_field rope_members[] = {
 const schema_field api_schema[API_FIELD_COUNT] = {
     /* rank 3: a batch of sequences (B, n, d), and then (B, m, d_c) */
     /* required unless q, k and v are given (validate.c) */
-    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
-    [API_CONTEXT] = {"context", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
+    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), NUMBERS(x),
+               .groups = SCHEMA_PROJECTS},
+    [API_CONTEXT] = {"context", TENSOR(2, 3, SCHEMA_LEAF_NUMBER),
+                     NUMBERS(context), .groups = SCHEMA_PROJECTS},
     /* required unless PyTorch's names give them (validate.c) */
-    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
-    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
-    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER)},
-    [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_Q)},
+    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_K)},
+    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_V)},
+    [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_O)},
     /* (n, m) for every sequence, (h, n, m) per head, or with a leading B;
      * padding (m), or (B, m) */
     [API_MASK] = {"mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER)},
@@ -74,37 +90,62 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                        .limit_offset = offsetof(request_limits, max_heads),
                        .limit_flag = "--max-heads",
                        .invalid_code = ERR_INVALID_NUM_HEADS},
+    /* 0: divide by √d_k (validate.c) */
     [API_SCALE] = {"scale", .kind = SCHEMA_NUMBER, .positive = true,
-                   .invalid_code = ERR_INVALID_SCALE},
-    [API_DTYPE] = {"dtype", CHOICES(dtypes), .invalid_code = ERR_INVALID_DTYPE},
+                   .invalid_code = ERR_INVALID_SCALE,
+                   LANDS(SCHEMA_BIND_NUMBER, problem.scale, 0)},
+    [API_DTYPE] = {"dtype", CHOICES(dtypes), .invalid_code = ERR_INVALID_DTYPE,
+                   LANDS(SCHEMA_BIND_DTYPE, problem.dtype, TENSOR_FLOAT64),
+                   .oip_instead = "the dtype is the datatype of the numeric "
+                                  "inputs (FP64 or FP32), not a parameter"},
     [API_RETURN] = {"return", .kind = SCHEMA_STAGES,
-                    .invalid_code = ERR_INVALID_RETURN},
-    [API_CAUSAL] = {"causal", .kind = SCHEMA_BOOLEAN},
+                    .invalid_code = ERR_INVALID_RETURN,
+                    LANDS(SCHEMA_BIND_STAGES, want,
+                          ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS)),
+                    .oip_instead = "name the stages to return as outputs"},
+    [API_CAUSAL] = {"causal", .kind = SCHEMA_BOOLEAN,
+                    LANDS(SCHEMA_BIND_FLAG, problem.causal, 0)},
     [API_TOKENS] = {"tokens", .kind = SCHEMA_LABELS},
     [API_CONTEXT_TOKENS] = {"context_tokens", .kind = SCHEMA_LABELS},
     [API_ENCODING] = {"encoding", CHOICES(encodings),
                       .type_code = ERR_INVALID_ENCODING,
-                      .invalid_code = ERR_INVALID_ENCODING},
-    [API_B_Q] = {"b_q", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
-    [API_B_K] = {"b_k", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
-    [API_B_V] = {"b_v", TENSOR(1, 2, SCHEMA_LEAF_NUMBER)},
-    [API_B_O] = {"b_o", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+                      .invalid_code = ERR_INVALID_ENCODING,
+                      LANDS(SCHEMA_BIND_FLAG, binary, 0),
+                      .oip_instead = "outputs come as binary data with "
+                                     "binary_data_output or an output's "
+                                     "binary_data parameter, not with "
+                                     "encoding"},
+    [API_B_Q] = {"b_q", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_Q)},
+    [API_B_K] = {"b_k", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_K)},
+    [API_B_V] = {"b_v", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_V)},
+    [API_B_O] = {"b_o", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_O)},
     [API_LAYOUT] = {"layout", CHOICES(layouts),
                     .invalid_code = ERR_INVALID_LAYOUT},
     /* torch.nn.MultiheadAttention's state_dict names (always out×in) */
-    [API_IN_PROJ_WEIGHT] = {"in_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_IN_PROJ_BIAS] = {"in_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_IN_PROJ_WEIGHT] = {"in_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                            TORCH(SCHEMA_GIVES(SCHEMA_W_Q) |
+                                  SCHEMA_GIVES(SCHEMA_W_K) |
+                                  SCHEMA_GIVES(SCHEMA_W_V))},
+    [API_IN_PROJ_BIAS] = {"in_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+                          TORCH(SCHEMA_GIVES(SCHEMA_B_Q) |
+                                SCHEMA_GIVES(SCHEMA_B_K) |
+                                SCHEMA_GIVES(SCHEMA_B_V))},
     [API_OUT_PROJ_WEIGHT] = {"out_proj_weight",
-                             TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_OUT_PROJ_BIAS] = {"out_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
-    [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
-    [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER)},
+                             TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                             TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
+    [API_OUT_PROJ_BIAS] = {"out_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+                           TORCH(SCHEMA_GIVES(SCHEMA_B_O))},
+    [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                           TORCH(SCHEMA_GIVES(SCHEMA_W_Q))},
+    [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                           TORCH(SCHEMA_GIVES(SCHEMA_W_K))},
+    [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                           TORCH(SCHEMA_GIVES(SCHEMA_W_V))},
     /* given directly, as scaled_dot_product_attention takes them: (h, n,
      * d_k), (h, m, d_k), (h, m, d_v), or with a leading B */
-    [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
-    [API_K] = {"k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
-    [API_V] = {"v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(q)},
+    [API_K] = {"k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(k)},
+    [API_V] = {"v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(v)},
     /* grouped-query attention: h_kv key/value heads shared by h / h_kv
      * query heads each */
     [API_NUM_KV_HEADS] = {"num_kv_heads", .kind = SCHEMA_INTEGER, .min = 1,
@@ -115,8 +156,14 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
     [API_CONTEXT_POSITIONS] = {"context_positions",
                                TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    /* a window wider than any distance between positions hides nothing
+     * more: it lands as 2^53 + 1, which the core's int64_t arithmetic
+     * holds */
     [API_WINDOW] = {"window", .kind = SCHEMA_INTEGER, .min = 1,
-                    .invalid_code = ERR_INVALID_WINDOW},
+                    .invalid_code = ERR_INVALID_WINDOW,
+                    .bind = {SCHEMA_BIND_COUNT,
+                             offsetof(api_request, problem.window), 0, 0,
+                             SCHEMA_MAX_POSITION}},
     /* ALiBi with the paper's slopes, or with slopes of one's own (h) */
     [API_ALIBI] = {"alibi", .kind = SCHEMA_BOOLEAN},
     [API_ALIBI_SLOPES] = {"alibi_slopes", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
@@ -124,19 +171,46 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_ROPE] = {"rope", .kind = SCHEMA_OBJECT, .members = rope_members,
                   .member_count = 3, .type_code = ERR_INVALID_ROPE,
                   .invalid_code = ERR_INVALID_ROPE},
-    [API_POSITIONAL_ENCODING] = {"positional_encoding",
-                                 CHOICES(encodings_of_position),
-                                 .invalid_code =
-                                     ERR_INVALID_POSITIONAL_ENCODING},
+    [API_POSITIONAL_ENCODING] =
+        {"positional_encoding", CHOICES(encodings_of_position),
+         .invalid_code = ERR_INVALID_POSITIONAL_ENCODING,
+         LANDS(SCHEMA_BIND_FLAG, problem.sinusoidal, 0)},
     /* a KV cache: (h_kv, m₀, d_k) and (h_kv, m₀, d_v), or with a leading B */
-    [API_PAST_K] = {"past_k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
-    [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER)},
+    [API_PAST_K] = {"past_k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
+                    NUMBERS(past_k)},
+    [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
+                    NUMBERS(past_v)},
     /* the query heads the reply holds, in this order (heads.h) */
     [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,
                "rope's members fit schema_value");
+
+size_t schema_element_count(const schema_tensor *t)
+{
+    size_t count = 1;
+    for (int i = 0; i < t->rank; i++)
+        count *= t->dims[i]; /* bounded by the parser's element budget */
+    return count;
+}
+
+const char *schema_pointer(api_field f, char out[CODEC_POINTER_MAX])
+{
+    codec_pointer(out, api_schema[f].name, NULL, 0);
+    return out;
+}
+
+void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
+                            const schema_tensor *t, size_t flat)
+{
+    size_t index[SCHEMA_MAX_RANK];
+    for (int i = t->rank - 1; i >= 0; i--) {
+        index[i] = flat % t->dims[i];
+        flat /= t->dims[i];
+    }
+    codec_pointer(out, api_schema[f].name, index, t->rank);
+}
 
 int schema_field_of(const char *name)
 {

@@ -3,23 +3,29 @@
  *
  * DESIGN
  * Each field is one row of api_schema[] (schema.c): its JSON name, its kind,
- * whether it is required, the limits of its kind, and the codes its errors
- * carry.  Everything that knows the fields reads this table: both parsers
- * (which members exist, how each tensor may nest), the decoder of the small
- * fields (kinds, ranges, messages), the "fields are ..." message and the
- * OpenAPI contract test (tests/readme).  The rules that relate fields to each
- * other (shapes that must agree) live in validate.c.
+ * whether it is required, the limits of its kind, the codes its errors
+ * carry, where its value lands in api_request (its binding), the groups it
+ * belongs to (the fields that project x; the weights it gives) and how the
+ * Open Inference Protocol says it when not as a parameter.  Everything that
+ * knows the fields reads this table: both parsers (which members exist, how
+ * each tensor may nest), the decoder of the small fields (kinds, ranges,
+ * messages), the binding (bind.c), the weights' sources (weights.c), the
+ * /v2 reader (oip_decode.c), the "fields are ..." message and the contract
+ * test (tests/contract).  The rules that relate fields to each other
+ * (shapes that must agree) live in validate.c and positions.c.
  *
- * Adding a field: a name in api_field, its row in schema.c, its rule in
- * validate.c, its property in openapi.yaml (and its line in
- * InferenceParameters or RequestInput there, for /v2), and tests;
- * make test-contract names what is missing.
+ * Adding a field: a name in api_field, its row in schema.c (with its
+ * binding when its value has a member of api_request), its rule in
+ * validate.c when it relates to other fields, its property in openapi.yaml
+ * (and its line in InferenceParameters or RequestInput there, for /v2),
+ * and tests; make test-contract names what is missing.
  */
 #ifndef SERVER_JSON_SCHEMA_H
 #define SERVER_JSON_SCHEMA_H
 
 #include "server/base/error_codes.h"
 #include "server/base/service_limits.h"
+#include "server/json/codec_error.h"
 #include "server/json/request.h"
 
 #include <stdbool.h>
@@ -78,6 +84,10 @@ typedef enum {
     API_FIELD_COUNT
 } api_field;
 
+/* Largest position a request may give: doubles hold every integer up to
+ * 2^53 exactly, and distances between two such stay exact too. */
+#define SCHEMA_MAX_POSITION 9007199254740992.0
+
 /* The deepest tensor a field may hold: a batch of per-head q (B, h, n, d_k). */
 #define SCHEMA_MAX_RANK 4
 
@@ -112,6 +122,52 @@ typedef struct {
     const char *meaning; /* words for messages, or NULL              */
 } schema_choice;
 
+/* Where a field's value lands in api_request (bind.h): `to` is the offset
+ * of the member it fills, by the converter `as`. */
+typedef enum {
+    SCHEMA_BIND_NONE,    /* no member of its own: a rule reads it         */
+    SCHEMA_BIND_FLAG,    /* bool: true, or any choice but the first       */
+    SCHEMA_BIND_DTYPE,   /* tensor_dtype: the choice's value              */
+    SCHEMA_BIND_STAGES,  /* unsigned: ATTN_WANT() bits                    */
+    SCHEMA_BIND_COUNT,   /* size_t: the whole number; past `most`, most + 1 */
+    SCHEMA_BIND_NUMBER,  /* double                                        */
+    SCHEMA_BIND_NUMBERS, /* a tensor: its numbers in the request's dtype,
+                          * owned at `to` and the core's view at `view` */
+} schema_bind_as;
+
+typedef struct {
+    schema_bind_as as;
+    size_t to;     /* offsetof(api_request, ...) */
+    size_t view;   /* SCHEMA_BIND_NUMBERS: offsetof(api_request, problem.x) */
+    double absent; /* the value when the field is absent */
+    double most;   /* SCHEMA_BIND_COUNT: larger ones all mean the same */
+} schema_binding;
+
+/* The core's weights and biases, each given by one or more fields (a
+ * field that gives several holds them as blocks [q; k; v]). */
+typedef enum {
+    SCHEMA_W_Q,
+    SCHEMA_W_K,
+    SCHEMA_W_V,
+    SCHEMA_W_O,
+    SCHEMA_B_Q,
+    SCHEMA_B_K,
+    SCHEMA_B_V,
+    SCHEMA_B_O,
+} schema_weight;
+
+#define SCHEMA_GIVES(w) (1u << (w))
+
+/* Groups a field belongs to (bits of schema_field.groups). */
+enum {
+    /* x, context and the weights that project them: never sent with q, k
+     * and v */
+    SCHEMA_PROJECTS = 1u << 0,
+    /* a weight or bias laid out as "layout" says; the other weights are
+     * PyTorch's names, out×in always */
+    SCHEMA_FOLLOWS_LAYOUT = 1u << 1,
+};
+
 typedef struct schema_field schema_field;
 
 struct schema_field {
@@ -138,6 +194,16 @@ struct schema_field {
     /* SCHEMA_OBJECT: its members (integer, number or enum rows) */
     const schema_field *members;
     size_t member_count;
+    /* where its value lands in api_request */
+    schema_binding bind;
+    /* SCHEMA_PROJECTS, SCHEMA_FOLLOWS_LAYOUT */
+    unsigned groups;
+    /* SCHEMA_GIVES() bits: the core's weights and biases it gives */
+    unsigned gives;
+    /* the Open Inference Protocol says this field its own way, not as a
+     * request parameter: how (the refusal of such a parameter, with
+     * invalid_code), or NULL */
+    const char *oip_instead;
 };
 
 extern const schema_field api_schema[API_FIELD_COUNT];
@@ -189,6 +255,17 @@ typedef struct {
     schema_tensor tensor[API_FIELD_COUNT];
     schema_value value[API_FIELD_COUNT];
 } api_fields;
+
+/* The elements of t: the product of its dimensions (bounded by the
+ * parser's element budget). */
+size_t schema_element_count(const schema_tensor *t);
+
+/* out = "/name" of field f; returns out. */
+const char *schema_pointer(api_field f, char out[CODEC_POINTER_MAX]);
+
+/* out = "/name/i/j/k" for flat element `flat` of field f's tensor t. */
+void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
+                            const schema_tensor *t, size_t flat);
 
 /* The row named name, or -1. */
 int schema_field_of(const char *name);

@@ -50,6 +50,8 @@ static void print_row(const schema_field *row)
     if (row->invalid_code)
         printf(", \"%s\"", error_code_info(row->invalid_code)->name);
     printf("]");
+    if (row->oip_instead)
+        printf(", \"oip_instead\": \"%s\"", row->oip_instead);
     if (row->kind == SCHEMA_OBJECT) {
         printf(", \"members\": [");
         for (size_t i = 0; i < row->member_count; i++) {

@@ -12,6 +12,7 @@ DEB_TEST    += python3-yaml
 PRINT_SCHEMA := $(BUILD)/tests/print_schema
 $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
                  $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
+                 $(BUILD)/server/json/codec_error.o \
                  $(BUILD)/server/base/error_codes.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
