@@ -100,7 +100,11 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
               $(SERVER_API) $(SERVER_HTTP)
 SERVER_SRC := $(SERVER_LIB) server/main.c
-ASSETS     := openapi.yaml server/web/index.html
+# the page (GET /) and what it loads from web/: its stylesheet, its modules
+# and the module of request fields generated from the schema table
+WEB_ASSETS := $(sort $(wildcard server/web/*.js server/web/*.css)) \
+              $(BUILD)/gen/web/fields.js
+ASSETS     := openapi.yaml server/web/index.html $(WEB_ASSETS)
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
@@ -153,7 +157,26 @@ $(BUILD)/embed: tools/embed.c
 $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed $@ asset_openapi_yaml openapi.yaml \
-	  asset_index_html server/web/index.html
+	  asset_index_html server/web/index.html -- $(WEB_ASSETS)
+
+# The page's request fields, printed from api_schema[] by a tool built for
+# this machine: a cross build takes the native build's (build/gen/web).
+GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
+$(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
+                   $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
+                   $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+ifeq ($(CROSS),)
+$(BUILD)/gen/web/fields.js: $(GEN_WEB_FIELDS)
+	@mkdir -p $(dir $@)
+	$(GEN_WEB_FIELDS) > $@.tmp && mv $@.tmp $@
+else
+$(BUILD)/gen/web/fields.js: server/json/schema.c core/attention.c
+	$(MAKE) DEB_ARCH=$(HOST_ARCH) BUILD=build SYSROOT= build/gen/web/fields.js
+	@mkdir -p $(dir $@)
+	cp build/gen/web/fields.js $@
+endif
 
 $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
 	$(CC) $(CFLAGS) -Wno-overlength-strings -c $< -o $@

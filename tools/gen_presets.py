@@ -8,7 +8,7 @@ repr(), the shortest text that round-trips to the same double, so the page
 sends the API exactly the lesson's numbers.
 
     /usr/bin/python3 tools/gen_presets.py > /tmp/presets.js
-    /usr/bin/python3 tools/gen_presets.py --check server/web/index.html
+    /usr/bin/python3 tools/gen_presets.py --check server/web/presets.js
     /usr/bin/python3 tools/gen_presets.py --json   # for the browser test
 
 The page holds the output between the PRESETS-BEGIN and PRESETS-END marker
@@ -108,7 +108,7 @@ def render_json():
 
 
 def render():
-    out = [BEGIN, "const PRESETS = {"]
+    out = [BEGIN, "export const PRESETS = {"]
     for key, lesson in lessons():
         out.append(f'  "{key}": {{')
         out.append(f'    title: {json.dumps(lesson["title"], ensure_ascii=False)},')

@@ -78,6 +78,8 @@ void api_readyz(const api_env *env, reply *out);
 void api_metrics_page(const api_env *env, reply *out);
 /* GET /: the visualizer page. */
 void api_static_index(const api_env *env, reply *out);
+/* GET /web/NAME: one of the page's assets (its stylesheet, its modules). */
+void api_static_web(const api_env *env, reply *out);
 /* GET /openapi.yaml: the API's description. */
 void api_static_openapi(const api_env *env, reply *out);
 

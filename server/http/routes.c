@@ -80,6 +80,13 @@ static const route table[] = {
      .lane = ROUTE_INLINE,
      .answer = api_static_index,
      .label = "/"},
+    /* the page's stylesheet and modules (server/web/) */
+    {.path = "/web/",
+     .prefix = true,
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_static_web,
+     .label = "/web/*"},
     /* the Open Inference Protocol (KServe V2, Triton REST); its clients
      * (tritonclient) send no Content-Type, and binary tensor data after
      * the JSON header as application/octet-stream */

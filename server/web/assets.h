@@ -12,4 +12,15 @@ extern const size_t asset_openapi_yaml_len;
 extern const char asset_index_html[];
 extern const size_t asset_index_html_len;
 
+/* One file the page loads from web/ (its stylesheet, its modules). */
+typedef struct {
+    const char *name; /* the file name, as the page asks for it */
+    const char *bytes;
+    size_t len;
+} web_asset;
+
+/* Every asset, web_asset_count of them (then a row of NULLs). */
+extern const web_asset web_assets[];
+extern const size_t web_asset_count;
+
 #endif

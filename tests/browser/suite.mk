@@ -1,4 +1,4 @@
-# tests/browser: the visualizer page (server/web/index.html) end to end in
+# tests/browser: the visualizer page (server/web/) end to end in
 # Debian's headless Chromium, driven by playwright-core (npm, pinned by the
 # committed package-lock.json; node_modules is git-ignored).
 #   make test-browser        screenshots land in tests/artifacts/; after a
@@ -10,17 +10,22 @@ TEST_SUITES += test-browser
 DEB_TEST    += chromium nodejs
 
 BROWSER_DIR := tests/browser
+# one file per seam of the page (harness.mjs: what they share), run one at a
+# time (each opens its own server and Chromium); `make test-browser
+# BROWSER_TESTS=form.test.mjs` runs one
+BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
 
 .PHONY: test-browser
 test-browser: $(SERVER_BIN)
-	$(PYTHON) tools/gen_presets.py --check server/web/index.html
+	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
 	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@mkdir -p tests/artifacts && : > tests/artifacts/browser-health.txt
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
 	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 600 node --test --test-reporter=spec \
+	  timeout 900 node --test --test-concurrency=1 --test-reporter=spec \
 	  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)') \
-	  visualizer.test.mjs; \
+	  $(BROWSER_TESTS); \
 	  status=$$?; health=$(abspath tests/artifacts)/browser-health.txt; \
 	  if [ -s $$health ]; then echo "== what the page was doing:"; cat $$health; fi; \
 	  exit $$status

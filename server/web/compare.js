@@ -1,0 +1,165 @@
+/*
+ * compare.js - compare: the difference of two sets of weights.
+ */
+import { ui } from "./state.js";
+import { $, API, el, range } from "./base.js";
+import { compute, lastGood, parseReply } from "./request.js";
+import { anyHead, slice } from "./reply.js";
+import { fmt } from "./format.js";
+import { MASKED_RGB, PALETTES } from "./colour.js";
+import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
+import { group, mayMask, renderResult, views } from "./views.js";
+import { afterRender, onPoint } from "./highlight.js";
+import { exportOptions } from "./share.js";
+
+// "heads" subtracts two heads of this result; "dtype" and "mask" ask the API
+// again (the other precision; no causal, mask, padding or window) and
+// subtract the open head's weights and the outputs.
+export let compareSeq = 0;
+export const compareSlot = () => el("section", { class: "panel group", id: "group-compare", "aria-labelledby": "group-compare-h", hidden: true });
+export function updateCompareControls(R) {
+  const kind = $("compare-kind").value;
+  for (const id of ["compare-a", "compare-b"]) {
+    const sel = $(id), keep = sel.value;
+    sel.replaceChildren(...range(R ? R.H : 1).map((k) => el("option", { value: k }, `head ${k}`)));
+    const clash = id === "compare-b" && keep === $("compare-a").value && R && R.H > 1; // B starts as another head than A
+    sel.value = keep !== "" && R && Number(keep) < R.H && !clash ? keep : id === "compare-b" && R && R.H > 1 ? String(Number($("compare-a").value) === 1 ? 0 : 1) : "0";
+    sel.closest("label").hidden = kind !== "heads";
+  }
+  $("compare-state").textContent = { off: "off", heads: `head ${$("compare-a").value} − head ${$("compare-b").value}`,
+    dtype: "float64 − float32", mask: "with − without the masks" }[kind];
+  $("compare-state").classList.toggle("on", kind !== "off");
+}
+export async function renderCompare(R, avail) {
+  const my = ++compareSeq, kind = $("compare-kind").value, slot = $("group-compare");
+  updateCompareControls(R);
+  if (kind === "off" || !slot) return;
+  const h = ui.selectedHead, labels = { rowLabels: R.ql, colLabels: R.kl };
+  let pairs, names;
+  if (kind === "heads") {
+    const a = Number($("compare-a").value), b = Number($("compare-b").value);
+    pairs = [["weights", anyHead(R, "weights", a), anyHead(R, "weights", b), labels]];
+    names = [`head ${a}`, `head ${b}`];
+  } else {
+    const { return: _r, ...body } = R.body;
+    const other = kind === "dtype" ? { ...body, dtype: R.dtype === "float64" ? "float32" : "float64" } : { ...body };
+    if (kind === "mask") for (const k of ["causal", "mask", "key_padding", "window"]) delete other[k];
+    slot.dataset.state = "pending";
+    let R2;
+    try {
+      const resp = await fetch(API, { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ ...other, return: ["weights", "output"], encoding: "base64" }) });
+      const bytes = new Uint8Array(await resp.arrayBuffer());
+      if (!resp.ok) throw new Error(JSON.parse(new TextDecoder().decode(bytes)).detail);
+      R2 = { ...R, T: parseReply(bytes), body: other };
+    } catch (e) {
+      if (my !== compareSeq) return;
+      slot.hidden = false; slot.dataset.state = "error";
+      slot.replaceChildren(el("h2", { id: "group-compare-h" }, "Compare"), el("p", { class: "warn" }, `The second request failed: ${e.message}`));
+      return;
+    }
+    if (my !== compareSeq || lastGood !== R) return;
+    const first = kind === "mask" || R.dtype === "float64";
+    const pick = (stage, hh) => (first ? [slice(R, stage, hh), slice(R2, stage, hh)] : [slice(R2, stage, hh), slice(R, stage, hh)]);
+    pairs = [["weights", ...pick("weights", h), labels],
+             ["output", ...pick("output", 0), { rowLabels: R.ql, colLabels: range(R.T.output.shape.at(-1)).map(String) }]];
+    names = kind === "dtype" ? ["float64", "float32"] : ["with the masks", "without"];
+  }
+  const cards = el("div", { class: "cards" });
+  const notes = [];
+  for (const [stage, A, B, lab] of pairs) {
+    const diff = new Float64Array(A.rows * A.cols), da = A.data, db = B.data;
+    let big = 0;
+    for (let k = 0; k < diff.length; k++) {
+      const a = da[A.off + k], b = db[B.off + k];
+      diff[k] = a === b ? 0 : a - b; // −∞ − −∞ (a masked score twice) is 0
+      if (Math.abs(diff[k]) > big) big = Math.abs(diff[k]);
+    }
+    const v = new MatrixView({ id: `cmp-${stage}`, stage: `diff-${stage}`, name: `${stage} difference`, dtype: "float64",
+      rows: A.rows, cols: A.cols, src: { data: diff }, off: 0, shape: [A.rows, A.cols], kind: "div", ...lab,
+      arrow: stage === "weights", onPoint, title: `${stage === "weights" ? "Weights" : "Output"}: ${names[0]} − ${names[1]}`,
+      formula: `${stage === "weights" && kind !== "heads" ? `head ${h}'s weights` : stage}, ${names[0]} minus ${names[1]}; largest |difference| ${fmt(big)}`,
+      parts: [A, B, names] });
+    views[v.id] = v;
+    v.layout(avail);
+    cards.append(v.root);
+    notes.push(big);
+  }
+  slot.replaceChildren(el("h2", { id: "group-compare-h" }, `Compare: ${names[0]} − ${names[1]}`,
+    el("span", { class: "shape" }, kind === "heads" ? "this result" : "a second request")), cards);
+  slot.hidden = false; slot.dataset.state = "ok"; slot.dataset.largest = notes.join(" ");
+  drawWhenSeen();
+  exportOptions(R);
+}
+
+// Draws the waiting matrices on (or near) the screen now, the others when
+// scrolling brings them near.
+export let seenObserver = null;
+export function drawWhenSeen() {
+  if (seenObserver) seenObserver.disconnect();
+  const waiting = Object.values(views).filter((v) => v.mode === "lazy");
+  if (!waiting.length) return;
+  const byRoot = new Map(waiting.map((v) => [v.root, v]));
+  seenObserver = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const v = byRoot.get(e.target);
+      if (e.isIntersecting && v && v.mode === "lazy") { seenObserver.unobserve(e.target); v.draw(); }
+    }
+  }, { rootMargin: `${LAZY_MARGIN_PX}px` });
+  const H = window.innerHeight;
+  for (const v of waiting) {
+    const r = v.root.getBoundingClientRect();
+    if (r.bottom > -LAZY_MARGIN_PX && r.top < H + LAZY_MARGIN_PX) v.draw();
+    else seenObserver.observe(v.root);
+  }
+}
+
+// RoPE's settings in words: its style, base and dims.
+export function ropeText(rope, dk) {
+  const r = rope === true ? {} : rope;
+  return `${r.style === "interleaved" ? "interleaved pairs 2i, 2i+1" : "pairs i, i + dims/2"}, base ${r.base ?? 10000}, dims ${r.dims ?? dk}`;
+}
+
+// A batch: one button per sequence; a click shows that sequence's stages.
+export function seqStrip(R) {
+  const g = group("group-seq", "Sequences of the batch", el("span", { class: "shape" }, `B = ${R.B}`));
+  g.sec.append(el("div", { class: "toolbar", role: "group", "aria-label": "Sequences" }, range(R.B).map((b) =>
+    el("button", { type: "button", class: "small", "aria-pressed": String(b === ui.selectedSeq), dataset: { seq: b },
+      onclick: () => { ui.selectedSeq = b; renderResult(lastGood); afterRender(lastGood); } }, `Sequence ${b}`))));
+  return g;
+}
+
+// Shows the head selectedHead: at once, or (when the reply holds another head only) after asking for it.
+export function openHead() {
+  if (lastGood.heads && !lastGood.heads.includes(ui.selectedHead)) compute();
+  else { renderResult(lastGood); afterRender(lastGood); }
+}
+
+// Small multiples: every head's weights, each a button that opens its head.
+export function headStrip(R) {
+  const g = group("group-heads", "Every head's weights", el("span", { class: "shape" }, "choose a head"));
+  const side = Math.max(48, Math.min(120, Math.floor(480 / Math.ceil(Math.sqrt(R.H)))));
+  const pal = PALETTES.seq.rgb;
+  const wrap = el("div", { class: "heads", role: "group", "aria-label": "Heads" });
+  for (let k = 0; k < R.H; k++) {
+    const s = anyHead(R, "weights", k), ms = mayMask(R) ? anyHead(R, "masked_scores", k) : null;
+    const c = el("canvas", { width: s.cols, height: s.rows, "aria-hidden": "true",
+                             style: `width:${side}px;height:${Math.max(8, Math.round(side * s.rows / s.cols))}px` });
+    const img = new ImageData(s.cols, s.rows);
+    for (let p = 0; p < s.rows * s.cols; p++) {
+      const col = ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB : pal[Math.round(Math.min(1, Math.max(0, s.data[s.off + p])) * 255)];
+      img.data[4 * p] = col[0]; img.data[4 * p + 1] = col[1]; img.data[4 * p + 2] = col[2]; img.data[4 * p + 3] = 255;
+    }
+    c.getContext("2d").putImageData(img, 0, 0);
+    wrap.append(el("button", { type: "button", "aria-pressed": String(k === ui.selectedHead), dataset: { head: k },
+      onclick: () => { ui.selectedHead = k; openHead(); } }, c, `Head ${k}`));
+  }
+  g.sec.append(wrap);
+  return g;
+}
+
+
+export function init() {
+  for (const id of ["compare-kind", "compare-a", "compare-b"])
+    $(id).addEventListener("change", () => { if (lastGood) { renderResult(lastGood); afterRender(lastGood); } else updateCompareControls(null); });
+}

@@ -1,0 +1,195 @@
+/*
+ * editor.js - one editor per matrix: a grid and NumPy-style text.
+ */
+import { ClientError, GRID_MAX_CELLS, el, range } from "./base.js";
+import { formatMatrix, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
+import { showFieldError } from "./field-errors.js";
+
+// The grid is one tab stop: arrow keys move between its cells (left and
+// right once the caret reaches the edge of the number), as in a spreadsheet.
+export class MatrixEditor {
+  constructor(key, { label, hint, onChange, stack = "head" }) {
+    this.key = key; this.label = label; this.onChange = onChange; this.stack = stack;
+    this.value = null; this.parseError = null; this.cellErrors = new Set();
+    this.mode = "grid";
+    this.shapeBadge = el("span", { class: "shape", id: `shape-${key}` });
+    const radios = ["grid", "text"].map((m) => el("label", {},
+      el("input", { type: "radio", name: `mode-${key}`, value: m, checked: m === "grid",
+                    onchange: () => this.setMode(m) }), m === "grid" ? "Grid" : "Text"));
+    this.ops = el("span", { class: "toolbar", style: "margin:0" },
+      ...[["+ row", () => this.resize(1, 0)], ["− row", () => this.resize(-1, 0)],
+          ["+ col", () => this.resize(0, 1)], ["− col", () => this.resize(0, -1)]]
+        .map(([t, fn]) => el("button", { type: "button", class: "small", onclick: fn,
+                                          "aria-label": `${label}: ${t.replace("−", "remove").replace("+", "add")}` }, t)));
+    this.grid = el("div", { class: "grid-wrap", id: `grid-${key}` });
+    this.grid.addEventListener("keydown", (ev) => this.navigate(ev));
+    this.grid.addEventListener("focusin", (ev) => this.rove(ev.target));
+    // autocomplete off: the browser keeps no copy of a big matrix in each history entry
+    this.text = el("textarea", { id: `text-${key}`, spellcheck: "false", hidden: true, autocomplete: "off",
+                                 "aria-label": `${label} as NumPy-style text`,
+                                 "aria-describedby": `hint-${key} err-${key}` });
+    this.text.addEventListener("input", () => this.fromText());
+    this.bigNote = el("p", { class: "note", hidden: true },
+      `Over ${GRID_MAX_CELLS} numbers: edited as text.`);
+    this.error = el("p", { class: "field-error", id: `err-${key}`, role: "alert", hidden: true });
+    this.root = el("fieldset", { class: "panel editor", id: `field-${key}` },
+      el("legend", {}, label, this.shapeBadge),
+      el("p", { class: "hint", id: `hint-${key}` }, hint,
+         " Grid or text: paste [[1, 2], [3, 4]], NumPy's or PyTorch's printout, or whitespace rows."),
+      el("div", { class: "toolbar" },
+         el("span", { class: "seg", role: "radiogroup", "aria-label": `${label} editor` }, radios),
+         this.ops),
+      this.grid, this.text, this.bigNote, this.error);
+  }
+
+  setValue(a) {
+    this.value = a; this.parseError = null; this.cellErrors.clear();
+    this.text.value = formatMatrix(a);
+    this.render();
+  }
+
+  fromText() {
+    try { this.value = parseMatrixText(this.text.value); this.parseError = null; }
+    catch (e) { this.value = null; this.parseError = `${this.label} ${e.message}`; }
+    this.cellErrors.clear();
+    this.updateBadge();
+    this.onChange(this);
+  }
+
+  setMode(m) {
+    if (m === "grid" && !this.gridShape()) {
+      this.mode = "text";
+      this.root.querySelector(`input[value="text"]`).checked = true;
+      showFieldError(this.key, { client: true, detail: this.parseError ||
+        `${this.label} has a shape the grid cannot show; edit it as text` });
+      return;
+    }
+    this.mode = m;
+    this.render();
+  }
+
+  // "1d" for a row of numbers, "2d" for rows, "3d" for a stack of those, else null.
+  gridShape() {
+    const isRow = (r) => Array.isArray(r) && r.every((v) => typeof v === "number");
+    const isMat = (m) => Array.isArray(m) && m.length > 0 && m.every(isRow);
+    if (!this.value) return null;
+    if (this.value.length > 0 && isRow(this.value)) return "1d";
+    if (isMat(this.value)) return "2d";
+    if (this.value.length > 0 && this.value.every(isMat)) return "3d";
+    return null;
+  }
+
+  cells() { return this.value ? this.value.flat(2).length : 0; }
+
+  updateBadge() {
+    if (!this.value) { this.shapeBadge.textContent = "?"; return; }
+    const { dims, ragged } = shapeOf(this.value);
+    this.shapeBadge.textContent = ragged ? "ragged" : dims.join(" × ") + (dims.length === 3 ? ` (per ${this.stack})` : "");
+  }
+
+  render() {
+    this.updateBadge();
+    const shape = this.gridShape();
+    const big = this.cells() > GRID_MAX_CELLS;
+    this.bigNote.hidden = !big;
+    const grid = this.mode === "grid" && shape && !big;
+    this.root.querySelector(`input[value="${grid ? "grid" : "text"}"]`).checked = true;
+    this.grid.hidden = !grid; this.text.hidden = !!grid; this.ops.hidden = !grid;
+    this.grid.replaceChildren();
+    if (!grid) return;
+    if (shape === "1d") this.grid.append(this.table([this.value], null, true));
+    else (shape === "2d" ? [this.value] : this.value).forEach((m, h) => this.grid.append(this.table(m, shape === "3d" ? h : null)));
+    const first = this.grid.querySelector("input");
+    if (first) first.tabIndex = 0;
+  }
+
+  table(m, head, vector = false) {
+    const cols = Math.max(...m.map((r) => r.length));
+    const base = head === null ? `/${this.key}` : `/${this.key}/${head}`;
+    const at = (i, j) => (vector ? `${base}/${j}` : `${base}/${i}/${j}`);
+    return el("table", { class: "edit" },
+      head === null ? null : el("caption", {}, `${this.stack} ${head}`),
+      el("thead", {}, el("tr", {}, el("th", {}), ...range(cols).map((j) => el("th", { scope: "col" }, j)))),
+      el("tbody", {}, m.map((row, i) => el("tr", {},
+        el("th", { scope: "row" }, i),
+        row.map((v, j) => el("td", {}, el("input", {
+          type: "text", inputmode: "decimal", value: String(v), title: String(v), tabindex: "-1",
+          "aria-label": `${this.label}${head === null ? "" : ` ${this.stack} ${head}`}${vector ? "" : ` row ${i}`} column ${j}`,
+          dataset: { pointer: at(i, j), head: head === null ? "" : head, row: i, col: j },
+          oninput: (ev) => this.fromCell(ev.target, head, i, j, vector) })))))));
+  }
+
+  // Keeps exactly one cell of the grid in the tab order: the last one focused.
+  rove(input) {
+    if (input.tagName !== "INPUT") return;
+    this.grid.querySelectorAll('input[tabindex="0"]').forEach((n) => { if (n !== input) n.tabIndex = -1; });
+    input.tabIndex = 0;
+  }
+
+  navigate(ev) {
+    const inp = ev.target;
+    if (inp.tagName !== "INPUT") return;
+    const atStart = inp.selectionStart === 0 && inp.selectionEnd === 0;
+    const atEnd = inp.selectionStart === inp.value.length;
+    const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], Enter: [1, 0],
+                   ArrowLeft: atStart ? [0, -1] : null, ArrowRight: atEnd ? [0, 1] : null }[ev.key];
+    if (!move) return;
+    const { head, row, col } = inp.dataset;
+    const next = this.grid.querySelector(
+      `input[data-head="${head}"][data-row="${Number(row) + move[0]}"][data-col="${Number(col) + move[1]}"]`);
+    if (!next) return;
+    ev.preventDefault();
+    next.focus();
+    next.select();
+  }
+
+  fromCell(input, head, i, j, vector) {
+    const id = input.dataset.pointer;
+    try {
+      const v = parseNumber(input.value.trim(), "");
+      if (vector) this.value[j] = v;
+      else (head === null ? this.value : this.value[head])[i][j] = v;
+      this.cellErrors.delete(id);
+      input.removeAttribute("aria-invalid");
+      input.title = String(v);
+      this.text.value = formatMatrix(this.value);
+    } catch (e) {
+      this.cellErrors.add(id);
+      input.setAttribute("aria-invalid", "true");
+      this.cellError = new ClientError(id, `${this.label}${vector ? "" : ` row ${i}`} column ${j}: ${e.message}`);
+    }
+    this.onChange(this);
+  }
+
+  resize(dRows, dCols) {
+    const shape = this.gridShape();
+    if (!shape) return;
+    if (shape === "1d") {
+      if (dCols > 0) this.value.push(0);
+      if (dCols < 0 && this.value.length > 1) this.value.pop();
+      this.setValue(this.value);
+      this.onChange(this);
+      return;
+    }
+    const fix = (m) => {
+      if (dRows > 0) m.push(new Array(m[0].length).fill(0));
+      if (dRows < 0 && m.length > 1) m.pop();
+      m.forEach((r) => { if (dCols > 0) r.push(0); if (dCols < 0 && r.length > 1) r.pop(); });
+    };
+    (shape === "2d" ? [this.value] : this.value).forEach(fix);
+    this.setValue(this.value);
+    this.onChange(this);
+  }
+
+  // The array to send; throws ClientError when the page already knows it is wrong.
+  read() {
+    if (this.parseError) throw new ClientError(`/${this.key}`, this.parseError);
+    if (this.cellErrors.size) throw this.cellError;
+    return this.value;
+  }
+
+  rows() { return this.value && Array.isArray(this.value) ? this.value.length : 0; }
+  // Rows of one matrix: of each sequence in a batch, of each head in a stack.
+  matRows() { return this.gridShape() === "3d" ? this.value[0].length : this.rows(); }
+}
+

@@ -1,0 +1,263 @@
+/*
+ * explain.js - explain any number: its formula with the live numbers.
+ */
+import { ui } from "./state.js";
+import { $, el, range } from "./base.js";
+import { shapeOf } from "./parse.js";
+import { lastGood } from "./request.js";
+import { kvHead, slice } from "./reply.js";
+import { exact, fmt } from "./format.js";
+import { PAIR_STAGES, views } from "./views.js";
+import { afterRenderHooks } from "./highlight.js";
+import { nested } from "./lessons.js";
+
+// The arithmetic behind one cell, redone here in float64 from the numbers the
+// API returned (q, k, v, the weights) and the numbers sent (X, W), each term
+// shown; the API's own value stands beside the result.  Every number carries
+// data-exact (its full value) so it can be checked.
+export const EXPLAIN_MAX_TERMS = 64; // longer sums show their first terms; the sum is over all
+
+export const full = (v) => (Object.is(v, -0) ? "-0" : String(v)); // every bit of the double, the sign of zero too
+export function num(v, term, extra = {}) {
+  return el("span", { class: "num", title: exact(v, "float64"), dataset: { term, exact: full(v), ...extra } }, fmt(v));
+}
+export function apiNum(R, v, stage) {
+  return el("span", { class: "api" }, ` — the API's ${stage}: `,
+    el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) }, title: exact(v, R.dtype) }, exact(v, R.dtype)));
+}
+export function rowOf(R, stage, h, i) {
+  const s = slice(R, stage, h);
+  return Array.from(s.data.subarray(s.off + i * s.cols, s.off + (i + 1) * s.cols));
+}
+// One projection as sent, whatever its names and layout: W (the matrix or
+// stack), torch (out×in), row0 (its first row inside in_proj_weight), the
+// bias b and its offset inside in_proj_bias, and a name to show.
+export function projection(b, p) {
+  if (b.in_proj_weight || b.q_proj_weight) {
+    const k = { q: 0, k: 1, v: 2 }[p];
+    if (p === "o") return { W: b.out_proj_weight, torch: true, row0: 0, b: b.out_proj_bias, b0: 0, name: "out_proj_weight" };
+    const own = b[`${p}_proj_weight`], e = (b.in_proj_weight || own).length / (own ? 1 : 3);
+    return { W: own || b.in_proj_weight, torch: true, row0: own ? 0 : k * e, b: b.in_proj_bias, b0: k * (b.q_proj_weight ? b.q_proj_weight.length : e),
+             name: own ? `${p}_proj_weight` : "in_proj_weight" };
+  }
+  return { W: b[`w_${p}`], torch: b.layout === "torch", row0: 0, b: b[`b_${p}`], b0: 0, name: `W_${p}` };
+}
+// Column c of head g of a projection (the weights that make output column c), and its bias.
+export function weightColumn(P, g, width, c) {
+  const W = P.W;
+  if (Array.isArray(W[0][0])) return P.torch ? W[g][c].slice() : W[g].map((r) => r[c]);
+  return P.torch ? W[P.row0 + g * width + c].slice() : W.map((r) => r[g * width + c]);
+}
+export function biasOf(P, g, width, c) {
+  if (!P.b) return null;
+  return Array.isArray(P.b[0]) ? P.b[g][c] : P.b[P.b0 + g * width + c];
+}
+
+// a · b term by term: a table of the products and their sum (in index order).
+export function dotTable(labels, a, b, names, labelName) {
+  let sum = 0;
+  const rows = [];
+  a.forEach((x, t) => {
+    const p = x * b[t];
+    sum += p;
+    if (t < EXPLAIN_MAX_TERMS) rows.push(el("tr", {}, el("th", { scope: "row" }, labels[t]),
+      el("td", {}, num(x, names[0], { t })), el("td", {}, num(b[t], names[1], { t })), el("td", {}, num(p, "product", { t }))));
+  });
+  const more = a.length > EXPLAIN_MAX_TERMS ? el("p", { class: "note" }, `… and ${a.length - EXPLAIN_MAX_TERMS} more terms, all in the sum.`) : null;
+  const table = el("table", {}, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, labelName),
+    el("th", { scope: "col" }, names[0]), el("th", { scope: "col" }, names[1]), el("th", { scope: "col" }, "product"))),
+    el("tbody", {}, rows));
+  return { sum, nodes: [table, more] };
+}
+
+// The mask's entry for head h's query i and key j (of the sequence on show), as sent.
+export function maskValue(R, h, i, j) {
+  const M = R.body.mask;
+  if (!M) return undefined;
+  const r = shapeOf(M).dims.length;
+  return (r === 2 ? M : r === 4 ? M[ui.selectedSeq][h] : R.B ? M[ui.selectedSeq] : M[h])[i][j];
+}
+
+export function maskWhy(R, i, j) {
+  const b = R.body, why = [], pi = R.pq[i], pj = R.pk[j];
+  const at = b.positions || b.context_positions ? ` (position ${pj} > ${pi})` : "";
+  if (R.res.causal && pj > pi) why.push(`causal: key ${R.kl[j]} comes after query ${R.ql[i]}${at}`);
+  if (b.window && Math.abs(pi - pj) >= b.window) why.push(`outside the window: |${pi} − ${pj}| ≥ ${b.window}`);
+  if (b.mask && maskValue(R, ui.selectedHead, i, j) === false) why.push("the mask does not let this query attend this key");
+  const pad = b.key_padding && (R.B ? b.key_padding[ui.selectedSeq] : b.key_padding);
+  if (pad && pad[j]) why.push(`key ${R.kl[j]} is padding`);
+  return why.join("; ") || "hidden";
+}
+
+// Steps from q_i and k_j to the weight (i, j), up to `upto`.
+export function explainPair(R, h, i, j, upto) {
+  // the vectors the scores use: after RoPE, and the cache's keys
+  const q = rowOf(R, R.T.q_rope ? "q_rope" : "q", h, i), k = rowOf(R, R.T.k_cache ? "k_cache" : R.T.k_rope ? "k_rope" : "k", h, j);
+  const steps = [];
+  const dot = dotTable(range(R.dk).map(String), q, k, ["q", "k"], "t");
+  const score = dot.sum;
+  steps.push(el("li", {}, `${R.T.q_rope ? "Q after RoPE" : "Q"} row ${R.ql[i]} times ${R.T.k_cache ? "K cache" : R.T.k_rope ? "K after RoPE" : "K"} row ${R.kl[j]}, term by term, then summed: score = `,
+    num(score, "score"), apiNum(R, slice(R, "scores", h).data[slice(R, "scores", h).off + i * R.m + j], "scores"), ...dot.nodes));
+  if (upto === "scores") return steps;
+  const scaled = R.body.scale === undefined ? score / Math.sqrt(R.dk) : score * R.scale;
+  const sc = slice(R, "scaled_scores", h);
+  steps.push(el("li", {}, R.body.scale === undefined ? `Divide by √d_k = √${R.dk}: ` : `Times the scale ${exact(R.scale, "float64")}: `,
+    num(scaled, "scaled"), apiNum(R, sc.data[sc.off + i * R.m + j], "scaled_scores")));
+  if (upto === "scaled_scores") return steps;
+  const ms = rowOf(R, "masked_scores", h, i);
+  const added = maskValue(R, h, i, j), additive = typeof added === "number";
+  if (ms[j] === -Infinity) steps.push(el("li", {}, `Masked: the score becomes −∞ (${maskWhy(R, i, j)}).`));
+  else if (R.slopes || additive) {
+    // as the API: the mask's number first, then ALiBi's term
+    const withMask = additive ? scaled + added : scaled;
+    const parts = additive ? ["The additive mask adds ", num(added, "mask"), " (sent for this pair): ", num(withMask, R.slopes ? "with-mask" : "masked")] : [];
+    if (R.slopes) {
+      const dist = Math.abs(R.pq[i] - R.pk[j]), bias = -R.slopes[h] * dist;
+      parts.push(...(additive ? ["; then "] : []), `ALiBi: add −slope·|p_i − p_j| = −`, num(R.slopes[h], "slope"),
+        ` × |${R.pq[i]} − ${R.pk[j]}| = `, num(bias, "alibi"), ": ", num(withMask + bias, "masked"));
+    }
+    steps.push(el("li", {}, ...parts, apiNum(R, ms[j], "masked_scores")));
+  } else steps.push(el("li", {}, "Not masked: the score stays as it is."));
+  if (upto === "masked_scores") return steps;
+  // softmax over the row: exp(s − max) / Σ exp(s − max)
+  const live = ms.filter((s) => s !== -Infinity);
+  if (live.length === 0) {
+    steps.push(el("li", {}, `Query ${R.ql[i]} may attend no key: the API gives every weight of the row 0 (and a zero head output).`));
+    return steps;
+  }
+  const M = Math.max(...live);
+  const e = ms.map((s) => (s === -Infinity ? 0 : Math.exp(s - M)));
+  let S = 0;
+  for (const x of e) S += x;
+  const w = e[j] / S;
+  const rows = ms.slice(0, EXPLAIN_MAX_TERMS).map((s, t) => el("tr", { class: t === j ? "this" : null },
+    el("th", { scope: "row" }, R.kl[t]), el("td", {}, s === -Infinity ? "−∞" : num(s, "row-score", { t })),
+    el("td", {}, num(e[t], "exp", { t }))));
+  const W = slice(R, "weights", h);
+  steps.push(el("li", {}, "Softmax over the row: subtract the row's largest score ", num(M, "max"),
+    " (the result is the same, and exp cannot overflow), take exp of each, and add them up: ", num(S, "row-sum"), ".",
+    el("table", {}, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "key"), el("th", { scope: "col" }, "score"),
+      el("th", { scope: "col" }, "exp(score − max)"))), el("tbody", {}, rows))));
+  steps.push(el("li", {}, `The weight is this key's share: exp(…) ÷ sum = `, num(e[j], "exp-this"), " ÷ ", num(S, "row-sum-again"),
+    " = ", num(w, "weight"), apiNum(R, W.data[W.off + i * R.m + j], "weights")));
+  return steps;
+}
+
+export function explainSteps(R, view, i, j) {
+  const h = ui.selectedHead, b = R.body, st = view.stage;
+  if (PAIR_STAGES.includes(st)) return explainPair(R, h, i, j, st);
+  if (st === "head_outputs") {
+    const w = rowOf(R, "weights", h, i), vs = slice(R, "v", h);
+    const vcol = range(R.m).map((t) => vs.data[vs.off + t * R.dv + j]);
+    const dot = dotTable(R.kl, w, vcol, ["weight", "v"], "key");
+    return [el("li", {}, `Query ${R.ql[i]}'s weights times column ${j} of V, key by key, summed: `, num(dot.sum, "output"),
+      apiNum(R, view.get(i, j), "head_outputs"), ...dot.nodes)];
+  }
+  if ((st === "q" || st === "k" || st === "v") && b.x) {
+    const fromX = st === "q" || !b.context, src0 = fromX ? b.x : b.context;
+    // with the sinusoidal encoding the projections read X + PE (the API's x_pe; the context's computed here)
+    const src = fromX && R.T.x_pe ? nested(R, "x_pe") : (R.B ? src0[ui.selectedSeq] : src0).map((r, t) =>
+      (b.positional_encoding ? r.map((xv, c) => xv + sinusoidal(R.pk[R.m0 + t], c, r.length)) : r));
+    const P = projection(b, st), width = st === "v" ? R.dv : R.dk, g = st === "q" ? h : kvHead(R, h);
+    const col = weightColumn(P, g, width, j);
+    const dot = dotTable(range(src[0].length).map(String), src[i], col, [fromX ? "x" : "context", `W_${st}`], "s");
+    const stacked = Array.isArray(P.W[0][0]);
+    const where = stacked ? `head ${g}'s ${P.name}${P.torch ? `, row ${j}` : ""}`
+      : P.torch ? `row ${P.row0 + g * width + j} of ${P.name} (out×in)` : `column ${g * width + j} of ${P.name}`;
+    const bias = biasOf(P, g, width, j);
+    const steps = [el("li", {}, `Row ${view.rowLabels[i]} of ${fromX ? (R.T.x_pe ? "X + PE" : "X") : b.positional_encoding ? "the context + PE" : "the context"} times ${where}, summed: `,
+      num(dot.sum, bias === null ? st : "product-sum"), bias === null ? apiNum(R, view.get(i, j), st) : null, ...dot.nodes)];
+    if (bias !== null) steps.push(el("li", {}, `Plus the bias b_${st}: `, num(bias, "bias"), " = ", num(dot.sum + bias, st), apiNum(R, view.get(i, j), st)));
+    return steps;
+  }
+  if (st === "concat") {
+    const hh = Math.floor(j / R.dv);
+    return [el("li", {}, `Column ${j} of the concatenation is column ${j % R.dv} of head ${hh}'s output: `, num(view.get(i, j), "concat"), ".")];
+  }
+  if (st === "output") {
+    const P = projection(b, "o");
+    if (!P.W) return [el("li", {}, "Without W_o the output is the concatenation: ", num(view.get(i, j), "output"), ".")];
+    const c = slice(R, "concat", 0), row = Array.from(c.data.subarray(c.off + i * c.cols, c.off + (i + 1) * c.cols));
+    const dot = dotTable(range(c.cols).map(String), row, weightColumn(P, 0, 0, j), ["concat", "W_o"], "r");
+    const bias = biasOf(P, 0, 0, j);
+    const steps = [el("li", {}, `Row ${view.rowLabels[i]} of the concatenation times ${P.torch ? "row" : "column"} ${j} of ${P.name}, summed: `,
+      num(dot.sum, bias === null ? "output" : "product-sum"), bias === null ? apiNum(R, view.get(i, j), "output") : null, ...dot.nodes)];
+    if (bias !== null) steps.push(el("li", {}, "Plus the bias b_o: ", num(bias, "bias"), " = ", num(dot.sum + bias, "output"), apiNum(R, view.get(i, j), "output")));
+    return steps;
+  }
+  if (view.parts) {
+    const [A, B, names] = view.parts, k = i * view.cols + j;
+    return [el("li", {}, `${names[0]}: `, num(A.data[A.off + k], "a"), `, ${names[1]}: `, num(B.data[B.off + k], "b"),
+      "; the difference ", num(view.get(i, j), "difference"), ".")];
+  }
+  if (st === "x_pe") {
+    const x = (R.B ? b.x[ui.selectedSeq] : b.x)[i][j], d = R.T.x_pe.shape.at(-1), pe = sinusoidal(R.pq[i], j, d), k2 = j - (j % 2);
+    return [el("li", {}, "X's value ", num(x, "x"), ` plus the encoding of position ${R.pq[i]}: ${j % 2 ? "cos" : "sin"}(${R.pq[i]} / 10000^(${k2}/${d})) = `,
+      num(pe, "pe"), " = ", num(x + pe, "x_pe"), apiNum(R, view.get(i, j), "x_pe"))];
+  }
+  if (st === "q_rope" || st === "k_rope") return explainRope(R, view, h, i, j);
+  if ((st === "k_cache" || st === "v_cache") && i < R.m0)
+    return [el("li", {}, `Row ${i} comes from ${st === "k_cache" ? "past_k" : "past_v"} as sent: `, num(view.get(i, j), st), ".")];
+  if (st === "k_cache" || st === "v_cache") {
+    const from = st === "v_cache" ? "v" : R.T.k_rope ? "k_rope" : "k";
+    return [el("li", {}, `Row ${i} is this request's ${from === "k_rope" ? "K after RoPE" : from.toUpperCase()} row ${i - R.m0}, after the ${R.m0} cached: `,
+      num(rowOf(R, from, h, i - R.m0)[j], from), apiNum(R, view.get(i, j), st))];
+  }
+  return [el("li", {}, b.q && ["q", "k", "v"].includes(st) ? "Given directly in the request: " : "A number as sent: ", num(view.get(i, j), st), ".")];
+}
+
+// "Attention Is All You Need"'s encoding of position pos, component c of d:
+// sin(pos / 10000^(2i/d)) at c = 2i, cos at c = 2i + 1.
+export function sinusoidal(pos, c, d) {
+  const angle = pos / 10000 ** ((c - (c % 2)) / d);
+  return c % 2 ? Math.cos(angle) : Math.sin(angle);
+}
+
+// RoPE on one component: its pair partner, the angle position·θ_i, and the turn.
+export function explainRope(R, view, h, i, j) {
+  const r = R.body.rope === true ? {} : R.body.rope, dims = r.dims ?? R.dk, base = r.base ?? 10000;
+  const from = view.stage === "q_rope" ? "q" : "k", row = rowOf(R, from, h, i);
+  const pos = from === "q" ? R.pq[i] : R.pk[R.m0 + i];
+  if (j >= dims) return [el("li", {}, `Component ${j} is beyond RoPE's ${dims} dims: it passes through, `, num(row[j], "rope"), apiNum(R, view.get(i, j), view.stage))];
+  const half = r.style === "interleaved" ? null : dims / 2;
+  const pair = half ? (j < half ? j + half : j - half) : j ^ 1, k = half ? j % half : j >> 1, first = half ? j < half : j % 2 === 0;
+  const theta = base ** ((-2 * k) / dims), angle = pos * theta, c = Math.cos(angle), sn = Math.sin(angle);
+  const value = first ? row[j] * c - row[pair] * sn : row[j] * c + row[pair] * sn;
+  return [el("li", {}, `Pair ${Math.min(j, pair)}, ${Math.max(j, pair)} of ${from === "q" ? "Q" : "K"}'s row: θ = ${base}^(−${2 * k}/${dims}) = `, num(theta, "theta"),
+    `, angle = position ${pos} × θ = `, num(angle, "angle"), ".",
+    el("br"), `${first ? `${from}[${j}]·cos − ${from}[${pair}]·sin` : `${from}[${j}]·cos + ${from}[${pair}]·sin`} = `,
+    num(row[j], "component"), " × ", num(c, "cos"), first ? " − " : " + ", num(row[pair], "partner"), " × ", num(sn, "sin"), " = ",
+    num(value, "rope"), apiNum(R, view.get(i, j), view.stage))];
+}
+
+export let explained = null; // [view id, i, j]
+export function explain(view, i, j, focus = true) {
+  const R = lastGood;
+  explained = { id: view.id, i, j, from: view };
+  $("explain-h").textContent = `${view.label(i, j)}${R.H > 1 && !["x", "context", "concat", "output"].includes(view.stage) ? `, head ${ui.selectedHead}` : ""}: how it was computed`;
+  $("explain-body").replaceChildren(el("ol", {}, explainSteps(R, view, i, j)), ...(R.dtype === "float32"
+    ? [el("p", { class: "note" }, "The API computed in float32; this page redoes it in float64, so the last digits may differ.")] : []));
+  $("explain").hidden = false;
+  $("explain").dataset.stage = view.stage;
+  if (focus) $("explain").focus({ preventScroll: true });
+}
+export function closeExplain() {
+  const back = explained && views[explained.id];
+  $("explain").hidden = true;
+  explained = null;
+  const target = back && (back.mode === "table" ? back.cells[back.cur[0]][back.cur[1]] : back.over);
+  if (target) target.focus();
+}
+
+
+export function init() {
+  $("explain-close").addEventListener("click", closeExplain);
+  $("explain").addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeExplain(); });
+  afterRenderHooks.push(() => {
+    // a new result: the open explanation follows it, or closes if its cell is gone
+    if (!explained) return;
+    const v = views[explained.id];
+    if (v && explained.i < v.rows && explained.j < v.cols) explain(v, explained.i, explained.j, false);
+    else { $("explain").hidden = true; explained = null; }
+  });
+}

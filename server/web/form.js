@@ -1,0 +1,431 @@
+/*
+ * form.js - the form: the editors, the mask builder, the labels, and the
+ * body a request sends.
+ */
+import { ui } from "./state.js";
+import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./base.js";
+import { formatMatrix, parseBrackets, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
+import { MatrixEditor } from "./editor.js";
+import { clearErrors, showFieldError } from "./field-errors.js";
+import { changed } from "./request.js";
+
+export const editors = {};
+export const EDITOR_SPECS = [
+  ["x", "X", "Input: one row per token (n × d)."],
+  ["w_q", "W_q", "Query weights: d × (heads·d_k), or a per-head stack heads × d × d_k."],
+  ["w_k", "W_k", "Key weights: d × (heads·d_k) (d_c rows with a context), or a stack."],
+  ["w_v", "W_v", "Value weights: d × (heads·d_v), or a stack."],
+];
+
+// cells[b][g][i][j]: the mask of sequence b and head g at query i, key j:
+// true = may attend (kind "bool") or a number added to the scaled score (kind
+// "add"); one b unless the mask is per sequence (of a batch), one g unless it
+// is per head.  keep[b][j]: key j of sequence b is no padding (one row without
+// a batch).  Checked = may be attended in both; the request's key_padding is
+// the opposite of keep.  seq and head: the slice the grid shows.
+export const mask = { cells: [], keep: [], kind: "bool", perSeq: false, perHead: false, seq: 0, head: 0, bad: new Map() };
+// An additive mask hides a key with a large negative number (JSON has no −∞);
+// exp(−1e9 − max) is 0 in both precisions.  Read back as ticks, a number at or
+// below half of it is "may not attend".
+export const MASK_HIDE = -1e9;
+export const direct = () => $("source-qkv").checked; // Q, K, V given, not X and the weights
+// Decoding token by token: the whole X and its labels, and the token on show.
+export const decoding = () => ui.decode !== null;
+export const batchSize = () => { const b = Number($("batch").value); return $("batch").value.trim() !== "" && b >= 1 ? Math.floor(b) : 0; };
+
+export function splitLabels(text) {
+  return text.trim() === "" ? null : text.split(",").map((t) => t.trim());
+}
+// k labels from a comma-separated field: missing ones are the row's index.
+export function labelsFor(id, k) {
+  const t = splitLabels($(id).value);
+  return range(k).map((i) => (t && t[i] !== undefined && t[i] !== "" ? t[i] : String(i)));
+}
+export const queryLabels = (n) => labelsFor("tokens", n);
+export function keyLabels(m) {
+  return $("use-context").checked && !direct() ? labelsFor("context_tokens", m) : queryLabels(m);
+}
+// Q, K and V given: (h, rows, d) or, in a batch, (B, h, rows, d).
+export const qkvDepth = (e) => (Array.isArray(e.value) && Array.isArray(e.value[0]) && Array.isArray(e.value[0][0])
+  ? (Array.isArray(e.value[0][0][0]) ? 4 : 3) : 0);
+// [n, m]: the queries, and every key the mask and padding cover (a cache's m₀, then this request's).
+export function maskSize() {
+  const p = $("use-cache").checked && Array.isArray(editors.past_k.value) ? shapeOf(editors.past_k.value).dims : [];
+  const m0 = p.length >= 3 ? p.at(-2) : 0;
+  if (direct()) {
+    const rows = (e) => (qkvDepth(e) === 4 ? e.value[0][0].length : qkvDepth(e) === 3 ? e.value[0].length : 0);
+    return [rows(editors.q), m0 + rows(editors.k)];
+  }
+  const n = editors.x.matRows();
+  const m = $("use-context").checked ? editors.context.matRows() : n;
+  return [n, m0 + m];
+}
+
+// The heads a mask per head has: Q's depth, the Heads field, or W_q's stack.
+export function maskHeads() {
+  if (direct()) return qkvDepth(editors.q) === 4 ? editors.q.value[0].length : editors.q.value ? editors.q.value.length : 1;
+  const h = Number($("num_heads").value);
+  if (Number.isInteger(h) && h >= 1) return h;
+  return editors.w_q.gridShape() === "3d" ? editors.w_q.value.length : 1;
+}
+export const maskPerSeq = () => mask.perSeq && batchSize() > 0; // per sequence only in a batch
+
+// Keeps the mask's entries where they still fit; new ones may be attended (or
+// add 0); a new sequence's or head's mask starts as the first one's.
+export function resizeMask() {
+  const [n, m] = maskSize();
+  const fill = mask.kind === "bool" ? true : 0;
+  const Bd = maskPerSeq() ? batchSize() : 1, Hd = mask.perHead ? maskHeads() : 1;
+  const old = mask.cells;
+  mask.cells = range(Bd).map((b) => range(Hd).map((g) => {
+    const src = (old[b] || old[0] || [])[g] || (old[b] || old[0] || [])[0] || [];
+    return range(n).map((i) => range(m).map((j) => (src[i] && src[i][j] !== undefined ? src[i][j] : fill)));
+  }));
+  mask.seq = Math.min(mask.seq, Bd - 1); mask.head = Math.min(mask.head, Hd - 1);
+  mask.keep = range(Math.max(1, batchSize())).map((b) => range(m).map((j) => !(mask.keep[b] && mask.keep[b][j] === false)));
+  renderMask();
+}
+
+// More pairs than this are not offered one checkbox each: 256 tokens would
+// make 65 536 of them, and every history entry of the page would carry them.
+export const MASK_GRID_MAX = 4096;
+export function renderMask() {
+  const [n, m] = maskSize();
+  const ql = queryLabels(n), kl = keyLabels(m), add = mask.kind === "add";
+  $("mask-area").hidden = !$("use-mask").checked;
+  $("padding-area").hidden = !$("use-padding").checked;
+  // which mask the grid shows: a sequence and a head when there is one each
+  const B = batchSize(), H = maskHeads();
+  $("mask-per").value = (maskPerSeq() ? (mask.perHead ? "both" : "seq") : mask.perHead ? "head" : "all");
+  for (const o of $("mask-per").options) o.disabled = /seq|both/.test(o.value) && !B;
+  $("mask-kind").value = mask.kind;
+  $("mask-seq-field").hidden = !maskPerSeq(); $("mask-head-field").hidden = !mask.perHead;
+  if (maskPerSeq()) $("mask-seq").replaceChildren(...range(B).map((b) => el("option", { value: b, selected: b === mask.seq }, `sequence ${b}`)));
+  if (mask.perHead) $("mask-head").replaceChildren(...range(H).map((g) => el("option", { value: g, selected: g === mask.head }, `head ${g}`)));
+  document.querySelector('[data-fill="distance"]').hidden = !add;
+  const cells = (mask.cells[mask.seq] || [])[mask.head] || [];
+  const which = [maskPerSeq() ? `sequence ${mask.seq}` : null, mask.perHead ? `head ${mask.head}` : null].filter(Boolean).join(", ");
+  const input = (i, j) => (add
+    ? el("input", { type: "text", inputmode: "decimal", value: String(cells[i][j]), class: "mask-num", autocomplete: "off",
+                    "aria-label": `query ${ql[i]}, key ${kl[j]}: number added to the score`,
+                    "aria-invalid": mask.bad.has(`${mask.seq},${mask.head},${i},${j}`) ? "true" : null,
+                    oninput: (ev) => maskNumber(ev.target, i, j) })
+    : el("input", { type: "checkbox", checked: cells[i][j], "aria-label": `query ${ql[i]} may attend key ${kl[j]}`,
+                    onchange: (ev) => { cells[i][j] = ev.target.checked; changed(null); } }));
+  // the boxes exist only while they are used
+  if (!$("use-mask").checked) $("mask-grid").replaceChildren();
+  else if (n * m > MASK_GRID_MAX) $("mask-grid").replaceChildren(el("p", { class: "note" },
+    `${n} × ${m} pairs are too many to ${add ? "type" : "tick"} one by one: the buttons above fill the mask${which ? ` of ${which}` : ""}.`));
+  else $("mask-grid").replaceChildren(el("table", { class: "mask-table" },
+    el("caption", { class: which ? null : "sr-only" }, `${which ? `The mask of ${which}. ` : ""}Rows are queries, columns are keys; `
+      + (add ? "each number is added to the scaled score" : "checked = may attend")),
+    el("thead", {}, el("tr", {}, el("th", {}, "query ↓ key →"), kl.map((k) => el("th", { scope: "col" }, k)))),
+    el("tbody", {}, cells.map((row, i) => el("tr", {}, el("th", { scope: "row" }, ql[i]),
+      row.map((_, j) => el("td", {}, input(i, j))))))));
+  if (!$("use-padding").checked) $("padding-area").replaceChildren();
+  else $("padding-area").replaceChildren(el("table", { class: "mask-table" },
+    el("caption", { class: "sr-only" }, "Keys: checked = may be attended, unchecked = padding"),
+    el("thead", {}, el("tr", {}, B ? el("td", {}) : null, kl.map((k) => el("th", { scope: "col" }, k)))),
+    el("tbody", {}, mask.keep.map((row, b) => el("tr", {}, B ? el("th", { scope: "row" }, `sequence ${b}`) : null,
+      row.map((keep, j) => el("td", {}, el("input", {
+        type: "checkbox", checked: keep, "aria-label": `${B ? `sequence ${b}: ` : ""}key ${kl[j]} may be attended`,
+        onchange: (ev) => { mask.keep[b][j] = ev.target.checked; changed(null); } }))))))));
+  updatePanelStates();
+}
+
+// What each optional panel changes, shown on its summary line even when it is
+// closed, so no hidden choice acts unseen.
+export function panelStates() {
+  const parts = [];
+  if ($("use-mask").checked) {
+    const per = [maskPerSeq() ? "sequence" : null, mask.perHead ? "head" : null].filter(Boolean).join(" and ");
+    const hidden = mask.cells.flat(3).filter((ok) => ok === false).length;
+    parts.push((mask.kind === "add" ? "additive mask on" : `mask on (${hidden} pair${hidden === 1 ? "" : "s"} hidden)`)
+      + (per ? `, one per ${per}` : ""));
+  }
+  if ($("use-padding").checked) {
+    const pads = mask.keep.flat().filter((k) => !k).length;
+    parts.push(`${pads} key${pads === 1 ? "" : "s"} padded`);
+  }
+  const weights = [$("layout").value === "torch" ? "torch layout" : null, $("use-bias").checked ? "biases" : null,
+                   $("use-state-dict").checked ? "state_dict" : null].filter(Boolean);
+  const pos = [$("positions").value.trim() ? "positions" : null, $("context_positions").value.trim() ? "key positions" : null,
+               $("window").value.trim() ? `window ${$("window").value.trim()}` : null,
+               $("alibi").value !== "off" ? "ALiBi" : null, $("rope").value !== "off" ? "RoPE" : null,
+               $("positional_encoding").value !== "none" ? "sinusoidal encoding" : null].filter(Boolean);
+  return { mask: parts.join(", "), w_o: $("use-w_o").checked ? "on" : "",
+           context: $("use-context").checked ? "on" : "", weights: weights.join(", "), position: pos.join(", "),
+           batch: batchSize() ? `B = ${batchSize()}` : "",
+           cache: decoding() ? `decoding token ${ui.decode.t} of ${ui.decode.x.length}` : $("use-cache").checked ? "on" : "" };
+}
+export function updatePanelStates() {
+  const s = panelStates();
+  for (const [id, text] of [["mask-state", s.mask], ["wo-state", s.w_o], ["context-state", s.context],
+                            ["weights-state", s.weights], ["position-state", s.position], ["batch-state", s.batch],
+                            ["cache-state", s.cache]]) {
+    $(id).textContent = text || "off";
+    $(id).classList.toggle("on", !!text);
+  }
+}
+
+// The fill buttons set the mask on show; as numbers, "may attend" is 0 and
+// "may not" MASK_HIDE, and −|i − j| lowers each score by its distance.
+// One typed number of an additive mask; a typo is named and nothing is sent.
+export function maskNumber(input, i, j) {
+  const key = `${mask.seq},${mask.head},${i},${j}`;
+  try {
+    mask.cells[mask.seq][mask.head][i][j] = parseNumber(input.value.trim(), "");
+    mask.bad.delete(key); input.removeAttribute("aria-invalid");
+  } catch (e) {
+    mask.bad.set(key, new ClientError("/mask", `Mask, query ${i}, key ${j}: ${e.message}`));
+    input.setAttribute("aria-invalid", "true");
+  }
+  changed(null);
+}
+// The mask on show as text, and back: booleans as True/False (1/0 read as ticks too).
+// Ticks become numbers (0 or MASK_HIDE) and back (hidden at or below MASK_HIDE / 2).
+
+// The mask to send: (n, m) for every sequence and head; (h, n, m) one per
+// head; in a batch (B, n, m) one per sequence, or (B, h, n, m) (a per-head
+// mask of a batch is sent once per sequence: the API's rank-3 mask of a batch
+// is per sequence).
+export function maskBody() {
+  if (mask.bad.size) throw mask.bad.values().next().value;
+  const B = batchSize(), c = mask.cells;
+  if (maskPerSeq()) return mask.perHead ? c : c.map((s) => s[0]);
+  if (mask.perHead) return B ? range(B).map(() => c[0]) : c[0];
+  return c[0][0];
+}
+// The shape of a mask as sent, read back: per sequence and/or per head, and its kind.
+export function maskForm(M, batched) {
+  const r = shapeOf(M).dims.length;
+  return { perSeq: r === 4 || (r === 3 && batched), perHead: r === 4 || (r === 3 && !batched),
+           kind: M.flat(3).some((v) => typeof v === "number") ? "add" : "bool" };
+}
+
+// The output width of a weight matrix as typed: a number (2-D) or [heads, width] (a stack).
+export function outWidth(w) {
+  const torch = $("layout").value === "torch";
+  if (!Array.isArray(w) || !Array.isArray(w[0])) return 1;
+  if (Array.isArray(w[0][0])) return [w.length, torch ? w[0].length : w[0][0].length];
+  return torch ? w.length : w[0].length;
+}
+// The width of the concatenation the inputs give: heads × d_v (W_v holds h_kv heads).
+export function concatWidth() {
+  const wv = outWidth(editors.w_v.value);
+  const H = Number($("num_heads").value) || (Array.isArray(wv) ? wv[0] : 1);
+  if (Array.isArray(wv)) return H * wv[1];
+  const kv = Number($("num_kv_heads").value) || H;
+  return Math.max(1, Math.round((wv / kv) * H));
+}
+export const identity = (k) => range(k).map((i) => range(k).map((j) => (i === j ? 1 : 0)));
+export const zerosLike = (w) => (Array.isArray(w) ? range(w[0]).map(() => new Array(w[1]).fill(0)) : new Array(w).fill(0));
+export const sameShape = (a, b) => JSON.stringify(shapeOf(a).dims) === JSON.stringify(shapeOf(b).dims);
+
+// Biases start as zeros of their projection's width (a stack beside a stack).
+export function fitBiases() {
+  for (const [b, w] of [["b_q", "w_q"], ["b_k", "w_k"], ["b_v", "w_v"], ["b_o", "w_o"]]) {
+    const want = zerosLike(w === "w_o" ? concatWidthOut() : outWidth(editors[w].value));
+    if (!Array.isArray(editors[b].value) || !sameShape(editors[b].value, want)) editors[b].setValue(want);
+  }
+}
+export const concatWidthOut = () => outWidth(editors.w_o.value);
+
+// nn.MultiheadAttention's state_dict names, and the API's names for them.
+export const STATE_DICT_KEYS = {
+  in_proj_weight: "in_proj_weight", in_proj_bias: "in_proj_bias", q_proj_weight: "q_proj_weight",
+  k_proj_weight: "k_proj_weight", v_proj_weight: "v_proj_weight", "out_proj.weight": "out_proj_weight",
+  "out_proj.bias": "out_proj_bias", out_proj_weight: "out_proj_weight", out_proj_bias: "out_proj_bias",
+};
+// Reads print(mha.state_dict()) (OrderedDict of tensor(...)) or JSON: every
+// 'name': [...] pair, each array parsed as the editors parse text.
+export function parseStateDict(text) {
+  const out = {}, re = /['"]([A-Za-z_][\w.]*)['"]\s*[:,]\s*(?:(?:torch\.|np\.)?(?:tensor|array)\s*\()?\s*\[/g;
+  let m;
+  while ((m = re.exec(text))) {
+    const start = re.lastIndex - 1;
+    let depth = 0, i = start;
+    for (; i < text.length; i++) if (text[i] === "[") depth++; else if (text[i] === "]" && --depth === 0) break;
+    if (depth) throw new ClientError("/state_dict", `state_dict: ${m[1]} is missing a closing ]`);
+    const name = STATE_DICT_KEYS[m[1]];
+    if (!name) throw new ClientError("/state_dict", `state_dict: ${m[1]} is not one the API takes (`
+      + "in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, out_proj.weight, out_proj.bias)");
+    try { out[name] = parseBrackets(text.slice(start, i + 1).replace(/\u2212/g, "-")); }
+    catch (e) { throw new ClientError("/state_dict", `state_dict: ${m[1]} ${e.message}`); }
+    re.lastIndex = i + 1;
+  }
+  if (!Object.keys(out).length) throw new ClientError("/state_dict", "state_dict: no 'in_proj_weight': tensor([[…]]) or JSON found");
+  return out;
+}
+
+// Comma- or space-separated numbers from a text field, or undefined when empty.
+export function numberList(id, what) {
+  const t = $(id).value.trim();
+  if (t === "") return undefined;
+  return t.split(/[\s,]+/).filter((w) => w !== "").map((w) => {
+    try { return parseNumber(w, ""); } catch (e) { throw new ClientError(`/${id}`, `${what}: ${e.message}`); }
+  });
+}
+export function wholeNumber(id, what) {
+  const t = $(id).value.trim();
+  if (t === "") return undefined;
+  const v = Number(t);
+  if (!Number.isFinite(v)) throw new ClientError(`/${id}`, `${what} must be a number`);
+  return v;
+}
+
+export function readBody() {
+  const body = {};
+  if (direct()) Object.assign(body, { q: editors.q.read(), k: editors.k.read(), v: editors.v.read() });
+  else {
+    body.x = editors.x.read();
+    if ($("use-state-dict").checked) Object.assign(body, parseStateDict($("state_dict").value));
+    else {
+      Object.assign(body, { w_q: editors.w_q.read(), w_k: editors.w_k.read(), w_v: editors.w_v.read() });
+      if ($("layout").value === "torch") body.layout = "torch";
+      if ($("use-bias").checked) for (const k of ["b_q", "b_k", "b_v"]) body[k] = editors[k].read();
+    }
+  }
+  body.return = STAGES; // settled below, once the options are read
+  const heads = direct() ? "" : $("num_heads").value.trim();
+  if (heads !== "") {
+    const h = Number(heads);
+    if (!Number.isFinite(h)) throw new ClientError("/num_heads", "Heads must be a number");
+    body.num_heads = h;
+  }
+  const kv = direct() ? undefined : wholeNumber("num_kv_heads", "Key/value heads");
+  if (kv !== undefined) body.num_kv_heads = kv;
+  if ($("dtype").value !== "float64") body.dtype = $("dtype").value;
+  const scale = $("scale").value.trim();
+  if (scale !== "") {
+    try { body.scale = parseNumber(scale, ""); }
+    catch (e) { throw new ClientError("/scale", `Scale: ${e.message}`); }
+  }
+  if ($("causal").checked) body.causal = true;
+  const [n, m] = maskSize();
+  if (splitLabels($("tokens").value)) body.tokens = queryLabels(n);
+  if ($("use-context").checked && !direct()) {
+    body.context = editors.context.read();
+    if (splitLabels($("context_tokens").value)) body.context_tokens = labelsFor("context_tokens", m);
+  }
+  if ($("use-w_o").checked && !direct() && !$("use-state-dict").checked) {
+    body.w_o = editors.w_o.read();
+    if ($("use-bias").checked) body.b_o = editors.b_o.read();
+  }
+  if ($("use-mask").checked) body.mask = maskBody();
+  if ($("use-padding").checked) {
+    const pad = mask.keep.map((r) => r.map((k) => !k));
+    body.key_padding = batchSize() ? pad : pad[0];
+  }
+  const positions = numberList("positions", "Positions"), keyPositions = numberList("context_positions", "Key positions");
+  if (positions) body.positions = positions;
+  if (keyPositions) body.context_positions = keyPositions;
+  const w = wholeNumber("window", "Window");
+  if (w !== undefined) body.window = w;
+  if ($("alibi").value === "paper") body.alibi = true;
+  if ($("alibi").value === "slopes") body.alibi_slopes = numberList("alibi_slopes", "ALiBi slopes") || [];
+  if ($("positional_encoding").value !== "none" && !direct()) body.positional_encoding = $("positional_encoding").value;
+  if ($("rope").value !== "off") {
+    const base = $("rope_base").value.trim(), dims = wholeNumber("rope_dims", "RoPE dims");
+    const rope = {};
+    if (base !== "") { try { rope.base = parseNumber(base, ""); } catch (e) { throw new ClientError("/rope/base", `RoPE base: ${e.message}`); } }
+    if (dims !== undefined) rope.dims = dims;
+    if ($("rope").value === "interleaved") rope.style = "interleaved";
+    body.rope = Object.keys(rope).length ? rope : true;
+  }
+  if ($("use-cache").checked) { body.past_k = editors.past_k.read(); body.past_v = editors.past_v.read(); }
+  body.return = stagesFor(body);
+  // a big reply holds the open head only (the API's heads); the small multiples ask for every head's weights apart
+  const [nq, mk] = maskSize(), H = maskHeads();
+  if (H > 1 && H * nq * mk * Math.max(1, batchSize()) > ONE_HEAD_CELLS) {
+    if (ui.selectedHead >= H) ui.selectedHead = 0;
+    body.heads = [ui.selectedHead];
+  }
+  return body;
+}
+
+// Says which typed labels go unused (more labels than rows).
+export function updateLabelNotes() {
+  const [n, m] = maskSize();
+  const t = splitLabels($("tokens").value) || [];
+  $("tokens-note").textContent = t.length > n
+    ? `X has ${n} rows: the last ${t.length - n} label${t.length - n === 1 ? " is" : "s are"} not used.`
+    : "A row without a label is labelled by its index.";
+  return m;
+}
+
+
+export function init() {
+  for (const [key, label, hint] of EDITOR_SPECS) {
+    editors[key] = new MatrixEditor(key, { label, hint, onChange: changed, stack: key === "x" ? "sequence" : "head" });
+    $("editors").append(editors[key].root);
+  }
+  for (const [key, label, hint] of [
+    ["q", "Q", "Queries: heads × n × d_k, one matrix per head (B × heads × n × d_k in a batch)."],
+    ["k", "K", "Keys: h_kv × m × d_k (fewer heads than Q: grouped-query attention)."],
+    ["v", "V", "Values: h_kv × m × d_v."]]) {
+    editors[key] = new MatrixEditor(key, { label, hint, onChange: changed });
+    $("qkv-editors").append(editors[key].root);
+  }
+  for (const [key, hint] of [["b_q", "Added to every row of X·W_q: heads·d_k numbers (or heads × d_k)."],
+                             ["b_k", "Added to K: h_kv·d_k numbers."], ["b_v", "Added to V: h_kv·d_v numbers."],
+                             ["b_o", "Added to the output (with W_o): d_out numbers."]]) {
+    editors[key] = new MatrixEditor(key, { label: key, hint, onChange: changed });
+    $("bias-slot").append(editors[key].root);
+  }
+  for (const [key, label, hint] of [
+    ["past_k", "past_k", "Cached keys, after RoPE: h_kv × m₀ × d_k (a reply's k_cache)."],
+    ["past_v", "past_v", "Cached values: h_kv × m₀ × d_v (a reply's v_cache)."]]) {
+    editors[key] = new MatrixEditor(key, { label, hint, onChange: changed });
+    $("cache-slot").append(editors[key].root);
+  }
+  editors.w_o = new MatrixEditor("w_o", { label: "W_o", hint: "(heads·d_v) × d_out.", onChange: changed });
+  $("wo-slot").append(editors.w_o.root);
+  editors.context = new MatrixEditor("context", { label: "Context", hint: "One row per key (m × d_c).", onChange: changed, stack: "sequence" });
+  $("context-slot").append(editors.context.root);
+  document.querySelectorAll("[data-fill]").forEach((b) => b.addEventListener("click", () => {
+    const f = { all: () => true, none: () => false, lower: (i, j) => j <= i, diag: (i, j) => i === j,
+                distance: (i, j) => 0 - Math.abs(i - j) }[b.dataset.fill];
+    const g = (i, j) => { const v = f(i, j); return mask.kind === "bool" ? v : typeof v === "number" ? v : v ? 0 : MASK_HIDE; };
+    const shown = mask.cells[mask.seq][mask.head];
+    shown.forEach((row, i) => row.forEach((_, j) => { row[j] = g(i, j); }));
+    for (const k of [...mask.bad.keys()]) if (k.startsWith(`${mask.seq},${mask.head},`)) mask.bad.delete(k);
+    renderMask(); changed(null);
+  }));
+  $("mask-text-show").addEventListener("click", () => {
+    const c = mask.cells[mask.seq][mask.head];
+    $("mask-text").value = formatMatrix(mask.kind === "bool" ? c.map((r) => r.map((v) => (v ? "True" : "False"))) : c);
+  });
+  $("mask-text-use").addEventListener("click", () => {
+    const [n, m] = maskSize();
+    clearErrors();
+    try {
+      let a;
+      try { a = parseMatrixText($("mask-text").value.replace(/\b(True|true)\b/g, "1").replace(/\b(False|false)\b/g, "0")); }
+      catch (e) { throw new ClientError("/mask", `Mask as text ${e.message}`); }
+      const { dims } = shapeOf(a);
+      if (dims.length !== 2 || dims[0] !== n || a.some((r) => !Array.isArray(r) || r.length !== m))
+        throw new ClientError("/mask", `Mask as text: ${dims.join(" × ")} numbers, the mask shown is ${n} × ${m}`);
+      mask.cells[mask.seq][mask.head] = a.map((r) => r.map((v) => (mask.kind === "bool" ? v !== 0 : v)));
+      for (const k of [...mask.bad.keys()]) if (k.startsWith(`${mask.seq},${mask.head},`)) mask.bad.delete(k);
+    } catch (e) {
+      if (!(e instanceof ClientError)) throw e;
+      showFieldError("mask", { client: true, detail: e.message, pointer: e.pointer });
+      return;
+    }
+    renderMask(); changed(null);
+  });
+  $("mask-kind").addEventListener("change", () => {
+    const add = $("mask-kind").value === "add";
+    mask.kind = add ? "add" : "bool"; mask.bad.clear();
+    mask.cells = mask.cells.map((s) => s.map((c) => c.map((row) => row.map((v) => (add ? (v ? 0 : MASK_HIDE) : v > MASK_HIDE / 2)))));
+    renderMask(); changed(null);
+  });
+  $("mask-per").addEventListener("change", () => {
+    const v = $("mask-per").value;
+    mask.perSeq = v === "seq" || v === "both"; mask.perHead = v === "head" || v === "both";
+    resizeMask(); changed(null);
+  });
+  for (const [id, key] of [["mask-seq", "seq"], ["mask-head", "head"]])
+    $(id).addEventListener("change", () => { mask[key] = Number($(id).value); renderMask(); });
+}

@@ -1,0 +1,185 @@
+/*
+ * request.js - the request: the body sent, the binary reply read, the
+ * timings kept.
+ */
+import { $, ALL_STAGES, API, AUTO_DELAY_MS, ClientError } from "./base.js";
+import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
+import { FIELD_NAMES, clearErrors, fieldOf, showFieldError } from "./field-errors.js";
+import { makeResult } from "./reply.js";
+import { mayMask, renderResult } from "./views.js";
+import { afterRender } from "./highlight.js";
+import { updatePresetState } from "./lessons.js";
+import { full } from "./explain.js";
+
+export let seq = 0, inflight = null, timer = null, lastGood = null;
+// For the browser test and the curious: the last body sent, a count of
+// successful renders, and how long the last one took (see docs/visualizer.md);
+// stateSettled: the share link, scripts and exports describe what is on show
+// (they are written after the drawing, once the state is compressed).
+
+export function setStatus(text, kind) { const s = $("status"); s.textContent = text; s.className = kind || ""; }
+
+export function changed(source) {
+  if (source === editors.x) $("batch").value = editors.x.gridShape() === "3d" ? editors.x.value.length : "";
+  if (source === editors.q) $("batch").value = qkvDepth(editors.q) === 4 ? editors.q.value.length : "";
+  if ([editors.x, editors.context, editors.q, editors.k, editors.past_k, undefined].includes(source)) resizeMask();
+  updateLabelNotes();
+  updatePanelStates();
+  updatePresetState();
+  if (!$("auto").checked) return;
+  clearTimeout(timer);
+  timer = setTimeout(compute, AUTO_DELAY_MS);
+}
+
+// The page asks for every stage in the binary encoding: numbers travel as
+// their IEEE bytes, and a reply of megabytes is decoded straight from its
+// bytes: only the small JSON around the base64 strings goes through
+// JSON.parse, each base64 string is decoded in one pass into a typed array.
+export const B64_INDEX = (() => {
+  const t = new Uint8Array(256);
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split("").forEach((c, i) => { t[c.charCodeAt(0)] = i; });
+  return t;
+})();
+export function decodeBase64(src, start, end) {
+  let pad = 0;
+  if (end > start && src[end - 1] === 61) pad++;
+  if (end - 1 > start && src[end - 2] === 61) pad++;
+  const out = new Uint8Array(((end - start) / 4) * 3 - pad), T = B64_INDEX;
+  const full = end - start - (pad ? 4 : 0);
+  let o = 0, i = start;
+  for (; i < start + full; i += 4) {
+    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6) | T[src[i + 3]];
+    out[o] = v >> 16; out[o + 1] = (v >> 8) & 255; out[o + 2] = v & 255; o += 3;
+  }
+  if (pad) {
+    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6);
+    out[o++] = v >> 16;
+    if (pad === 1) out[o] = (v >> 8) & 255;
+  }
+  return out;
+}
+export const BASE64_KEY = new TextEncoder().encode('"base64":"');
+export function parseReply(bytes) {
+  const text = [], blobs = [], dec = new TextDecoder();
+  let pos = 0;
+  for (let i = bytes.indexOf(BASE64_KEY[0]); i >= 0; i = bytes.indexOf(BASE64_KEY[0], i + 1)) {
+    let k = 1;
+    while (k < BASE64_KEY.length && bytes[i + k] === BASE64_KEY[k]) k++;
+    if (k < BASE64_KEY.length) continue;
+    const start = i + k, end = bytes.indexOf(34, start); // the closing quote
+    text.push(dec.decode(bytes.subarray(pos, start)), `#${blobs.length}`);
+    blobs.push([start, end]);
+    pos = i = end;
+  }
+  text.push(dec.decode(bytes.subarray(pos)));
+  const res = JSON.parse(text.join(""));
+  const Arr = res.dtype === "float32" ? Float32Array : Float64Array; // little-endian, as every browser's host
+  for (const s of ALL_STAGES) {
+    if (!res[s] || !res[s].base64) continue;
+    const [start, end] = blobs[Number(res[s].base64.slice(1))];
+    res[s] = lazyStage(res[s].shape, bytes, start, end, Arr);
+  }
+  return res;
+}
+// A stage whose numbers are decoded the first time they are read: an edit
+// decodes only the stages it draws.
+export function lazyStage(shape, bytes, start, end, Arr) {
+  let data = null;
+  return { shape, get data() {
+    if (!data) { const raw = decodeBase64(bytes, start, end); data = new Arr(raw.buffer, 0, raw.byteLength / Arr.BYTES_PER_ELEMENT); }
+    return data;
+  } };
+}
+
+// After the first frame that shows what was drawn, or after FRAME_WAIT_MS
+// without one: a tab in the background draws no frame until it is shown, and
+// its share link, scripts and exports must be written all the same.
+export const FRAME_WAIT_MS = 1000;
+export const nextFrame = () => new Promise((resolve) => {
+  const late = setTimeout(resolve, FRAME_WAIT_MS);
+  requestAnimationFrame(() => { clearTimeout(late); setTimeout(resolve, 0); });
+});
+
+export async function compute() {
+  clearTimeout(timer);
+  const my = ++seq;
+  if (inflight) inflight.abort();
+  clearErrors();
+  const results = $("results");
+  const t0 = performance.now();
+  let body;
+  try { body = readBody(); }
+  catch (e) {
+    if (!(e instanceof ClientError)) throw e;
+    showFieldError(fieldOf(e.pointer), { client: true, detail: e.message, pointer: e.pointer });
+    results.dataset.state = "error"; results.classList.add("stale");
+    setStatus("Fix the highlighted field.", "bad");
+    return;
+  }
+  const text = JSON.stringify({ ...body, encoding: "base64" });
+  results.dataset.state = "pending"; results.setAttribute("aria-busy", "true");
+  setStatus("Computing…");
+  inflight = new AbortController();
+  const t1 = performance.now();
+  const ask = (t) => fetch(API, { method: "POST", body: t, signal: inflight.signal,
+                                  headers: { "Content-Type": "application/json", Accept: "application/json" } });
+  // with one head in the reply: every head's weights for the small multiples, asked at the same time
+  // (kept from the last result while only the open head changes)
+  const { heads: _heads, ...everyHead } = body;
+  const allKey = body.heads ? JSON.stringify(everyHead) : null;
+  const keptAll = allKey && lastGood && lastGood.allKey === allKey ? lastGood.all : null;
+  const allAsked = allKey && !keptAll ? ask(JSON.stringify({ ...everyHead, encoding: "base64",
+    return: mayMask({ res: body, body }) ? ["masked_scores", "weights"] : ["weights"] }))
+    .then((r) => (r.ok ? r.arrayBuffer() : null)).catch(() => null) : null;
+  let resp, reply, allBytes = null;
+  try {
+    resp = await ask(text);
+    reply = new Uint8Array(await resp.arrayBuffer());
+    if (allAsked) { const buf = await allAsked; allBytes = buf && new Uint8Array(buf); }
+  } catch (e) {
+    if (my !== seq) return;
+    results.removeAttribute("aria-busy");
+    results.dataset.state = "error"; results.classList.add("stale");
+    showFieldError("general", { client: true, detail: `Could not reach the server: ${e.message}` });
+    setStatus("The server did not answer.", "bad");
+    return;
+  }
+  if (my !== seq) return; // a newer request owns the page
+  results.removeAttribute("aria-busy");
+  const t2 = performance.now();
+  if (!resp.ok) {
+    let problem;
+    const words = new TextDecoder().decode(reply);
+    try { problem = JSON.parse(words); } catch { problem = { status: resp.status, detail: words.slice(0, 300) }; }
+    showFieldError(fieldOf(problem.pointer), problem);
+    results.dataset.state = "error"; results.classList.add("stale");
+    setStatus(`${resp.status} ${problem.title || "error"}: see the message next to ${FIELD_NAMES[fieldOf(problem.pointer)] || "the form"}.`, "bad");
+    return;
+  }
+  const R = makeResult(body, parseReply(reply));
+  if (allKey) Object.assign(R, { allKey, all: keptAll || (allBytes ? parseReply(allBytes) : null) });
+  const t3 = performance.now();
+  lastGood = R;
+  renderResult(R);
+  results.classList.remove("stale");
+  const t4 = performance.now();
+  await nextFrame(); // layout and paint of what was drawn
+  if (my !== seq) return;
+  const t5 = performance.now();
+  const ms = (a, b) => Math.round((b - a) * 10) / 10;
+  window.attentionVisualizer.timings = {
+    read_ms: ms(t0, t1), server_ms: ms(t1, t2), decode_ms: ms(t2, t3), render_ms: ms(t3, t4),
+    frame_ms: ms(t4, t5), page_ms: ms(t0, t1) + ms(t2, t5), reply_bytes: reply.length + (allBytes ? allBytes.length : 0),
+  };
+  window.attentionVisualizer.lastRequestBody = JSON.stringify(body);
+  results.dataset.state = "ok";
+  window.attentionVisualizer.renders++;
+  results.dataset.renders = String(window.attentionVisualizer.renders);
+  setStatus(`Computed in ${Math.round(t2 - t1)} ms (server and network), drawn in ${Math.round(t5 - t2)} ms.`, "ok");
+  afterRender(R);
+}
+
+
+export function init() {
+  window.attentionVisualizer = { lastRequestBody: null, renders: 0, timings: null, stateSettled: true };
+}

@@ -1,0 +1,94 @@
+// End-to-end test of the visualizer page, explain any number, and linked highlighting
+// (harness.mjs: the server, Chromium and the helpers).
+import assert from "node:assert/strict";
+import { api, close, explanation, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test } from "./harness.mjs";
+
+openPage();
+
+test("explain a weight: q_i and k_j, their products and sum, the scale, the mask, exp, the row sum, the division", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const body = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, causal: true };
+  await rendered(() => page.check("#causal"));
+  await openHead(1);
+  const { json } = await api({ ...body, return: ["q", "k", "v", "scores", "scaled_scores", "masked_scores", "weights"] });
+  const [h, i, j] = [1, 3, 2];
+  await page.click(`#h1-weights td[data-row="${i}"][data-col="${j}"]`);
+  assert.equal(await page.isVisible("#explain"), true);
+  assert.equal(await page.textContent("#explain-h"), "weights[tok3 → tok2], head 1: how it was computed");
+  const got = await explanation();
+  const q = json.q[h][i], k = json.k[h][j];
+  assert.deepEqual(got.q, q, "the query row is the API's q");
+  assert.deepEqual(got.k, k, "the key row is the API's k");
+  assert.deepEqual(got.product, q.map((x, t) => x * k[t]));
+  const score = q.reduce((s, x, t) => s + x * k[t], 0);
+  assert.deepEqual(got.score, [score]);
+  close(score, json.scores[h][i][j], "score");
+  assert.deepEqual(got.scaled, [score / 2], "÷ √d_k = 2");
+  close(score / 2, json.scaled_scores[h][i][j], "scaled score");
+  const row = json.masked_scores[h][i].map((s) => (s === null ? -Infinity : s));
+  assert.deepEqual(row.slice(4), [-Infinity], "causal: the last key is masked for query 3");
+  const M = Math.max(...row.slice(0, 4));
+  const e = row.map((s) => (s === -Infinity ? 0 : Math.exp(s - M)));
+  const S = e.reduce((a, b) => a + b, 0);
+  assert.deepEqual(got.max, [M]);
+  assert.deepEqual(got.exp, e);
+  assert.deepEqual(got["row-sum"], [S]);
+  assert.deepEqual(got.weight, [e[j] / S]);
+  close(e[j] / S, json.weights[h][i][j], "weight");
+  assert.deepEqual(got["api-weights"], [json.weights[h][i][j]]);
+  assert.match(await page.textContent("#explain"), /Not masked/);
+
+  // a masked cell says why
+  await page.click(`#h1-weights td[data-row="1"][data-col="4"]`);
+  assert.match(await page.textContent("#explain"), /Masked: the score becomes −∞ \(causal: key tok4 comes after query tok1\)/);
+  // by keyboard: Enter on a focused cell opens it, Escape closes it and returns to the cell
+  await page.click("#explain-close");
+  await page.focus("#h1-head_outputs td[tabindex='0']");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.isVisible("#explain"), true);
+  const out = await explanation();
+  const w = json.weights[h][1], vcol = json.v[h].map((r) => r[0]);
+  assert.deepEqual(out.weight, w);
+  assert.deepEqual(out.v, vcol);
+  assert.deepEqual(out.product, w.map((x, t) => x * vcol[t]));
+  const { json: o } = await api({ ...body, return: ["head_outputs"] });
+  close(out.output[0], o.head_outputs[h][1][0], "head output");
+  await page.keyboard.press("Escape");
+  assert.equal(await page.isVisible("#explain"), false);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.row + document.activeElement.dataset.col), "10");
+  // by touch, on a Q cell: X row times a column of W_q
+  await page.tap("#h1-q td[data-row='0'][data-col='1']");
+  const qx = await explanation();
+  assert.deepEqual(qx.x, l.x[0]);
+  assert.deepEqual(qx.W_q, l.w_q.map((r) => r[4 + 1]), "head 1's column 1 is column 5 of W_q");
+  close(qx.q[0], json.q[h][0][1], "q");
+  await shot("explain.png");
+  await page.click("#explain-close");
+  await openHead(0);
+  await rendered(() => page.uncheck("#causal"));
+});
+
+test("linked highlighting: pointing at weight (i, j) outlines row i of Q and the output, row j of K and V, both rows of X", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.hover('#h0-weights td[data-row="2"][data-col="3"]');
+  const lit = await page.evaluate(() => {
+    const out = {};
+    for (const card of document.querySelectorAll("#stage-area .card")) {
+      const rows = new Set(), cellsLit = [];
+      card.querySelectorAll("td.hl").forEach((td) => rows.add(`${td.dataset.row}`));
+      card.querySelectorAll("td.hl-cell").forEach((td) => cellsLit.push(`${td.dataset.row},${td.dataset.col}`));
+      out[card.id] = { rows: [...rows].sort(), cells: cellsLit };
+    }
+    return out;
+  });
+  for (const id of ["h0-q", "h0-head_outputs", "all-concat", "all-output"]) assert.deepEqual(lit[id].rows, ["2"], id);
+  assert.deepEqual(lit["input-x"].rows, ["2", "3"], "X row 2 is the query, row 3 the key");
+  for (const id of ["h0-k", "h0-v"]) assert.deepEqual(lit[id].rows, ["3"], id);
+  for (const id of ["h0-scores", "h0-scaled_scores", "h0-masked_scores", "h0-weights"]) assert.deepEqual(lit[id].cells, ["2,3"], id);
+  await page.mouse.move(0, 0);
+  assert.equal(await page.locator("#stage-area td.hl, #stage-area td.hl-cell").count(), 0, "leaving clears the marks");
+});
+
+finalChecks();

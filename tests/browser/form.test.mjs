@@ -1,0 +1,230 @@
+// End-to-end test of the visualizer page, the form: causal, mask and padding, W_o, cross-attention, labels, errors next to their field, pasted text
+// (harness.mjs: the server, Chromium and the helpers).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { api, assertPageShowsApi, cells, failed, finalChecks, LESSONS, openHead, openPage, page, PYTHON, rendered, renders, shot, test } from "./harness.mjs";
+
+openPage();
+
+test("causal: the upper triangle of every head's weights is 0 and drawn as masked, not as a tiny weight", async () => {
+  const lesson = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const sent = await rendered(() => page.check("#causal"));
+  assert.equal(sent.causal, true);
+  for (const head of [0, 1]) {
+    await openHead(head);
+    const weights = await cells(`h${head}-weights`);
+    for (const c of weights) {
+      assert.equal(c.masked, c.col > c.row, `head ${head} (${c.row}, ${c.col}) masked only above the diagonal`);
+      if (c.masked) assert.deepEqual([c.value, c.text], ["0", "·"]);
+    }
+    assert.equal(weights[0].value, "1", "the first query sees only itself");
+    const masked = await cells(`h${head}-masked_scores`);
+    masked.forEach((c) => assert.equal(c.value === "−∞", c.col > c.row));
+    // a masked cell does not look like the smallest weight
+    const looks = await page.evaluate((id) => {
+      const style = (td) => getComputedStyle(td).backgroundImage + getComputedStyle(td).backgroundColor;
+      const masked = document.querySelector(`#${id} td.masked`);
+      const small = [...document.querySelectorAll(`#${id} td[data-value]:not(.masked)`)]
+        .sort((a, b) => Number(a.dataset.value) - Number(b.dataset.value))[0];
+      return [style(masked), style(small)];
+    }, `h${head}-weights`);
+    assert.notEqual(looks[0], looks[1]);
+  }
+  await openHead(0);
+  assert.match(await page.textContent("#summary"), /causal true/);
+  assert.match(await page.textContent("#h0-masked_scores .formula"), /causal/);
+  await assertPageShowsApi({ x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v,
+                             num_heads: 2, tokens: lesson.tokens, causal: true });
+  await shot("causal.png");
+  await rendered(() => page.uncheck("#causal"));
+});
+
+test("mask and key padding: both mean checked = may be attended; a closed panel still says what it hides", async () => {
+  const lesson = LESSONS["001"];
+  await rendered(() => page.click('button[data-preset="001"]'));
+  assert.equal(await page.textContent("#mask-state"), "off");
+  await page.click("#mask-panel > summary");
+  await rendered(() => page.check("#use-mask"));
+  const sent = await rendered(() => page.click('button[data-fill="diag"]'));
+  assert.deepEqual(sent.mask, [[true, false, false], [false, true, false], [false, false, true]]);
+  assert.deepEqual((await cells("h0-weights")).map((c) => c.value), ["1", "0", "0", "0", "1", "0", "0", "0", "1"]);
+
+  await rendered(() => page.click('button[data-fill="all"]'));
+  await rendered(() => page.check("#use-padding"));
+  const keep = page.locator('input[aria-label="key word 1 may be attended"]');
+  assert.equal(await keep.isChecked(), true, "a key starts as attended");
+  const padded = await rendered(() => keep.uncheck());
+  assert.deepEqual(padded.key_padding, [true, false, false], "unticked = padding");
+  for (const c of (await cells("h0-weights")).filter((c) => c.col === 0)) assert.ok(c.masked && c.value === "0");
+  await assertPageShowsApi({ x: lesson.x, w_q: lesson.w_q, w_k: lesson.w_k, w_v: lesson.w_v, num_heads: 1,
+                             tokens: lesson.tokens, mask: padded.mask, key_padding: [true, false, false] });
+  await page.click("#mask-panel > summary"); // closed: the summary line still tells
+  assert.equal(await page.textContent("#mask-state"), "mask on (0 pairs hidden), 1 key padded");
+  assert.match(await page.textContent("#summary"), /hidden keys mask, 1 padded key/);
+
+  // a query that may attend no key: its row is all 0, and the page says why
+  await page.click("#mask-panel > summary");
+  await rendered(() => page.uncheck('input[aria-label="query word 3 may attend key word 2"]'));
+  await rendered(() => page.uncheck('input[aria-label="query word 3 may attend key word 3"]'));
+  assert.match(await page.textContent("#h0-weights .warn"), /^word 3: no key left to attend/);
+  assert.deepEqual((await cells("h0-head_outputs")).slice(8).map((c) => c.value), ["0", "0", "0", "0"]);
+  await rendered(() => page.uncheck("#use-mask"));
+  await rendered(() => page.uncheck("#use-padding"));
+  assert.equal(await page.textContent("#mask-state"), "off");
+  await page.click("#mask-panel > summary");
+});
+
+test("W_o: ticking it alone works (it starts as the identity), and the output is then the concatenation", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.click("#wo-panel > summary");
+  const sent = await rendered(() => page.check("#use-w_o"));
+  assert.equal(sent.w_o.length, 8);
+  assert.deepEqual(sent.w_o[3], [0, 0, 0, 1, 0, 0, 0, 0]);
+  assert.deepEqual((await cells("all-output")).map((c) => c.value), (await cells("all-concat")).map((c) => c.value));
+  assert.equal(await page.textContent("#all-output .formula"), "concat · W_o");
+  assert.equal(await page.textContent("#wo-state"), "on");
+  await rendered(() => page.uncheck("#use-w_o"));
+  await page.click("#wo-panel > summary");
+});
+
+test("cross-attention: a 2-row context gives 3×2 weights labelled with its tokens", async () => {
+  const lesson = LESSONS["001"];
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await page.click("#context-panel > summary");
+  await rendered(() => page.check("#use-context"));
+  await page.click('#field-context .seg label:has(input[value="text"])');
+  await rendered(() => page.fill("#text-context", "[[1, 0, 1, 0], [0, 2, 0, 2]]"));
+  const cross = await rendered(() => page.fill("#context_tokens", "key A, key B"));
+  assert.deepEqual(cross.context, [[1, 0, 1, 0], [0, 2, 0, 2]]);
+  assert.deepEqual(cross.context_tokens, ["key A", "key B"]);
+  const weights = await cells("h0-weights");
+  assert.equal(weights.length, 6);
+  assert.ok(weights[1].title.startsWith("weights[word 1 → key B] = "), weights[1].title);
+  assert.equal(await page.textContent("#h0-weights h3 .shape"), "(3, 2)");
+  assert.equal(await page.textContent("#input-context h3 .shape"), "(2, 4)");
+  await assertPageShowsApi({ x: lesson.x, context: cross.context, w_q: lesson.w_q, w_k: lesson.w_k,
+                             w_v: lesson.w_v, num_heads: 1, tokens: lesson.tokens,
+                             context_tokens: ["key A", "key B"] });
+  await rendered(() => page.uncheck("#use-context"));
+  await page.click("#context-panel > summary");
+});
+
+test("labels: a row without one is labelled by its index (+ row, a pasted 4-row X, too many labels)", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  const more = await rendered(() => page.click('#field-x button[aria-label="X: add row"]'));
+  assert.equal(more.x.length, 4);
+  assert.deepEqual(more.tokens, ["word 1", "word 2", "word 3", "3"]);
+  assert.deepEqual(await page.$$eval("#h0-weights tbody th", (t) => t.map((x) => x.textContent)),
+                   ["word 1", "word 2", "word 3", "3"]);
+  await page.click('#field-x .seg label:has(input[value="text"])');
+  const pasted = await rendered(() => page.fill("#text-x", "1 0 1 0\n0 2 0 2\n1 1 1 1\n0 0 1 1"));
+  assert.deepEqual(pasted.tokens, ["word 1", "word 2", "word 3", "3"]);
+  const fewer = await rendered(() => page.fill("#tokens", "a, b, c, d, e"));
+  assert.deepEqual(fewer.tokens, ["a", "b", "c", "d"]);
+  assert.match(await page.textContent("#tokens-note"), /X has 4 rows: the last 1 label is not used/);
+});
+
+test("a lesson's note and button go once its numbers are edited", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 0 column 0"]', "0.7"));
+  assert.equal(await page.getAttribute('button[data-preset="001"]', "aria-pressed"), "false");
+  assert.match(await page.textContent("#preset-note"), /^Edited: started from Lesson 001/);
+  await rendered(() => page.click('button[data-preset="001"]'));
+  assert.equal(await page.getAttribute('button[data-preset="001"]', "aria-pressed"), "true");
+});
+
+test("errors: a ragged X is shown next to the X editor with the API's own words", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await page.click('#field-x .seg label:has(input[value="text"])');
+  const ragged = "[[1, 0, 1, 0],\n [0, 2, 0],\n [1, 1, 1, 1]]";
+  await failed(() => page.fill("#text-x", ragged));
+  const err = page.locator("#field-x #err-x");
+  assert.ok(await err.isVisible(), "the message sits inside the X editor");
+  assert.equal(await err.getAttribute("data-pointer"), "/x/1");
+  assert.equal(await err.getAttribute("data-code"), "ragged_array");
+  const lesson = LESSONS["001"];
+  const reply = await api({ x: [[1, 0, 1, 0], [0, 2, 0], [1, 1, 1, 1]], w_q: lesson.w_q, w_k: lesson.w_k,
+                            w_v: lesson.w_v, num_heads: 1, tokens: lesson.tokens });
+  assert.equal(reply.status, 400);
+  assert.equal(reply.json.pointer, "/x/1");
+  assert.equal(await err.textContent(), `ragged_array at /x/1: ${reply.json.detail}`);
+  assert.equal(await page.getAttribute("#text-x", "aria-invalid"), "true");
+  assert.equal(await page.isVisible("#err-general"), false);
+  assert.match(await page.getAttribute("#results", "class"), /stale/);
+  await shot("error-ragged.png");
+
+  // fixing the row clears the message
+  await rendered(() => page.fill("#text-x", "[[1, 0, 1, 0],\n [0, 2, 0, 2],\n [1, 1, 1, 1]]"));
+  assert.equal(await err.isVisible(), false);
+  assert.equal(await page.getAttribute("#text-x", "aria-invalid"), null);
+});
+
+test("errors: each pointer lands at its own field (num_heads, w_k from the grid, a typo)", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  // 3 heads cannot split 4 columns
+  await failed(() => page.fill("#num_heads", "3"));
+  assert.equal(await page.getAttribute("#err-num_heads", "data-pointer"), "/num_heads");
+  assert.match(await page.textContent("#err-num_heads"), /^invalid_num_heads at \/num_heads: 3 heads do not divide/);
+  assert.equal(await page.getAttribute("#num_heads", "aria-invalid"), "true");
+  await rendered(() => page.fill("#num_heads", "1"));
+
+  // removing a row of W_k in the grid: W_k has 3 rows but X has 4 columns
+  await failed(() => page.click('#field-w_k button[aria-label="W_k: remove row"]'));
+  assert.equal(await page.getAttribute("#err-w_k", "data-pointer"), "/w_k");
+  assert.match(await page.textContent("#field-w_k #err-w_k"), /^shape_mismatch at \/w_k: w_k has 3 rows/);
+  await rendered(() => page.click('#field-w_k button[aria-label="W_k: add row"]'));
+
+  // a typo is caught by the page itself, next to the cell's editor, and nothing is sent
+  const before = await renders();
+  await failed(() => page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0.3x"));
+  assert.equal(await page.textContent("#err-w_q"), 'W_q row 1 column 2: "0.3x" is not a number');
+  assert.equal(await renders(), before);
+  await page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0,3");
+  await page.waitForFunction(() => document.getElementById("err-w_q").textContent.includes("0,3"));
+  assert.equal(await page.textContent("#err-w_q"), 'W_q row 1 column 2: "0,3" is ambiguous: write 0.3 for a decimal, or 0, 3 for two numbers');
+  await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0.3"));
+  await shot("errors-fixed.png");
+});
+
+test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a decimal comma is refused", async () => {
+  const lesson = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.click('#field-x .seg label:has(input[value="text"])');
+  // NumPy's own repr of X (17 significant digits survive the round trip)
+  const printed = execFileSync(PYTHON, ["-c",
+    "import numpy as np, json, sys; np.set_printoptions(precision=17, floatmode='unique', linewidth=90);"
+    + "print(repr(np.array(json.load(sys.stdin))))"], { input: JSON.stringify(lesson.x) }).toString();
+  assert.match(printed, /^array\(\[\[/);
+  const a = await rendered(() => page.fill("#text-x", printed));
+  assert.deepEqual(a.x, lesson.x);
+  const rows = lesson.x.map((r) => r.map(String).join("  ")).join("\n");
+  const b = await rendered(() => page.fill("#text-x", `${rows}\n`));
+  assert.deepEqual(b.x, lesson.x);
+  // PyTorch's printout, with its dtype and grad notes, and typeset minus signs
+  const torch = "tensor([[ 1.0000e-01, −2.5000e+00,  3.0000e+00,  0.0000e+00,  1.0, 2.0, 3.0, 4.0],\n"
+    + "        [−5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]], dtype=torch.float64, requires_grad=True)";
+  const t = await rendered(() => page.fill("#text-x", torch));
+  assert.deepEqual(t.x, [[0.1, -2.5, 3, 0, 1, 2, 3, 4], [-5, 6, 7, 8, 9, 10, 11, 12]]);
+  // "1,5" is a decimal comma or a missing space: refused, not split in two
+  await failed(() => page.fill("#text-x", "1,5 2 3 4 5 6 7 8"));
+  assert.match(await page.textContent("#err-x"), /line 1: "1,5" is ambiguous: write 1.5 for a decimal, or 1, 5 for two numbers/);
+  const c2 = await rendered(() => page.fill("#text-x", "1.5, 2, 3, 4, 5, 6, 7, 8"));
+  assert.deepEqual(c2.x, [[1.5, 2, 3, 4, 5, 6, 7, 8]]);
+  // a per-head stack pasted as blocks separated by a blank line
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await page.click('#field-w_v .seg label:has(input[value="text"])');
+  const stack = [0, 1].map((hd) => lesson.w_v.map((r) => r.slice(4 * hd, 4 * hd + 4).join(" ")).join("\n")).join("\n\n");
+  const c = await rendered(() => page.fill("#text-w_v", stack));
+  assert.equal(c.w_v.length, 2);
+  assert.deepEqual(c.w_v[1][7], lesson.w_v[7].slice(4, 8));
+  // the same numbers as columns of one matrix: same weights
+  await openHead(1);
+  const again = await cells("h1-weights");
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await openHead(1);
+  assert.deepEqual(await cells("h1-weights"), again);
+  await openHead(0);
+});
+
+finalChecks(3);

@@ -1,0 +1,84 @@
+// End-to-end test of the visualizer page, the layout: nothing clipped at 390, 1280 and 1920 px, the phone, a big matrix as a canvas
+// (harness.mjs: the server, Chromium and the helpers).
+import assert from "node:assert/strict";
+import { api, assertNothingClipped, bigCase, finalChecks, LESSONS, openPage, page, rendered, shot, test, typeCase } from "./harness.mjs";
+
+openPage();
+
+test("every card fits at 390, 1280 and 1920 px, for the lessons and 64 tokens", async () => {
+  const big = bigCase(64, 32, 4);
+  try {
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const key of ["000", "001", "002"]) {
+        await rendered(() => page.click(`button[data-preset="${key}"]`));
+        await assertNothingClipped(`lesson ${key} at ${width} px`);
+        if (key === "002") await shot(`lesson-002-${width}.png`);
+      }
+      await typeCase(big);
+      await assertNothingClipped(`64 tokens at ${width} px`);
+      await shot(`tokens-64-${width}.png`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+test("phone: results near the top, a skip link first, exact values by keyboard and by touch", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await rendered(() => page.click('button[data-preset="002"]'));
+    const top = await page.evaluate(() => document.getElementById("results").getBoundingClientRect().top + scrollY);
+    assert.ok(top < 500, `the results start ${top} px down`);
+    // the first thing Tab reaches is the skip link, which moves focus to the results
+    const first = await page.evaluate(() => document.querySelector("a[href], button, input, select, textarea, [tabindex]").textContent);
+    assert.equal(first, "Skip to the results");
+    await page.focus("a.skip");
+    await page.keyboard.press("Enter");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "results");
+    // keyboard: one tab stop per matrix; arrows move; the readout says the exact value
+    const l = LESSONS["002"];
+    const reply = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["weights"] });
+    await page.focus("#h0-weights td[tabindex='0']");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowDown");
+    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok1 → tok1] = ${reply.json.weights[0][1][1]}`);
+    assert.equal(await page.evaluate(() => document.querySelectorAll("#h0-weights [tabindex='0']").length), 1);
+    // touch: a tap on a cell does the same
+    await page.tap("#h0-weights td[data-row='3'][data-col='2']");
+    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok3 → tok2] = ${reply.json.weights[0][3][2]}`);
+    await shot("phone-390.png");
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+  const unnamed = await page.evaluate(() => [...document.querySelectorAll("input, select, textarea, button")]
+    .filter((e) => !(e.getAttribute("aria-label") || e.labels?.length || e.textContent.trim()
+                     || e.getAttribute("aria-labelledby")))
+    .map((e) => e.outerHTML.slice(0, 80)));
+  assert.deepEqual(unnamed, []);
+});
+
+test("a big matrix is a canvas: keyboard cursor with the exact value, text at least 4.5:1 on every cell", async () => {
+  const c = bigCase(64, 32, 4);
+  await typeCase(c);
+  assert.equal(await page.locator("#h0-weights canvas.overlay").count(), 1, "64×64 weights are drawn, not tabled");
+  const reply = await api({ ...c, return: ["weights"] });
+  await page.focus("#h0-weights canvas.overlay");
+  for (const k of ["ArrowDown", "ArrowDown", "ArrowRight"]) await page.keyboard.press(k);
+  assert.equal(await page.textContent("#h0-weights .readout"), `weights[2 → 1] = ${reply.json.weights[0][2][1]}`);
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const worst = await page.evaluate(() => {
+    const rgb = (s) => s.match(/\d+/g).slice(0, 3).map(Number);
+    let min = Infinity;
+    for (const td of document.querySelectorAll("#stage-area td[data-value]:not(.masked)")) {
+      const st = getComputedStyle(td);
+      const { luminance } = window.attentionVisualizer;
+      const a = luminance(rgb(st.color)), b = luminance(rgb(st.backgroundColor));
+      min = Math.min(min, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+    }
+    return min;
+  });
+  assert.ok(worst >= 4.5, `lowest contrast of a cell's text: ${worst.toFixed(2)}:1`);
+});
+
+finalChecks();
