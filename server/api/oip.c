@@ -86,8 +86,9 @@ static pthread_once_t model_metadata_once = PTHREAD_ONCE_INIT;
 static void write_model_metadata(void)
 {
     buf *b = &model_metadata;
-    buf_puts(b, "{\"name\":\"" OIP_MODEL_NAME "\",\"platform\":\"attention\","
-                "\"inputs\":[");
+    buf_puts(b, "{\"name\":\"" OIP_MODEL_NAME
+                "\",\"versions\":[\"" OIP_MODEL_VERSION
+                "\"],\"platform\":\"attention\",\"inputs\":[");
     bool first = true;
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         const schema_field *row = &api_schema[f];
@@ -128,6 +129,7 @@ void api_oip_model_metadata(const api_env *env, reply *out)
 /* ---- paths that name nothing ------------------------------------------- */
 
 #define MODELS_PREFIX "/v2/models/"
+#define VERSIONS_PREFIX "/versions/"
 
 void api_oip_not_found(const api_env *env, reply *out)
 {
@@ -135,13 +137,23 @@ void api_oip_not_found(const api_env *env, reply *out)
     if (strncmp(path, MODELS_PREFIX, strlen(MODELS_PREFIX)) == 0) {
         const char *model = path + strlen(MODELS_PREFIX);
         int len = (int)strcspn(model, "/");
+        const char *rest = model + len;
         if (len == (int)strlen(OIP_MODEL_NAME) &&
-            strncmp(model, OIP_MODEL_NAME, (size_t)len) == 0)
-            problem_reply(
-                out, ERR_NOT_FOUND, NULL,
-                "no such route of model " OIP_MODEL_NAME
-                " (it has no versions): GET " MODELS_PREFIX OIP_MODEL_NAME
-                ", GET .../ready, POST .../infer");
+            strncmp(model, OIP_MODEL_NAME, (size_t)len) == 0 &&
+            strncmp(rest, VERSIONS_PREFIX, strlen(VERSIONS_PREFIX)) == 0) {
+            const char *version = rest + strlen(VERSIONS_PREFIX);
+            int vlen = (int)strcspn(version, "/");
+            problem_reply(out, ERR_NOT_FOUND, NULL,
+                          "model " OIP_MODEL_NAME " has no version \"%.*s\"; "
+                          "its one version is \"" OIP_MODEL_VERSION "\"",
+                          vlen > 64 ? 64 : vlen, version);
+        } else if (len == (int)strlen(OIP_MODEL_NAME) &&
+                   strncmp(model, OIP_MODEL_NAME, (size_t)len) == 0)
+            problem_reply(out, ERR_NOT_FOUND, NULL,
+                          "no such route of model " OIP_MODEL_NAME
+                          ": GET " MODELS_PREFIX OIP_MODEL_NAME
+                          "[/versions/" OIP_MODEL_VERSION
+                          "], GET .../ready, POST .../infer");
         else
             problem_reply(out, ERR_NOT_FOUND, NULL,
                           "unknown model \"%.*s\"; this server serves one "

@@ -40,6 +40,9 @@ extern "C" {
 
 /* The one model this server serves, under the protocol's model paths. */
 #define OIP_MODEL_NAME "attention"
+/* Its one version, which the model's metadata lists and the route table's
+ * versioned paths name (/v2/models/attention/versions/1/...). */
+#define OIP_MODEL_VERSION "1"
 
 /* What an inference request asks of its reply. */
 typedef struct {

@@ -158,6 +158,33 @@ static void shape_words(const schema_tensor *t, char *out, size_t size)
 
 /* ---- the request's parameters ------------------------------------------- */
 
+/* The protocol's own scheduling parameters, which tritonclient sends: a
+ * whole number >= 0 each, accepted and without effect (one model, one
+ * queue, no priorities; `timeout`, microseconds, is no deadline yet). */
+static const char *const scheduling_parameters[] = {"priority", "timeout"};
+
+/* Whether key is one of them; false with err set when its value is not a
+ * whole number >= 0. */
+static bool is_scheduling_parameter(const char *key, json_t *value,
+                                    const char *ptr, codec_error *err, bool *ok)
+{
+    for (size_t i = 0;
+         i < sizeof scheduling_parameters / sizeof *scheduling_parameters;
+         i++) {
+        if (strcmp(key, scheduling_parameters[i]) != 0)
+            continue;
+        /* (a number may come as a real: the fast parser reads every one
+         * as a double) */
+        double v = json_number_value(value);
+        *ok = json_is_number(value) && v >= 0 && v == floor(v);
+        if (!*ok)
+            codec_fail(err, ERR_WRONG_TYPE, ptr,
+                       "%s must be a whole number >= 0", key);
+        return true;
+    }
+    return false;
+}
+
 static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX];
@@ -171,6 +198,12 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
     json_object_foreach(params, key, value)
     {
         pointer2(ptr, "parameters", key);
+        bool ok;
+        if (is_scheduling_parameter(key, value, ptr, err, &ok)) {
+            if (!ok)
+                return false;
+            continue;
+        }
         if (strcmp(key, "binary_data_output") == 0) {
             if (!json_is_boolean(value))
                 return codec_fail(err, ERR_WRONG_TYPE, ptr,
@@ -195,7 +228,7 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
             field_names(names, is_parameter);
             return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown parameter \"%.64s\" (parameters are "
-                              "%s, binary_data_output)",
+                              "%s, binary_data_output, priority, timeout)",
                               key, names);
         }
         if (!decode_value((api_field)f, value, ptr, rd->limits,

@@ -15,7 +15,7 @@
 
 /* Routes that can be labelled; room for twice today's table.  The counters
  * are static so that recording a request never allocates or fails. */
-#define METRICS_MAX_ROUTES 16
+#define METRICS_MAX_ROUTES 32
 
 /* The labels requests are counted under, in the exposition's order:
  * metrics_record()'s route i is labels[i], and any index at or past count is

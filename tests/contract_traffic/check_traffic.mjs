@@ -101,15 +101,17 @@ function splitBinary(headers, body, tensorsKey) {
 // The contract's objections to a request: [] when it is valid.
 function requestProblems(opPointer, op, req) {
   const problems = [];
-  for (const p of op.parameters || []) {
+  for (let i = 0; i < (op.parameters || []).length; i++) {
+    const [pp, p] = deref(`${opPointer}/parameters/${i}`);
     const value = (req.headers[p.name.toLowerCase()] || [])[0];
     if (p.in !== 'header' || value === undefined) continue;
     const number = /^-?\d+$/.test(value) ? Number(value) : value;
-    const errs = check(`${opPointer}/parameters/${(op.parameters.indexOf(p))}/schema`, number);
+    const errs = check(`${pp}/schema`, number);
     if (errs) problems.push(`header ${p.name}: ${errs.join('; ')}`);
   }
   if (!op.requestBody) return problems;
-  const content = op.requestBody.content;
+  const [bodyPointer, requestBody] = deref(`${opPointer}/requestBody`);
+  const content = requestBody.content;
   const media = mediaType(req.headers);
   const key = content[media] ? media : content['*/*'] ? '*/*' : null;
   if (!key) return [...problems, `Content-Type ${media || '(none)'} is not declared`];
@@ -117,7 +119,7 @@ function requestProblems(opPointer, op, req) {
     // any media type: the protocol's JSON, then binary inputs
     const [json, binary] = splitBinary(req.headers, req.body, 'inputs');
     if (!json) return [...problems, ...binary];
-    const errs = check(`${opPointer}/requestBody/content/application~1json/schema`, json);
+    const errs = check(`${bodyPointer}/content/application~1json/schema`, json);
     return [...problems, ...binary, ...(errs || [])];
   }
   if (!isJson(key)) return problems;
@@ -127,7 +129,7 @@ function requestProblems(opPointer, op, req) {
   } catch (e) {
     return [...problems, `the body is not JSON: ${e.message}`];
   }
-  return [...problems, ...(check(`${opPointer}/requestBody/content/${esc(key)}/schema`, json) || [])];
+  return [...problems, ...(check(`${bodyPointer}/content/${esc(key)}/schema`, json) || [])];
 }
 
 // The contract's objections to a reply: [] when it is as declared.

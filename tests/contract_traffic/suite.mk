@@ -25,7 +25,8 @@ CONTRACT_HTTP   := $(addprefix $(BUILD)/tests/http/,test_results \
                      test_validation test_limits test_auth test_routes \
                      test_content_type test_healthz test_openapi_yaml \
                      test_cors test_request_id test_connections \
-                     test_request_framing test_oip_raw test_numbers)
+                     test_request_framing test_oip_raw test_oip_versions \
+                     test_numbers)
 CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
 CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
                    CONTRACT_RECORD=$(abspath $(CONTRACT_RECORD))

@@ -159,7 +159,8 @@ def test_health_and_metadata(server, client, schema):
     ranks = {"x_pe": 2, "concat": 2, "output": 2}
     outputs = [{"name": s, "datatype": "FP64",
                 "shape": [-1] * ranks.get(s, 3)} for s in schema["stages"]]
-    expect(model == {"name": "attention", "platform": "attention",
+    expect(model == {"name": "attention", "versions": ["1"],
+                     "platform": "attention",
                      "inputs": inputs, "outputs": outputs},
            f"model metadata {json.dumps(model)[:300]}")
 
@@ -624,8 +625,10 @@ def test_http_errors_in_the_protocols_shape(server, client):
             ("POST", "/v2/models/gpt/infer", 404, "not_found",
              'unknown model "gpt"; this server serves one model, '
              '"attention"'),
-            ("GET", "/v2/models/attention/versions/1", 404, "not_found",
-             "no such route of model attention (it has no versions)"),
+            ("GET", "/v2/models/attention/versions/2", 404, "not_found",
+             'model attention has no version "2"; its one version is "1"'),
+            ("GET", "/v2/models/attention/status", 404, "not_found",
+             "no such route of model attention"),
             ("GET", "/v2/repository/index", 404, "not_found",
              "no such path; the Open Inference Protocol's routes are")):
         got_status, headers, data = client.request(
