@@ -164,7 +164,8 @@ $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
 $(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
                    $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
-                   $(CORE_OBJ)
+                   $(BUILD)/server/json/codec_error.o \
+                   $(BUILD)/server/base/error_codes.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 ifeq ($(CROSS),)
