@@ -162,7 +162,7 @@ export function explainSteps(R, view, i, j) {
     const col = weightColumn(P, g, width, j);
     const dot = dotTable(range(src[0].length).map(String), src[i], col, [fromX ? "x" : "context", `W_${st}`], "s");
     const stacked = Array.isArray(P.W[0][0]);
-    const where = stacked ? `head ${g}'s ${P.name}${P.torch ? `, row ${j}` : ""}`
+    const where = stacked ? `${P.torch ? "row" : "column"} ${j} of ${P.name}[${g}] (head ${g}'s own matrix)`
       : P.torch ? `row ${P.row0 + g * width + j} of ${P.name} (out×in)` : `column ${g * width + j} of ${P.name}`;
     const bias = biasOf(P, g, width, j);
     const steps = [el("li", {}, `Row ${view.rowLabels[i]} of ${fromX ? (R.T.x_pe ? "X + PE" : "X") : b.positional_encoding ? "the context + PE" : "the context"} times ${where}, summed: `,

@@ -1,6 +1,7 @@
 /*
  * views.js - the stages, in the order they are computed, as cards.
  */
+import { shapeOf } from "./parse.js";
 import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
@@ -117,7 +118,12 @@ export function renderResult(R) {
   const emptyNote = () => (empty.size ? [el("p", { class: "warn" }, `${[...empty].map((i) => R.ql[i]).join(", ")}: `
     + "no key left to attend, so every weight in the row is 0 and the head output is 0 (PyTorch gives NaN there).")] : []);
   const kvFrom = b.context ? "context" : "X";
-  const cols = `columns ${h * R.dk}…${(h + 1) * R.dk - 1}`;
+  // A per-head stack (h, d, d_k) gives head h its own matrix W[h]; a 2-D W
+  // gives it a block of d_k columns.
+  const stacked = (w) => Array.isArray(w) && Array.isArray(w[0]) && Array.isArray(w[0][0]);
+  const cols = stacked(b.w_q) ? `W_q[${h}], W_k[${kvHead(R, h)}], W_v[${kvHead(R, h)}] of the stacks`
+    : `columns ${h * R.dk}…${(h + 1) * R.dk - 1}`;
+  const part = (w, name, k) => (stacked(w) ? `${name}[${k}]` : name);
   const out = [], seqNote = R.B ? `, sequence ${ui.selectedSeq}` : "";
   const g = kvHead(R, h);
 
@@ -147,11 +153,13 @@ export function renderResult(R) {
   const steps = [
     [b.q ? "1 · Q, K and V as given" : "1 · project each token", [
       pv("q", { title: "Q", name: "q", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
-                formula: b.q ? "as given" : `${X} · W_q${wt}${plus("q")} (${R.H > 1 ? "this head's " + cols : "all columns"})` }),
+                formula: b.q ? "as given" : stacked(b.w_q)
+                  ? `${X} · ${part(b.w_q, "W_q", h)}${wt}${plus("q")} (head ${h}'s own ${shapeOf(b.w_q[h]).dims.join("×")} matrix of the ${shapeOf(b.w_q).dims.join("×")} stack)`
+                  : `${X} · W_q${wt}${plus("q")} (${R.H > 1 ? "this head's " + cols : "all columns"})` }),
       pv("k", { title: "K", name: "k", kind: "div", rowLabels: newKeys, colLabels: idx(R.dk),
-                formula: (b.q ? "as given" : `${b.context ? ctx : X} · W_k${wt}${plus("k")}`) + shared }),
+                formula: (b.q ? "as given" : `${b.context ? ctx : X} · ${part(b.w_k, "W_k", g)}${wt}${plus("k")}`) + shared }),
       pv("v", { title: "V", name: "v", kind: "div", rowLabels: newKeys, colLabels: idx(R.dv),
-                formula: (b.q ? "as given" : `${b.context ? ctx : X} · W_v${wt}${plus("v")}`) + shared })]],
+                formula: (b.q ? "as given" : `${b.context ? ctx : X} · ${part(b.w_v, "W_v", g)}${wt}${plus("v")}`) + shared })]],
     ...(R.T.q_rope ? [["1½ · rotate by position (RoPE)", [
       pv("q_rope", { title: "Q after RoPE", name: "q_rope", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
                      formula: `each pair of Q's components turned by position·θ_i (${ropeText(b.rope, R.dk)})` }),
