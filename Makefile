@@ -74,7 +74,7 @@ CORE_SRC   := core/pool.c core/attention.c core/attn_stop.c core/softmax_rows.c 
 # (make test-layout): base ← json ← api ← http, with obs and setup beside.
 SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
                server/base/error_codes.c server/base/problem.c \
-               server/base/budget.c \
+               server/base/budget.c server/base/parse_budget.c \
                server/base/block_cache.c
 SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/codec_error.c server/json/schema.c \

@@ -11,6 +11,7 @@
 #include "server/setup/build_info.h"
 #include "server/setup/config.h"
 #include "server/http/daemon.h"
+#include "server/base/parse_budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,8 @@ int main(int argc, char **argv)
     access_log_start(cfg.access_log);
     blas_setup_single_threaded();
     alloc_setup_reuse_large_buffers();
-    json_object_seed(0); /* before any thread uses jansson */
+    json_object_seed(0);    /* before any thread uses jansson */
+    parse_budget_install(); /* jansson's allocations charge the parse */
 
     signal(SIGPIPE, SIG_IGN);
     if (!install_signal_handlers()) {

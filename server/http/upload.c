@@ -6,42 +6,36 @@
  * from its Content-Length, on the first call (503 when it does not fit now,
  * 413 over --max-body), and allocated in one piece; a chunked one as its
  * buffer grows.  Once it has arrived, what parsing it needs is reserved
- * too (HTTP_PARSE_BYTES_PER_BODY_BYTE); the job gives both back when it no
+ * too (parse_budget_need()); the job gives both back when it no
  * longer needs the body, the "request completed" callback whatever is left.
  */
 #include "server/http/exchange.h"
 
-#include "core/tensor.h"
 #include "server/base/block_cache.h"
 #include "server/base/problem.h"
+#include "server/base/parse_budget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Memory a request holds while it is parsed, per byte of body, before its
- * shapes are known (the worker then reserves what computing and answering
- * need): the worst case is a body of 2-byte numbers ("0,") that goes to
- * jansson, which keeps about 40 bytes per number; simdjson needs about 8
- * (its tape) plus 4 (the doubles) per such number. */
-#define HTTP_PARSE_BYTES_PER_BODY_BYTE 32
 /* A body without Content-Length starts in a buffer this big, doubled as it
  * grows. */
 #define HTTP_BODY_START_CAP 4096
 
+/* Memory a request holds while it is parsed, before its shapes are known
+ * (the worker then reserves what computing and answering need); the parsers
+ * hold to it (server/base/parse_budget.h). */
 static size_t estimate_memory(size_t body_len)
 {
-    size_t estimate;
-    if (!tensor_mul_size(body_len, HTTP_PARSE_BYTES_PER_BODY_BYTE, &estimate))
-        return SIZE_MAX;
-    return estimate;
+    return parse_budget_need(body_len);
 }
 
 /* The largest body the budget admits when no other request holds any of
  * it: the body and what parsing it needs. */
 static size_t largest_admitted(const http_server *srv)
 {
-    return srv->memory.limit / (1 + HTTP_PARSE_BYTES_PER_BODY_BYTE);
+    return parse_budget_largest_body(srv->memory.limit);
 }
 
 /* 413, not 503: no state of the budget could ever admit the body, and a
@@ -53,7 +47,7 @@ static void refuse_never_fits(request *req, const char *size)
                   "(--memory-budget %zu bytes holds the body and its "
                   "parsing, %d bytes per body byte): it admits bodies of "
                   "at most %zu bytes",
-                  size, req->srv->memory.limit, HTTP_PARSE_BYTES_PER_BODY_BYTE,
+                  size, req->srv->memory.limit, PARSE_BUDGET_PER_BODY_BYTE,
                   largest_admitted(req->srv));
     req->state = REQ_REPLIED;
 }

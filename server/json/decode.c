@@ -11,6 +11,7 @@
 
 #include "server/json/decode_value.h"
 #include "server/json/parse_json.h"
+#include "server/base/parse_budget.h"
 #include "server/json/raw_request.h"
 #include "server/json/validate.h"
 
@@ -331,6 +332,8 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
         options = &defaults;
     memset(req, 0, sizeof *req);
     memset(err, 0, sizeof *err);
+    parse_account account;
+    parse_account_open(&account, parse_budget_account_limit(len));
     raw_request raw;
     bool ok = !options->jansson_only &&
               parse_json_fast(body, len, limits->max_elements, options->workers,
@@ -341,6 +344,7 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
          take_small_fields(raw.envelope, limits, &raw.fields, err) &&
          validate_request(&raw.fields, limits, req, err);
     raw_request_free(&raw);
+    parse_account_close(&account);
     if (!ok)
         api_request_free(req);
     return ok;

@@ -16,6 +16,7 @@
 #include "server/json/decode_value.h"
 #include "server/json/oip_fast.h"
 #include "server/json/parse_json.h"
+#include "server/base/parse_budget.h"
 #include "server/json/schema.h"
 #include "server/json/validate.h"
 
@@ -950,9 +951,10 @@ static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
     return ok;
 }
 
-bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
-                        const request_limits *limits, api_request *req,
-                        oip_reply_plan *plan, codec_error *err)
+/* oip_decode_jansson() under the parse account the caller opened. */
+static bool decode_jansson(const char *body, size_t len, size_t json_len,
+                           const request_limits *limits, api_request *req,
+                           oip_reply_plan *plan, codec_error *err)
 {
     if (parse_json_nul_byte(body, json_len, err)) {
         memset(req, 0, sizeof *req);
@@ -960,12 +962,15 @@ bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
         return false;
     }
     json_error_t jerr;
-    json_t *root =
-        json_loadb(body, json_len,
-                   JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+    json_t *root;
+    bool fits = parse_json_loadb(
+        body, json_len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &root,
+        &jerr, err);
     if (!root) {
         memset(req, 0, sizeof *req);
         memset(plan, 0, sizeof *plan);
+        if (!fits)
+            return false;
         if (json_len == 0)
             return codec_fail(err, ERR_INVALID_JSON, NULL,
                               "the request body is empty; send an inference "
@@ -988,20 +993,35 @@ bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
     return ok;
 }
 
+bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
+                        const request_limits *limits, api_request *req,
+                        oip_reply_plan *plan, codec_error *err)
+{
+    parse_account account;
+    parse_account_open(&account, parse_budget_account_limit(len));
+    bool ok = decode_jansson(body, len, json_len, limits, req, plan, err);
+    parse_account_close(&account);
+    return ok;
+}
+
 bool oip_decode(const char *body, size_t len, size_t json_len,
                 const request_limits *limits, api_request *req,
                 oip_reply_plan *plan, codec_error *err)
 {
+    parse_account account;
+    parse_account_open(&account, parse_budget_account_limit(len));
     oip_fast fast;
+    bool ok = false;
     if (oip_parse_fast(body, json_len, limits->max_elements, &fast)) {
-        bool ok = decode_root(fast.root, &fast, body, len, json_len, limits,
-                              req, plan, err);
+        ok = decode_root(fast.root, &fast, body, len, json_len, limits, req,
+                         plan, err);
         oip_fast_free(&fast);
-        if (ok)
-            return true;
         /* any refusal is worded from jansson's reading */
     }
-    return oip_decode_jansson(body, len, json_len, limits, req, plan, err);
+    if (!ok)
+        ok = decode_jansson(body, len, json_len, limits, req, plan, err);
+    parse_account_close(&account);
+    return ok;
 }
 
 void oip_reply_plan_free(oip_reply_plan *plan)

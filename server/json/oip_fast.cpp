@@ -14,6 +14,7 @@
 #include "server/json/oip_fast.h"
 
 #include "server/json/parse_json.h"
+#include "server/base/parse_budget.h"
 #include "server/json/schema.h"
 
 #include <simdjson.h>
@@ -32,13 +33,6 @@ namespace
  * an object of arrays of objects of small values, so anything deeper is
  * refused by the decoder anyway, and jansson words it. */
 constexpr int COPY_MAX_DEPTH = 16;
-/* JSON up to this size is parsed by the thread's own parser, whose buffers
- * (some 10 bytes per byte of JSON) stay allocated for the next request;
- * bigger JSON gets a parser of its own, freed with it, so that no worker
- * keeps a big request's buffers outside the memory budget once the request
- * is answered. */
-constexpr size_t REUSE_MAX_BYTES = size_t(1) << 20;
-
 /* One input's data: leaves in row-major order, at most `left` of them. */
 struct flattener {
     size_t left = 0;
@@ -295,10 +289,13 @@ extern "C" bool oip_parse_fast(const char *json, size_t len,
         return false;
     try {
         bool ok;
-        if (len <= REUSE_MAX_BYTES) {
+        if (len <= PARSE_BUDGET_REUSE_MAX_BYTES) {
             ok = parse_with(small_parser, small_padded, json, len, max_elements,
                             out);
         } else {
+            parse_budget_guard dom(len * PARSE_BUDGET_DOM_PER_BODY_BYTE);
+            if (!dom.held)
+                return false; /* jansson tries within the account */
             dom::parser parser;
             std::string padded;
             ok = parse_with(parser, padded, json, len, max_elements, out);

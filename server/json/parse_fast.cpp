@@ -23,6 +23,7 @@
  * checks that both paths agree bit for bit.
  */
 #include "server/json/parse_json.h"
+#include "server/base/parse_budget.h"
 #include "server/json/parse_rows.h"
 
 #include <simdjson.h>
@@ -292,7 +293,8 @@ bool may_hold_negative_zero_integer(const char *body, size_t len)
 
 /* simdjson reads up to SIMDJSON_PADDING bytes past the end: each thread
  * keeps one padded copy buffer (the body, or its envelope when big tensors
- * were split off) and one parser, reused across requests. */
+ * were split off) and one parser, reused across requests for bodies of at
+ * most PARSE_BUDGET_REUSE_MAX_BYTES. */
 thread_local std::string padded;
 thread_local dom::parser parser;
 
@@ -312,24 +314,32 @@ extern "C" bool parse_json_fast(const char *body, size_t len,
         return false; /* an empty body (body may be NULL): jansson's error */
     try {
         size_t budget = max_elements;
+        bool reuse = len <= PARSE_BUDGET_REUSE_MAX_BYTES;
+        std::string own_text;
+        std::string &text = reuse ? padded : own_text;
         /* the envelope of a split body, or a padded copy of the body */
         bool split = len >= split_min_bytes &&
                      parse_rows_split(body, len, split_min_bytes, workers,
-                                      &budget, raw, &padded, SIMDJSON_PADDING);
+                                      &budget, raw, &text, SIMDJSON_PADDING);
         if (!split) {
-            padded.assign(body, len);
-            padded.append(SIMDJSON_PADDING, ' ');
+            text.assign(body, len);
+            text.append(SIMDJSON_PADDING, ' ');
         }
-        size_t text_len = padded.size() - SIMDJSON_PADDING;
-        if (may_hold_negative_zero_integer(padded.data(), text_len)) {
+        size_t text_len = text.size() - SIMDJSON_PADDING;
+        parse_budget_guard dom(
+            reuse ? 0 : text_len * PARSE_BUDGET_DOM_PER_BODY_BYTE);
+        if (!dom.held ||
+            may_hold_negative_zero_integer(text.data(), text_len)) {
             raw_request_free(raw);
             return false;
         }
+        dom::parser own_parser;
+        dom::parser &text_parser = reuse ? parser : own_parser;
         raw->envelope = json_object();
         dom::element root;
         dom::object object;
         bool ok = raw->envelope &&
-                  !parser.parse(padded.data(), text_len, false).get(root) &&
+                  !text_parser.parse(text.data(), text_len, false).get(root) &&
                   !root.get_object().get(object) &&
                   parse_object(object, budget, raw);
         if (!ok)

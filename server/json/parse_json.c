@@ -6,6 +6,7 @@
 #include "server/json/parse_json.h"
 
 #include "server/json/base64.h"
+#include "server/base/parse_budget.h"
 
 #include <errno.h>
 #include <float.h>
@@ -408,6 +409,23 @@ static void zero_overflowing_numbers(char *text, size_t len)
     }
 }
 
+bool parse_json_loadb(const char *text, size_t len, size_t flags, json_t **root,
+                      json_error_t *jerr, codec_error *err)
+{
+    parse_account *a = parse_account_current();
+    if (a)
+        a->refused = false;
+    *root = json_loadb(text, len, flags, jerr);
+    if (*root || !a || !a->refused)
+        return true;
+    return codec_fail(err, ERR_LIMIT_EXCEEDED, NULL,
+                      "reading these %zu bytes of JSON would take more than "
+                      "the %zu bytes of memory the body may hold while it is "
+                      "parsed: it holds too many objects, arrays or strings "
+                      "for its size",
+                      len, a->limit);
+}
+
 bool parse_json_nul_byte(const char *text, size_t len, codec_error *err)
 {
     const char *nul = len ? memchr(text, '\0', len) : NULL;
@@ -439,8 +457,11 @@ bool parse_json_number_overflow(const char *text, size_t len,
     zeroed[len] = '\0';
     zero_overflowing_numbers(zeroed, len);
     json_error_t other;
-    json_t *doc = json_loadb(zeroed, len, (size_t)flags, &other);
+    json_t *doc;
+    bool fits = parse_json_loadb(zeroed, len, (size_t)flags, &doc, &other, err);
     free(zeroed);
+    if (!fits)
+        return true; /* err says the tree does not fit its memory */
     if (!doc) {
         *jerr = other;
         return false;
@@ -468,7 +489,9 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
         return false;
     json_error_t jerr;
     int flags = JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL;
-    json_t *root = json_loadb(body, len, (size_t)flags, &jerr);
+    json_t *root;
+    if (!parse_json_loadb(body, len, (size_t)flags, &root, &jerr, err))
+        return false;
     if (!root) {
         if (len == 0)
             return codec_fail(err, ERR_INVALID_JSON, NULL,

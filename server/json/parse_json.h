@@ -38,6 +38,13 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                                size_t count, const char *text, size_t text_len,
                                size_t elem, size_t *budget, codec_error *err);
 
+/* json_loadb() under this thread's parse account (server/base/
+ * parse_budget.h).  False when the tree did not fit the account: err is
+ * then 413 limit_exceeded, with no pointer.  Else true, and *root is the
+ * tree or NULL with *jerr saying why, as json_loadb() gives them. */
+bool parse_json_loadb(const char *text, size_t len, size_t flags, json_t **root,
+                      json_error_t *jerr, codec_error *err);
+
 /* The longest number a number_out_of_range message quotes. */
 #define PARSE_JSON_QUOTE_MAX 40
 
@@ -53,7 +60,9 @@ bool parse_json_nul_byte(const char *text, size_t len, codec_error *err);
  * number too big for float32 is reported, and the result is true.  When the
  * text holds another error too, *jerr becomes the first of those (at the
  * same line and column) and the result is false; any other refusal: false,
- * *jerr and err untouched. */
+ * *jerr and err untouched.  The rest is read under this thread's parse
+ * account (parse_budget.h): when it does not fit, err is 413 and the result
+ * true. */
 bool parse_json_number_overflow(const char *text, size_t len,
                                 json_error_t *jerr, int flags,
                                 codec_error *err);

@@ -6,6 +6,8 @@
 #   make test-valgrind   the server under memcheck through a client load
 #   make test-robust     slow clients, disconnects, signals, bounded memory,
 #                        60 s wrk soak
+#   make parse-cost      prints what jansson's tree costs per body byte, for
+#                        the patterns a body can repeat (docs/reliability.md)
 # Sanitizer builds go to their own $(BUILD)/asan, $(BUILD)/tsan trees (the
 # top-level Makefile puts every object under $(BUILD)).  Sanitizer reports
 # are written to log files (log_path) and any report fails the target, so a
@@ -44,7 +46,8 @@ DEB_TEST    += valgrind slowhttptest wrk
 TEST_SUITES += test-asan test-tsan test-valgrind test-robust
 
 .PHONY: test-asan test-tsan test-valgrind test-robust robust-slow \
-        robust-faults robust-alloc robust-memory robust-soak
+        robust-faults robust-alloc robust-memory robust-parse-memory \
+        robust-soak parse-cost
 
 # Fails when a sanitizer wrote any report into the log directory $(1).
 define san_logs_clean
@@ -80,7 +83,15 @@ test-valgrind: $(SERVER_BIN)
 	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
 	  --threads 4 --requests 40 --timeout 120
 
-test-robust: robust-slow robust-faults robust-alloc robust-memory robust-soak
+test-robust: robust-slow robust-faults robust-alloc robust-memory \
+             robust-parse-memory robust-soak
+
+$(BUILD)/robust/parse_cost: tests/robust/parse_cost.c $(CORE_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+parse-cost: $(BUILD)/robust/parse_cost
+	$(BUILD)/robust/parse_cost
 
 # a malloc() that fails from a size on, preloaded into the real server
 $(BUILD)/robust/failmalloc.so: tests/robust/failmalloc.c
@@ -98,6 +109,9 @@ robust-faults: $(SERVER_BIN)
 
 robust-memory: $(SERVER_BIN)
 	$(ROBUST_PY)/test_memory.py $(SERVER_BIN)
+
+robust-parse-memory: $(SERVER_BIN)
+	$(ROBUST_PY)/test_parse_memory.py $(SERVER_BIN)
 
 robust-soak: $(SERVER_BIN)
 	$(ROBUST_PY)/test_soak.py $(SERVER_BIN) --seconds 60

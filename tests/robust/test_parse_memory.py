@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""What a request can make the server hold is what it reserved, whatever
+its body's shape: a body of empty objects costs jansson's tree 83 bytes a
+byte, more than twice what parsing reserves (server/base/parse_budget.h),
+and is refused with 413 limit_exceeded once it reaches its reservation
+instead of being built whole.
+
+The attack, on /v1 (a `tokens` of `{}`) and on /v2 (a `window` parameter
+of `{}`), each body as big as the budget admits:
+- --memory-budget 64M --max-connections 256: one body at a time;
+- --memory-budget 256M --threads 8 --max-connections 256: four at once.
+While it runs the server's RSS is sampled every 10 ms: its peak must stay
+within the budget plus the base of docs/reliability.md (64 MiB + 64 KiB a
+connection), and 10 s after the last answer the RSS must be back within
+16 MiB of where it was before the attack.  About 40 s in all.
+
+usage: test_parse_memory.py SERVER_BIN"""
+import os
+import re
+import sys
+import threading
+import time
+
+from robustlib import Failures, Server, http
+
+MIB = 1 << 20
+BASE_FIXED = 64 * MIB           # docs/reliability.md, Memory
+BASE_PER_CONNECTION = 64 << 10
+MAX_CONNECTIONS = 256
+IDLE_RETURN = 16 * MIB          # back within this of the idle start ...
+IDLE_RETURN_SECONDS = 10        # ... this long after the last answer
+HEADER = os.path.join(os.path.dirname(__file__), "..", "..", "server",
+                      "base", "parse_budget.h")
+
+
+def parse_bytes_per_body_byte():
+    """PARSE_BUDGET_PER_BODY_BYTE, as the server reserves it."""
+    with open(HEADER) as f:
+        return int(re.search(r"#define PARSE_BUDGET_PER_BODY_BYTE (\d+)",
+                             f.read()).group(1))
+
+
+def attack_body(route, size):
+    """About `size` bytes whose every byte but the tensors is `{},`."""
+    fill = b"{}," * ((size - 300) // 3) + b"0"
+    if route == "/v1/attention":
+        return (b'{"x":[[1]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]],'
+                b'"tokens":[' + fill + b']}')
+    inputs = ",".join('{"name":"%s","shape":[1,1],"datatype":"FP64",'
+                      '"data":[1]}' % n for n in ("x", "w_q", "w_k", "w_v"))
+    return (b'{"inputs":[' + inputs.encode() + b'],"parameters":'
+            b'{"window":[' + fill + b']}}')
+
+
+class Sampler(threading.Thread):
+    def __init__(self, srv):
+        super().__init__(daemon=True)
+        self.srv, self.peak, self.stop = srv, 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.peak = max(self.peak, self.srv.rss_kib() * 1024)
+            time.sleep(0.01)
+
+
+def attack(f, binary, budget, threads, at_once):
+    # the largest body whose upload and parsing the budget holds, one share
+    # of it each when several come at once
+    size = int(budget / at_once / (parse_bytes_per_body_byte() + 1) * 0.95)
+    limit = budget + BASE_FIXED + MAX_CONNECTIONS * BASE_PER_CONNECTION
+    srv = Server(binary, ["--memory-budget", str(budget),
+                          "--threads", str(threads),
+                          "--max-connections", str(MAX_CONNECTIONS),
+                          "--max-connections-per-ip", str(MAX_CONNECTIONS)])
+    try:
+        http(srv.port, "GET", "/healthz")
+        time.sleep(0.5)
+        idle = srv.rss_kib() * 1024
+        sampler = Sampler(srv)
+        sampler.start()
+        for route in ("/v1/attention", "/v2/models/attention/infer"):
+            body = attack_body(route, size)
+            answers = [None] * at_once
+
+            def send(i):
+                answers[i] = http(srv.port, "POST", route, body, timeout=120)
+
+            senders = [threading.Thread(target=send, args=(i,))
+                       for i in range(at_once)]
+            for t in senders:
+                t.start()
+            for t in senders:
+                t.join()
+            for status, _, reply in answers:
+                f.check(status == 413 and b'"limit_exceeded"' in reply,
+                        f"{route}, {len(body) / MIB:.1f} MiB of {{}}: 413 "
+                        f"limit_exceeded ({status} {reply[:100]!r})")
+        last = time.monotonic()
+        back = None
+        while time.monotonic() - last < IDLE_RETURN_SECONDS:
+            if srv.rss_kib() * 1024 <= idle + IDLE_RETURN:
+                back = time.monotonic() - last
+                break
+            time.sleep(0.1)
+        sampler.stop.set()
+        sampler.join()
+        now = srv.rss_kib() * 1024
+        print(f"  --memory-budget {budget >> 20}M --threads {threads}, "
+              f"{at_once} at once: RSS idle {idle / MIB:.1f} MiB, peak "
+              f"{sampler.peak / MIB:.1f} MiB (bound {limit / MIB:.0f}), "
+              f"{now / MIB:.1f} MiB "
+              + (f"{back:.1f} s" if back is not None
+                 else f"{IDLE_RETURN_SECONDS} s")
+              + " after the last answer", flush=True)
+        f.check(sampler.peak <= limit,
+                f"RSS peak {sampler.peak / MIB:.1f} MiB within the budget "
+                f"plus the base ({limit / MIB:.0f} MiB)")
+        f.check(back is not None,
+                f"RSS back within {IDLE_RETURN >> 20} MiB of its idle "
+                f"{idle / MIB:.1f} MiB within {IDLE_RETURN_SECONDS} s "
+                f"({now / MIB:.1f} MiB)")
+    finally:
+        code = srv.terminate()
+    f.check(code == 0, f"exit code {code} after SIGTERM")
+
+
+def main():
+    binary = sys.argv[1]
+    f = Failures()
+    attack(f, binary, 64 * MIB, 2, 1)
+    attack(f, binary, 256 * MIB, 8, 4)
+    f.exit("test_parse_memory")
+
+
+if __name__ == "__main__":
+    main()
