@@ -19,7 +19,7 @@
 #define ENCODE_CHUNK 256
 
 void encode_numbers(buf *out, const void *data, size_t count,
-                    tensor_dtype dtype, bool null_for_neg_inf)
+                    tensor_dtype dtype, const char *neg_inf)
 {
     for (size_t start = 0; start < count; start += ENCODE_CHUNK) {
         size_t end =
@@ -33,9 +33,10 @@ void encode_numbers(buf *out, const void *data, size_t count,
                                : ((const double *)data)[i];
             if (i)
                 *dst++ = ',';
-            if (null_for_neg_inf && value == -INFINITY) {
-                memcpy(dst, "null", 4);
-                dst += 4;
+            if (neg_inf && value == -INFINITY) {
+                size_t len = strlen(neg_inf);
+                memcpy(dst, neg_inf, len);
+                dst += len;
             } else if (dtype == TENSOR_FLOAT32) {
                 dst += numfmt_float((float)value, dst);
             } else {
@@ -53,7 +54,7 @@ void encode_numbers(buf *out, const void *data, size_t count,
  * joined in order. */
 static void encode_rows(buf *out, const void *data, const size_t *dims,
                         int rank, size_t r_begin, size_t r_end,
-                        tensor_dtype dtype, bool null_for_neg_inf)
+                        tensor_dtype dtype, const char *neg_inf)
 {
     size_t row = dims[rank - 1];
     size_t elem = tensor_dtype_size(dtype);
@@ -70,7 +71,7 @@ static void encode_rows(buf *out, const void *data, const size_t *dims,
         for (int i = 0; i < opens; i++)
             buf_append(out, "[", 1);
         encode_numbers(out, (const char *)data + r * row * elem, row, dtype,
-                       null_for_neg_inf);
+                       neg_inf);
         rem = r + 1;
         int closes = 1;
         for (int i = rank - 2; i >= 0 && rem % dims[i] == 0; i--) {
@@ -98,7 +99,7 @@ typedef struct {
     int rank;
     size_t rows;
     tensor_dtype dtype;
-    bool null_for_neg_inf;
+    const char *neg_inf;
     buf piece[ENCODE_PIECES];
 } encode_job;
 
@@ -112,14 +113,14 @@ static void encode_piece(void *ctx, size_t i, size_t worker)
     buf_reserve(&job->piece[i],
                 (r1 - r0) * (job->dims[job->rank - 1] * ENCODE_TYPICAL + 8));
     encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
-                job->dtype, job->null_for_neg_inf);
+                job->dtype, job->neg_inf);
 }
 
 /* Writes a tensor of the given shape as nested arrays: a large one as
  * pieces formatted on the workers, which join the chain as they are. */
 static void encode_tensor(buf_chain *out, pool *workers, const void *data,
                           const size_t *dims, int rank, tensor_dtype dtype,
-                          bool null_for_neg_inf)
+                          const char *neg_inf)
 {
     size_t rows = 1;
     for (int i = 0; i < rank - 1; i++)
@@ -127,7 +128,7 @@ static void encode_tensor(buf_chain *out, pool *workers, const void *data,
     if (!workers || rows < ENCODE_PIECES ||
         rows * dims[rank - 1] < ENCODE_PARALLEL_MIN) {
         encode_rows(buf_chain_tail(out), data, dims, rank, 0, rows, dtype,
-                    null_for_neg_inf);
+                    neg_inf);
         return;
     }
     encode_job job = {.data = data,
@@ -135,7 +136,7 @@ static void encode_tensor(buf_chain *out, pool *workers, const void *data,
                       .rank = rank,
                       .rows = rows,
                       .dtype = dtype,
-                      .null_for_neg_inf = null_for_neg_inf};
+                      .neg_inf = neg_inf};
     pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
     for (size_t i = 0; i < ENCODE_PIECES; i++)
         buf_chain_adopt(out, &job.piece[i]);
@@ -147,7 +148,7 @@ typedef struct {
     const char *data;
     size_t count;
     tensor_dtype dtype;
-    bool null_for_neg_inf;
+    const char *neg_inf;
     buf piece[ENCODE_PIECES];
 } encode_flat_job;
 
@@ -162,21 +163,18 @@ static void encode_flat_piece(void *ctx, size_t i, size_t worker)
         buf_append(&job->piece[i], ",", 1);
     encode_numbers(&job->piece[i],
                    job->data + n0 * tensor_dtype_size(job->dtype), n1 - n0,
-                   job->dtype, job->null_for_neg_inf);
+                   job->dtype, job->neg_inf);
 }
 
 void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
-                 tensor_dtype dtype, bool null_for_neg_inf)
+                 tensor_dtype dtype, const char *neg_inf)
 {
     buf_append(buf_chain_tail(out), "[", 1);
     if (!workers || count < ENCODE_PARALLEL_MIN) {
-        encode_numbers(buf_chain_tail(out), data, count, dtype,
-                       null_for_neg_inf);
+        encode_numbers(buf_chain_tail(out), data, count, dtype, neg_inf);
     } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
-        encode_flat_job job = {.data = data,
-                               .count = count,
-                               .dtype = dtype,
-                               .null_for_neg_inf = null_for_neg_inf};
+        encode_flat_job job = {
+            .data = data, .count = count, .dtype = dtype, .neg_inf = neg_inf};
         pool_parallel_for(workers, ENCODE_PIECES, encode_flat_piece, &job);
         for (size_t i = 0; i < ENCODE_PIECES; i++)
             buf_chain_adopt(out, &job.piece[i]);
@@ -303,7 +301,8 @@ void encode_response(const api_request *req, const attn_result *result,
             encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
         else
             encode_tensor(chain, workers, result->stage[s], dims, rank,
-                          p->dtype, s == ATTN_MASKED_SCORES);
+                          p->dtype,
+                          s == ATTN_MASKED_SCORES ? ENCODE_NEG_INF_V1 : NULL);
     }
     out = buf_chain_tail(chain);
     buf_puts(out, "}\n");

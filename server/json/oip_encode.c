@@ -12,8 +12,9 @@
  *   <320 bytes of output, little-endian>
  *
  * JSON data is flat and row-major, written by encode.c's number writer (a
- * masked key of masked_scores, −∞, is null there; as binary data it stays
- * −∞).  Binary data is the stage's memory as the core left it.
+ * masked key of masked_scores, −∞, is the string "-inf" there, which the
+ * protocol's tensor data allows and its clients read as −∞; as binary data
+ * it stays −∞).  Binary data is the stage's memory as the core left it.
  */
 #include "server/json/oip.h"
 
@@ -90,7 +91,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
         } else {
             buf_puts(b, ",\"data\":");
             encode_flat(out, workers, result->stage[s], count, p->dtype,
-                        s == ATTN_MASKED_SCORES);
+                        s == ATTN_MASKED_SCORES ? ENCODE_NEG_INF_OIP : NULL);
             buf_puts(buf_chain_tail(out), "}");
         }
     }

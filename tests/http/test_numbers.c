@@ -280,6 +280,34 @@ static void expect_oip_out_of_range(const char *dt, const char *x_data,
     response_free(&r);
 }
 
+/* A masked key of masked_scores, −∞, is the string "-inf" in the
+ * protocol's JSON data (its tensor data allows strings, not null; NumPy
+ * reads "-inf" as −∞), and the finite scores stay numbers. */
+static void oip_masked_keys_in_json_are_minus_inf_strings(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){
+        .method = "POST",
+        .path = "/v2/models/attention/infer",
+        .content_type = "application/json",
+        .body = "{\"parameters\":{\"causal\":true},\"inputs\":["
+                "{\"name\":\"x\",\"shape\":[2,1],\"datatype\":\"FP64\","
+                "\"data\":[1,2]},"
+                "{\"name\":\"w_q\",\"shape\":[1,1],\"datatype\":\"FP64\","
+                "\"data\":[1]},"
+                "{\"name\":\"w_k\",\"shape\":[1,1],\"datatype\":\"FP64\","
+                "\"data\":[1]},"
+                "{\"name\":\"w_v\",\"shape\":[1,1],\"datatype\":\"FP64\","
+                "\"data\":[1]}],"
+                "\"outputs\":[{\"name\":\"masked_scores\"}]}",
+    });
+    expect_status(&r, 200);
+    /* scores x·xᵀ = [[1, 2], [2, 4]], scaled by 1/√1; key 1 hidden from
+     * query 0 */
+    expect(strstr(r.body.data, "\"data\":[1,\"-inf\",2,4]") != NULL, &r);
+    response_free(&r);
+}
+
 static void oip_fp64_beyond_a_double_points_at_the_element(void **state)
 {
     (void)state;
@@ -330,6 +358,7 @@ int main(void)
             a_scale_overflow_in_the_fused_pass_names_scaled_scores),
         cmocka_unit_test(a_float32_scale_overflow_may_use_float64),
         cmocka_unit_test(a_product_overflow_still_names_scores),
+        cmocka_unit_test(oip_masked_keys_in_json_are_minus_inf_strings),
         cmocka_unit_test(oip_fp64_beyond_a_double_points_at_the_element),
         cmocka_unit_test(oip_fp32_beyond_a_float_points_at_the_element),
         cmocka_unit_test(oip_fp32_nested_data_points_at_the_element),
