@@ -3,14 +3,14 @@
  * scores = Q Kᵀ, and c = a @ b for weights · V and the projections.
  *
  * OpenBLAS copies ("packs") both operands of every product into its own
- * layout before its kernel runs, and zeroes C first when beta = 0: `perf`
- * put 9 % and 3 % of a one-thread (n, d, h) = (1024, 512, 8) forward pass
- * there.  Packing pays for itself when an element is reused thousands of
- * times; weights · V reuses each weight only d_v = 64 times.  These kernels
- * read the operands where they are: the weights row by row as the softmax
- * left them, V, Q, X and W row by row in their own layouts; only Kᵀ is
- * needed in another layout, and attention_impl.inc writes it once per
- * forward pass (it is small, (h, d_k, m)), in tiles (below).
+ * layout before its kernel runs, and zeroes C first when beta = 0: a
+ * visible share of a forward pass (docs/performance.md, "The core's
+ * constants and choices, measured").  Packing pays for itself when an element
+ * is reused thousands of times; weights · V reuses each weight only d_v = 64
+ * times.  These kernels read the operands where they are: the weights row by
+ * row as the softmax left them, V, Q, X and W row by row in their own layouts;
+ * only Kᵀ is needed in another layout, and attention_impl.inc writes it once
+ * per forward pass (it is small, (h, d_k, m)), in tiles (below).
  *
  * Register blocking.  The scores kernel keeps a tile of SCORE_ROWS query
  * rows × SCORE_VECS vectors of keys in registers and walks d_k: per step,
@@ -21,11 +21,9 @@
  * (an AVX-512 register) and built for AVX-512 only: callers ask
  * attend_kernels_usable() first and use OpenBLAS where it says no.
  *
- * Measured side by side with cblas_sgemm, one thread: at (n, d_k, h) =
- * (1024, 64, 8) in 128-row blocks weights · V 14.5 → 10.8 ms (75 → 100
- * GFLOP/s) and Q Kᵀ 15.0 → 13.0 ms; three (1024, 512) @ (512, 512)
- * projections 16.0 → 15.0 ms.  The commit messages hold the whole-pass
- * figures.
+ * Side by side with cblas_sgemm, one thread, these kernels are faster on
+ * weights · V, Q Kᵀ and the projections (the figures: docs/performance.md,
+ * "The core's constants and choices, measured").
  *
  * Summation order differs from OpenBLAS's (each output is a chain of fused
  * multiply-adds over the inner dimension, in order), so results agree with

@@ -1,7 +1,8 @@
 /*
  * attention.c - dtype-independent parts of the forward pass: shapes, sizes,
- * names.  The arithmetic lives in attention_impl.inc, compiled once for double
- * and once for float.
+ * names.  The arithmetic lives in attention_impl.inc (the fast pass) and
+ * attention_reference.inc (the textbook one), compiled once for double and
+ * once for float.
  */
 #include "core/attention.h"
 
@@ -23,14 +24,14 @@
  * weights stays in L2), still give a 2-core machine several tasks per head
  * at n = 256, and are a whole number of the scores kernel's 8-row tiles
  * and of the product kernel's 6-row tiles (attend_kernels.c).  Blocks of
- * 128 rows end in a 2-row product tile: with them the fused pass at (1024
- * and 2048, 512, 8), one thread, float32 and float64, is 2 to 3 % slower
- * (medians of 9 interleaved rounds; 96 rows are as fast as 120). */
+ * 128 rows end in a 2-row product tile, which makes the fused pass slower
+ * (docs/performance.md, "The core's constants and choices, measured"). */
 #define ATTN_ROW_BLOCK 120
-/* Rows per task of the fused pass under a sliding window (fused_rows):
- * at (8192, 512, 8) with a window of 256, 5 % faster than 128 (a block
- * computes about 640 keys instead of 704 for the 511 each row sees); 32
- * rows were no faster again. */
+/* Rows per task of the fused pass under a sliding window (fused_rows): a
+ * block of r rows computes about r + 2w keys of which each row sees 2w − 1,
+ * so fewer rows waste fewer keys; 64 were faster than 128 and 32 no faster
+ * again (docs/performance.md, "The core's constants and choices,
+ * measured"). */
 #define ATTN_WINDOW_ROW_BLOCK 64
 /* Keys per tile of the fused pass: a 120 × 512 tile of float scores (240 KiB)
  * stays in L2 beside the K and V rows it is made from. */
@@ -40,9 +41,10 @@
  * fine enough that a window of 256 wastes less than a quarter of its work
  * on keys it hides. */
 #define ATTN_SKIP_GRAIN 64
-/* Below this many multiply-adds (about 50 µs of work) a forward pass runs on
- * the calling thread alone: waking a helper costs more than it saves, and a
- * lesson-sized request needs a few thousand. */
+/* Below this many multiply-adds a forward pass runs on the calling thread
+ * alone: waking a helper costs more than it saves (docs/performance.md,
+ * "The core's constants and choices, measured"), and a lesson-sized
+ * request needs a few thousand. */
 #define ATTN_PARALLEL_MIN_WORK (1u << 20)
 /* Most multiply-adds one OpenBLAS call of a projection takes (it packs W
  * once per call, so a task's rows go in as few calls as this allows): the
@@ -460,6 +462,7 @@ typedef struct {
 #define ROWS(name) softmax_##name##_f64
 #define KERN(name) attend_##name##_f64
 #include "core/attention_impl.inc"
+#include "core/attention_reference.inc"
 #undef REAL
 #undef SFX
 #undef GEMM
@@ -474,6 +477,7 @@ typedef struct {
 #define ROWS(name) softmax_##name##_f32
 #define KERN(name) attend_##name##_f32
 #include "core/attention_impl.inc"
+#include "core/attention_reference.inc"
 #undef REAL
 #undef SFX
 #undef GEMM

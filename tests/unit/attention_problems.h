@@ -1,8 +1,8 @@
 /*
  * attention_problems.h - the attention tests' problems: random tensors and
  * random problems of every kind (reproducible from a seed, test_random.h),
- * and how far a stage is from the reference's.  Each test file that
- * includes it has its own copies.
+ * lesson 001's problem, and how far a stage is from the reference's.  Each test
+ * file that includes it has its own copies.
  */
 #ifndef TESTS_UNIT_ATTENTION_PROBLEMS_H
 #define TESTS_UNIT_ATTENTION_PROBLEMS_H
@@ -171,5 +171,30 @@ static inline void free_random_problem(random_problem *rp)
 
 /* every stage there is */
 enum { want_all = (1u << ATTN_STAGE_COUNT) - 1 };
+
+/* Lesson 001 (../shared/seeds/001_*.txt): X (3×4) and fixed 4×4 weights. */
+static const double lesson_x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
+static const double lesson_wq[] = {0.1, 0.2, 0, 0,   0, 0.1, 0.3, 0,
+                                   0.1, 0,   0, 0.2, 0, 0,   0.2, 0.3};
+static const double lesson_wk[] = {0.2, 0, 0.1, 0, 0, 0.1, 0, 0.3,
+                                   0.1, 0, 0.2, 0, 0, 0.2, 0, 0.1};
+static const double lesson_wv[] = {0, 0.1, 0,   0.2, 0.2, 0, 0.2, 0,
+                                   0, 0.3, 0.1, 0,   0.1, 0, 0,   0.3};
+
+static inline attn_problem lesson_001(void)
+{
+    return (attn_problem){.dtype = TENSOR_FLOAT64,
+                          .n = 3,
+                          .m = 3,
+                          .d = 4,
+                          .d_c = 4,
+                          .heads = 1,
+                          .d_k = 4,
+                          .d_v = 4,
+                          .x = lesson_x,
+                          .w_q = lesson_wq,
+                          .w_k = lesson_wk,
+                          .w_v = lesson_wv};
+}
 
 #endif

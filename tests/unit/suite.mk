@@ -8,7 +8,10 @@ UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
                block_cache parse_budget
 UNIT_SERVER_TESTS := $(UNIT_SERVER:%=$(BUILD)/tests/test_%)
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
+              $(BUILD)/tests/test_attention_masks \
+              $(BUILD)/tests/test_attention_overflow \
               $(BUILD)/tests/test_attention_stop \
+              $(BUILD)/tests/test_softmax_rows \
               $(BUILD)/tests/test_attend_kernels \
               $(UNIT_SERVER_TESTS) $(BUILD)/tests/test_parse_rows \
               $(BUILD)/tests/test_problem
@@ -24,6 +27,15 @@ $(UNIT_TESTS): $(BUILD)/tests/unit/filter.o
 $(BUILD)/tests/test_pool: $(BUILD)/tests/unit/test_pool.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attention_masks: \
+    $(BUILD)/tests/unit/test_attention_masks.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attention_overflow: \
+    $(BUILD)/tests/unit/test_attention_overflow.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_softmax_rows: $(BUILD)/tests/unit/test_softmax_rows.o \
+                                  $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 # malloc and free wrapped: the test counts the blocks a stopped pass holds
 $(BUILD)/tests/test_attention_stop: $(BUILD)/tests/unit/test_attention_stop.o \

@@ -1,7 +1,9 @@
 /*
- * test_attention.c - the BLAS forward pass agrees with the textbook reference
- * on random problems of every kind, reproduces lesson 001, and handles masks,
- * empty rows and overflow as documented.
+ * test_attention.c - the forward pass agrees with the textbook reference on
+ * random problems of every kind (by the kernels and through OpenBLAS, alone
+ * and over a pool, one sequence and a batch), reproduces lessons 001 and
+ * 002, and sizes what it needs.  Masks, overflow and stopping have files
+ * of their own (test_attention_*.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +15,6 @@
 #include "tests/unit/attention_problems.h"
 
 #include "core/attention.h"
-#include "core/softmax_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,31 +88,6 @@ static void openblas_path_matches_reference_on_random_problems(void **state)
 {
     (void)state;
     random_problems_match_the_reference(false);
-}
-
-/* Lesson 001 (../shared/seeds/001_*.txt): X (3×4) and fixed 4×4 weights. */
-static const double lesson_x[] = {1, 0, 1, 0, 0, 2, 0, 2, 1, 1, 1, 1};
-static const double lesson_wq[] = {0.1, 0.2, 0, 0,   0, 0.1, 0.3, 0,
-                                   0.1, 0,   0, 0.2, 0, 0,   0.2, 0.3};
-static const double lesson_wk[] = {0.2, 0, 0.1, 0, 0, 0.1, 0, 0.3,
-                                   0.1, 0, 0.2, 0, 0, 0.2, 0, 0.1};
-static const double lesson_wv[] = {0, 0.1, 0,   0.2, 0.2, 0, 0.2, 0,
-                                   0, 0.3, 0.1, 0,   0.1, 0, 0,   0.3};
-
-static attn_problem lesson_001(void)
-{
-    return (attn_problem){.dtype = TENSOR_FLOAT64,
-                          .n = 3,
-                          .m = 3,
-                          .d = 4,
-                          .d_c = 4,
-                          .heads = 1,
-                          .d_k = 4,
-                          .d_v = 4,
-                          .x = lesson_x,
-                          .w_q = lesson_wq,
-                          .w_k = lesson_wk,
-                          .w_v = lesson_wv};
 }
 
 static void large_problems_match_the_reference(bool own)
@@ -276,144 +252,6 @@ static void biases_are_added_after_each_projection(void **state)
         assert_true(out[0] == 101.5 && out[1] == 202.25);
         attn_result_free(&r);
     }
-}
-
-static void causal_mask_zeroes_the_upper_triangle(void **state)
-{
-    (void)state;
-    attn_problem p = lesson_001();
-    p.causal = true;
-    attn_result r;
-    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
-    const double *w = r.stage[ATTN_WEIGHTS],
-                 *masked = r.stage[ATTN_MASKED_SCORES];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            if (j > i) {
-                assert_true(w[i * 3 + j] == 0.0);
-                assert_true(masked[i * 3 + j] == -INFINITY);
-            } else {
-                assert_true(w[i * 3 + j] > 0.0);
-            }
-        }
-    assert_true(w[0] == 1.0); /* the first query sees only itself */
-    attn_result_free(&r);
-}
-
-static void
-a_query_with_no_visible_key_gets_zero_weights_and_output(void **state)
-{
-    (void)state;
-    attn_problem p = lesson_001();
-    uint8_t allow[9] = {1, 1, 1, 0, 0, 0, 1, 0, 1}; /* row 1 sees nothing */
-    p.allow = allow;
-    attn_result r;
-    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
-    const double *w = r.stage[ATTN_WEIGHTS], *out = r.stage[ATTN_OUTPUT];
-    for (int j = 0; j < 3; j++)
-        assert_true(w[3 + j] == 0.0);
-    for (int c = 0; c < 4; c++)
-        assert_true(out[4 + c] == 0.0);
-    assert_true(fabs(w[6] + w[8] - 1.0) < 1e-15 && w[7] == 0.0);
-    attn_result_free(&r);
-}
-
-static void key_padding_hides_keys_from_every_query(void **state)
-{
-    (void)state;
-    attn_problem p = lesson_001();
-    uint8_t padding[3] = {0, 0, 1};
-    p.key_padding = padding;
-    attn_result r;
-    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_OK);
-    const double *w = r.stage[ATTN_WEIGHTS];
-    for (int i = 0; i < 3; i++) {
-        assert_true(w[i * 3 + 2] == 0.0);
-        assert_true(fabs(w[i * 3] + w[i * 3 + 1] - 1.0) < 1e-15);
-    }
-    attn_result_free(&r);
-}
-
-static void overflowing_scores_are_reported_not_returned(void **state)
-{
-    (void)state;
-    attn_problem p = lesson_001();
-    double huge_x[12];
-    for (int i = 0; i < 12; i++)
-        huge_x[i] = lesson_x[i] * 1e200;
-    p.x = huge_x;
-    attn_result r;
-    assert_int_equal(attn_forward(NULL, &p, want_all, &r), ATTN_ERR_NONFINITE);
-    assert_int_equal(r.nonfinite_stage, ATTN_SCORES);
-    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
-        assert_null(r.stage[s]);
-    /* the fused pass (only the output wanted) finds the same, with and
-     * without a window, where no bound on q and k can vouch for a score;
-     * also when a tiny scale would bring the scores back in range: q · k
-     * overflows before it is scaled, as the scores stage does */
-    for (size_t window = 0; window < 3; window += 2)
-        for (int tiny = 0; tiny < 2; tiny++) {
-            p.window = window;
-            p.scale = tiny ? 1e-300 : 0;
-            assert_int_equal(attn_forward(NULL, &p, ATTN_WANT(ATTN_OUTPUT), &r),
-                             ATTN_ERR_NONFINITE);
-            assert_int_equal(r.nonfinite_stage, ATTN_SCORES);
-        }
-}
-
-/* Non-finite head outputs and outputs are found in whichever block of rows
- * they are, by every task: 300 causal rows, and only the last ten reach
- * values that overflow.  The output: rows 290 to 299 hold V's 1e308 and
- * W_o's 1e308 takes them past DBL_MAX.  The head outputs: the fused pass
- * sums exp(s − max) · v before it divides, ten times 1e308 for row 299. */
-static void overflows_in_the_last_rows_are_reported(void **state)
-{
-    (void)state;
-    enum { N = 300, D = 16, FIRST_BIG = 290 };
-    double *x = calloc(N * D, sizeof *x), *zeros = calloc(D * D, sizeof *x);
-    double *w_v = calloc(D * D, sizeof *x), *w_o = malloc(D * D * sizeof *x);
-    for (size_t i = FIRST_BIG; i < N; i++)
-        for (size_t j = 0; j < D; j++)
-            x[i * D + j] = 1;
-    for (size_t j = 0; j < D; j++)
-        w_v[j * D + j] = 1e308; /* v = x · 1e308 */
-    for (size_t j = 0; j < D * D; j++)
-        w_o[j] = 1e308;
-    attn_problem p = {.dtype = TENSOR_FLOAT64,
-                      .n = N,
-                      .m = N,
-                      .d = D,
-                      .d_c = D,
-                      .heads = 2,
-                      .d_k = D / 2,
-                      .d_v = D / 2,
-                      .d_out = D,
-                      .x = x,
-                      .w_q = zeros,
-                      .w_k = zeros,
-                      .w_v = w_v,
-                      .w_o = w_o,
-                      .causal = true};
-    pool *workers = pool_create(2, 4);
-    attn_result r;
-    for (int pooled = 0; pooled < 2; pooled++) {
-        /* scores 0: row i's weights 1/(i + 1), head outputs ≤ 10/291 · 1e308 */
-        assert_int_equal(
-            attn_forward(pooled ? workers : NULL, &p, want_all, &r),
-            ATTN_ERR_NONFINITE);
-        assert_int_equal(r.nonfinite_stage, ATTN_OUTPUT);
-        p.w_o = NULL;
-        assert_int_equal(attn_forward(pooled ? workers : NULL, &p,
-                                      ATTN_WANT(ATTN_OUTPUT), &r),
-                         ATTN_ERR_NONFINITE);
-        assert_int_equal(r.nonfinite_stage, ATTN_HEAD_OUTPUTS);
-        p.w_o = w_o;
-    }
-    pool_destroy(workers);
-    free(x);
-    free(zeros);
-    free(w_v);
-    free(w_o);
 }
 
 static void shapes_follow_the_lesson_002_example(void **state)
@@ -617,77 +455,6 @@ static void grouped_heads_equal_repeated_key_value_heads(void **state)
     }
 }
 
-/* The fused pass skips the keys a window (and causal) hide from a whole
- * block of queries, ATTN_SKIP_GRAIN keys at a time: at every width around
- * its grains and blocks, with and without causal, over positions 0, 1, ...,
- * over shuffled positions and over a KV cache, it gives the reference's
- * output. */
-static void a_window_skips_only_the_keys_it_hides(void **state)
-{
-    (void)state;
-    static const size_t windows[] = {1,   2,   3,   63,  64,  65,  127,
-                                     128, 129, 255, 256, 511, 512, 513};
-    random_problem rp;
-    make_random_problem(&rp, TENSOR_FLOAT64, 2);
-    attn_problem p = rp.p;
-    p.n = 600; /* 5 blocks of queries, 2 blocks of keys */
-    p.d = 4;
-    p.heads = 2;
-    p.kv_heads = 0;
-    p.d_k = p.d_v = 3;
-    p.w_o = p.b_q = p.b_k = p.b_v = p.b_o = NULL;
-    p.allow = NULL;
-    p.bias = NULL;
-    p.key_padding = NULL;
-    p.positions = p.context_positions = NULL;
-    p.alibi_slopes = NULL;
-    p.rope_dims = 0;
-    p.sinusoidal = false;
-    void *x = random_tensor(p.dtype, p.n * p.d);
-    void *w = random_tensor(p.dtype, p.d * p.heads * p.d_k);
-    void *past_k = random_tensor(p.dtype, p.heads * 70 * p.d_k);
-    void *past_v = random_tensor(p.dtype, p.heads * 70 * p.d_v);
-    p.x = x;
-    p.w_q = p.w_k = p.w_v = w;
-    int64_t positions[600];
-    unsigned output = ATTN_WANT(ATTN_OUTPUT);
-    for (size_t cached = 0; cached < 2; cached++)
-        for (size_t w_i = 0; w_i < sizeof windows / sizeof *windows; w_i++)
-            for (int causal = 0; causal < 4; causal++) {
-                p.past = cached ? 70 : 0;
-                p.past_k = cached ? past_k : NULL;
-                p.past_v = cached ? past_v : NULL;
-                p.m = p.n + p.past;
-                /* causal 2, 3: the same over shuffled positions (a
-                 * permutation: 37 is prime to 600), so that neither a block
-                 * of queries nor a run of keys has neighbouring positions */
-                for (size_t i = 0; i < p.n; i++)
-                    positions[i] = (int64_t)(p.past + i * 37 % p.n);
-                p.positions = causal >= 2 ? positions : NULL;
-                p.window = windows[w_i];
-                p.causal = causal % 2;
-                attn_result fast, ref;
-                assert_int_equal(attn_forward(NULL, &p, output, &fast),
-                                 ATTN_OK);
-                assert_int_equal(attn_forward_reference(&p, output, &ref),
-                                 ATTN_OK);
-                double err =
-                    relative_error(&p, ATTN_OUTPUT, fast.stage[ATTN_OUTPUT],
-                                   ref.stage[ATTN_OUTPUT]);
-                if (err > 1e-12)
-                    fail_msg("window %zu, causal %d, cache %zu: relative "
-                             "error %g",
-                             p.window, causal, p.past, err);
-                attn_result_free(&fast);
-                attn_result_free(&ref);
-            }
-    free(x);
-    free(w);
-    free(past_k);
-    free(past_v);
-    free_random_problem(&rp);
-}
-
 static void absurd_shapes_overflow_to_size_max(void **state)
 {
     (void)state;
@@ -699,108 +466,6 @@ static void absurd_shapes_overflow_to_size_max(void **state)
                       .d_k = 4,
                       .d_v = 4};
     assert_true(attn_bytes_needed(&p, want_all, 2) == SIZE_MAX);
-}
-
-/* Distance in units in the last place between two finite values. */
-static uint64_t ulps_apart(double a, double b)
-{
-    int64_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
-}
-
-static void vector_exp_is_within_two_ulp_of_libm(void **state)
-{
-    (void)state;
-    uint64_t worst = 0;
-    for (int i = 0; i <= 2000000; i++) {
-        double x = -708.0 * i / 2000000.0;
-        uint64_t u = ulps_apart(softmax_exp_f64(x), exp(x));
-        worst = u > worst ? u : worst;
-    }
-    assert_true(worst <= 2);
-    worst = 0;
-    for (int i = 0; i <= 2000000; i++) {
-        float x = -87.0f * (float)i / 2000000.0f;
-        float a = softmax_exp_f32(x), b = expf(x);
-        int32_t ia, ib;
-        memcpy(&ia, &a, sizeof ia);
-        memcpy(&ib, &b, sizeof ib);
-        uint64_t u = (uint64_t)(ia > ib ? ia - ib : ib - ia);
-        worst = u > worst ? u : worst;
-    }
-    assert_true(worst <= 2);
-    assert_true(softmax_exp_f64(-INFINITY) == 0.0);
-    /* and the row loop as this CPU runs it (its AVX2 / AVX-512 clone, with
-     * fused multiply-adds), which is what the forward pass calls */
-    enum { ROW = 2000001 };
-    double *row64 = malloc(ROW * sizeof *row64);
-    float *row32 = malloc(ROW * sizeof *row32);
-    assert_non_null(row64);
-    assert_non_null(row32);
-    for (int i = 0; i < ROW; i++) {
-        row64[i] = -708.0 * i / (ROW - 1.0);
-        row32[i] = -87.0f * (float)i / (float)(ROW - 1);
-    }
-    softmax_exp_row_f64(row64, ROW, 0.0);
-    softmax_exp_row_f32(row32, ROW, 0.0f);
-    uint64_t worst64 = 0, worst32 = 0;
-    for (int i = 0; i < ROW; i++) {
-        uint64_t u = ulps_apart(row64[i], exp(-708.0 * i / (ROW - 1.0)));
-        worst64 = u > worst64 ? u : worst64;
-        float b = expf(-87.0f * (float)i / (float)(ROW - 1));
-        int32_t ia, ib;
-        memcpy(&ia, &row32[i], sizeof ia);
-        memcpy(&ib, &b, sizeof ib);
-        u = (uint64_t)(ia > ib ? ia - ib : ib - ia);
-        worst32 = u > worst32 ? u : worst32;
-    }
-    free(row64);
-    free(row32);
-    assert_true(worst64 <= 2);
-    assert_true(worst32 <= 2);
-    assert_true(softmax_exp_f64(-709.0) == 0.0);
-    assert_true(softmax_exp_f64(0.0) == 1.0);
-    assert_true(softmax_exp_f32(-INFINITY) == 0.0f);
-    assert_true(softmax_exp_f32(0.0f) == 1.0f);
-}
-
-/* The row maximum is the largest element wherever it sits (in the vector
- * part of the row or the tail), NaN elements are skipped, and a row of
- * −∞ (every key masked) has maximum −∞. */
-static void row_max_is_the_largest_element_and_skips_nan(void **state)
-{
-    (void)state;
-    double row64[150];
-    float row32[150];
-    for (size_t m = 1; m <= 150; m += 7)
-        for (size_t at = 0; at < m; at += 3) {
-            for (size_t j = 0; j < m; j++) {
-                row64[j] = -1000 + uniform();
-                row32[j] = (float)row64[j];
-            }
-            row64[(at + 1) % m] = NAN, row32[(at + 1) % m] = NAN;
-            row64[at] = 7.5, row32[at] = 7.5f;
-            if ((at + 1) % m == at) /* m = 1: the NaN was overwritten */
-                row64[at] = row32[at] = 7.5f;
-            assert_true(softmax_row_max_f64(row64, m) == 7.5);
-            assert_true(softmax_row_max_f32(row32, m) == 7.5f);
-            for (size_t j = 0; j < m; j++)
-                row64[j] = -INFINITY, row32[j] = -INFINITY;
-            assert_true(softmax_row_max_f64(row64, m) == -INFINITY);
-            assert_true(softmax_row_max_f32(row32, m) == -INFINITY);
-        }
-}
-
-static void exp_row_sums_and_zeroes_masked_keys(void **state)
-{
-    (void)state;
-    double row[5] = {1.0, -INFINITY, 3.0, 2.0, -INFINITY};
-    double sum = softmax_exp_row_f64(row, 5, 3.0);
-    assert_true(row[1] == 0.0 && row[4] == 0.0 && row[2] == 1.0);
-    assert_true(fabs(row[0] - exp(-2.0)) <= 2e-16);
-    assert_true(fabs(sum - (1.0 + exp(-1.0) + exp(-2.0))) <= 1e-15);
 }
 
 int main(void)
@@ -817,18 +482,8 @@ int main(void)
             large_problems_split_over_the_pool_match_the_reference),
         cmocka_unit_test(weights_do_not_depend_on_the_other_stages_asked_for),
         cmocka_unit_test(lesson_001_weights_and_output_match_numpy),
-        cmocka_unit_test(causal_mask_zeroes_the_upper_triangle),
-        cmocka_unit_test(
-            a_query_with_no_visible_key_gets_zero_weights_and_output),
-        cmocka_unit_test(key_padding_hides_keys_from_every_query),
-        cmocka_unit_test(overflowing_scores_are_reported_not_returned),
-        cmocka_unit_test(overflows_in_the_last_rows_are_reported),
         cmocka_unit_test(shapes_follow_the_lesson_002_example),
-        cmocka_unit_test(a_window_skips_only_the_keys_it_hides),
         cmocka_unit_test(absurd_shapes_overflow_to_size_max),
-        cmocka_unit_test(vector_exp_is_within_two_ulp_of_libm),
-        cmocka_unit_test(row_max_is_the_largest_element_and_skips_nan),
-        cmocka_unit_test(exp_row_sums_and_zeroes_masked_keys),
     };
     return cmocka_run_group_tests_name("attention", tests, NULL, NULL);
 }
