@@ -135,6 +135,13 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                              TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
     [API_OUT_PROJ_BIAS] = {"out_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
                            TORCH(SCHEMA_GIVES(SCHEMA_B_O))},
+    /* its output projection's keys exactly as state_dict() writes them */
+    [API_OUT_PROJ_DOT_WEIGHT] = {"out_proj.weight",
+                                 TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+                                 TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
+    [API_OUT_PROJ_DOT_BIAS] = {"out_proj.bias",
+                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+                               TORCH(SCHEMA_GIVES(SCHEMA_B_O))},
     [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                            TORCH(SCHEMA_GIVES(SCHEMA_W_Q))},
     [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),

@@ -7,8 +7,8 @@ one sequence (every sixth case: a batch of 2-5, each sequence with its own
 padded tail in key_padding_mask) with need_weights=True,
 average_attn_weights=False, and sends
 the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
-or q/k/v_proj_weight, out_proj.weight → out_proj_weight, out_proj.bias →
-out_proj_bias) with num_heads.  Cases vary self- and cross-attention,
+or q/k/v_proj_weight, out_proj.weight, out_proj.bias) with num_heads.
+Cases vary self- and cross-attention,
 kdim = vdim ≠ e (our one `context` is both key and value), key_padding_mask,
 boolean attn_mask (PyTorch: true = NOT allowed; ours: true = may attend, so
 the request sends its negation) and additive float masks.
@@ -16,7 +16,7 @@ the request sends its negation) and additive float masks.
 The server's output and per-head weights must equal PyTorch's to TOLERANCE
 (relative to the largest magnitude), except in rows where every key is
 hidden: PyTorch returns NaN there, the server zero weights and a zero head
-output (docs/api.md), so that row's output is out_proj_bias; checked too.
+output (docs/api.md), so that row's output is out_proj.bias; checked too.
 """
 import argparse
 import sys
@@ -56,7 +56,7 @@ def random_case(rng, i):
     if cross:
         req["context"] = ctx.tolist() if batch else ctx[0].tolist()
     for name, value in mha.state_dict().items():
-        req[name.replace(".", "_")] = value.tolist()
+        req[name] = value.tolist()  # the keys as state_dict() writes them
     kwargs = {}
     if batch:
         lengths = rng.integers(1, m + 1, size=batch)
@@ -121,7 +121,7 @@ def main():
             # the server's output is (n, e); weights (h, n, m)
             tol = TOLERANCE[req["dtype"]]
             e_out, z_out = compare(body["output"], out,
-                                   np.asarray(req["out_proj_bias"]), tol)
+                                   np.asarray(req["out_proj.bias"]), tol)
             e_w, z_w = compare(body["weights"], weights, 0.0, tol)
             err = max(e_out, e_w)
             worst[req["dtype"]] = max(worst[req["dtype"]], err)

@@ -125,6 +125,11 @@ static const rejection rejections[] = {
      "missing_field", "/w_v"},
     {"{\"x\":[[1,2]],\"w_o\":[[1]],\"out_proj_weight\":[[1]]," VALID_TAIL "}",
      400, "conflicting_fields", "/out_proj_weight"},
+    {"{\"x\":[[1,2]],\"out_proj_weight\":[[1]],\"out_proj.weight\":[[1]]"
+     "," VALID_TAIL "}",
+     400, "conflicting_fields", "/out_proj.weight"},
+    {"{\"x\":[[1,2]],\"b_o\":[1],\"out_proj.bias\":[1]," VALID_TAIL "}", 400,
+     "conflicting_fields", "/out_proj.bias"},
     /* batches: x (B, n, d) with context (B, m, d_c), key_padding (B, m),
      * mask (n, m) or (B, n, m) */
     {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[1,2]]," VALID_TAIL "}", 400,

@@ -98,6 +98,32 @@ static void state_dict_names_decode_to_the_lesson_layout(void **state)
     api_request_free(&b);
 }
 
+/* state_dict() writes the output projection as "out_proj.weight" and
+ * "out_proj.bias": those keys give W_o and b_o as their underscored names
+ * do. */
+static void state_dict_keys_with_dots_give_the_output_projection(void **state)
+{
+    (void)state;
+    const char *dots = "{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1]],"
+                       "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],"
+                       "\"out_proj.weight\":[[1,2],[3,4]],"
+                       "\"out_proj.bias\":[7,8]}";
+    const char *underscores = "{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1]],"
+                              "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],"
+                              "\"out_proj_weight\":[[1,2],[3,4]],"
+                              "\"out_proj_bias\":[7,8]}";
+    api_request a, b;
+    codec_error err;
+    assert_true(decode_request(dots, strlen(dots), &limits, NULL, &a, &err));
+    assert_true(decode_request(underscores, strlen(underscores), &limits, NULL,
+                               &b, &err));
+    assert_non_null(a.w_o);
+    assert_memory_equal(a.w_o, b.w_o, 4 * sizeof(double));
+    assert_memory_equal(a.b_o, b.b_o, 2 * sizeof(double));
+    api_request_free(&a);
+    api_request_free(&b);
+}
+
 static void malformed_json_names_line_and_column(void **state)
 {
     (void)state;
@@ -164,6 +190,7 @@ int main(void)
         cmocka_unit_test(a_nul_byte_is_invalid_json),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
+        cmocka_unit_test(state_dict_keys_with_dots_give_the_output_projection),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
         cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),

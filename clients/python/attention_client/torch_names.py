@@ -97,9 +97,7 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
 
     fields = {"x": rows(query), "num_heads": module.num_heads,
               "dtype": dtype}
-    # state_dict names as the server takes them: dots as underscores
-    weights = {k.replace(".", "_"): as_numpy(v)
-               for k, v in module.state_dict().items()}
+    weights = {k: as_numpy(v) for k, v in module.state_dict().items()}
     if key is query and value is query:
         pass
     elif key is value:
