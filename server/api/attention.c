@@ -3,6 +3,7 @@
 #include "server/base/clock.h"
 
 #include "core/attention.h"
+#include "core/attn_stop.h"
 #include "server/json/decode.h"
 #include "server/json/encode.h"
 #include "server/json/heads.h"
@@ -54,8 +55,7 @@ static size_t reply_numbers(const api_request *req)
 
 static void compute_and_encode(pool *workers, const api_request *req,
                                size_t reply_bytes, const api_encoder *enc,
-                               reply *out, api_attention_stats *stats,
-                               api_cancelled_fn cancelled, void *cancelled_ctx);
+                               reply *out, api_attention_stats *stats);
 
 /* The codec's error becomes an error reply here, and only here. */
 void api_codec_error_reply(const codec_error *err, reply *out)
@@ -79,8 +79,7 @@ static const api_encoder v1 = {.encode = encode_v1};
 
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
-                   api_attention_stats *stats, api_cancelled_fn cancelled,
-                   void *cancelled_ctx)
+                   api_attention_stats *stats, attn_stop *stop)
 {
     api_request req;
     codec_error err;
@@ -90,8 +89,7 @@ void api_attention(pool *workers, const request_limits *limits, budget *memory,
         api_codec_error_reply(&err, out);
         return;
     }
-    api_attention_decoded(workers, limits, memory, &req, &v1, out, stats,
-                          cancelled, cancelled_ctx);
+    api_attention_decoded(workers, limits, memory, &req, &v1, out, stats, stop);
 }
 
 double api_attention_work(const api_request *req)
@@ -118,7 +116,7 @@ double api_attention_work(const api_request *req)
 bool api_attention_inline(const request_limits *limits, budget *memory,
                           const char *body, size_t len, double max_work,
                           reply *out, api_attention_stats *stats,
-                          api_request **deferred)
+                          attn_stop *stop, api_request **deferred)
 {
     *deferred = NULL;
     api_request req;
@@ -130,8 +128,8 @@ bool api_attention_inline(const request_limits *limits, budget *memory,
         return true;
     }
     if (api_attention_work(&req) <= max_work) {
-        api_attention_decoded(NULL, limits, memory, &req, &v1, out, stats, NULL,
-                              NULL);
+        api_attention_decoded(NULL, limits, memory, &req, &v1, out, stats,
+                              stop);
         return true;
     }
     *deferred = malloc(sizeof **deferred);
@@ -148,11 +146,10 @@ bool api_attention_inline(const request_limits *limits, budget *memory,
 
 void api_attention_continue(pool *workers, const request_limits *limits,
                             budget *memory, api_request *deferred, reply *out,
-                            api_attention_stats *stats,
-                            api_cancelled_fn cancelled, void *cancelled_ctx)
+                            api_attention_stats *stats, attn_stop *stop)
 {
     api_attention_decoded(workers, limits, memory, deferred, &v1, out, stats,
-                          cancelled, cancelled_ctx);
+                          stop);
     free(deferred);
 }
 
@@ -167,11 +164,11 @@ void api_attention_drop(api_request *deferred)
 void api_attention_decoded(pool *workers, const request_limits *limits,
                            budget *memory, api_request *decoded,
                            const api_encoder *enc, reply *out,
-                           api_attention_stats *stats,
-                           api_cancelled_fn cancelled, void *cancelled_ctx)
+                           api_attention_stats *stats, attn_stop *stop)
 {
     api_request req = *decoded;
     memset(decoded, 0, sizeof *decoded);
+    req.problem.stop = stop;
     const attn_problem *p = &req.problem;
     stats->n = p->n;
     stats->m = p->m;
@@ -203,8 +200,7 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
                       "the memory budget for requests in flight is used "
                       "up; retry shortly");
     } else {
-        compute_and_encode(workers, &req, reply_bytes, enc, out, stats,
-                           cancelled, cancelled_ctx);
+        compute_and_encode(workers, &req, reply_bytes, enc, out, stats);
         /* the reply's bytes stay reserved until it has been sent (the
          * HTTP layer clears the reply then); the rest goes back now */
         size_t held = 0;
@@ -218,13 +214,12 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
 
 static void compute_and_encode(pool *workers, const api_request *req,
                                size_t reply_bytes, const api_encoder *enc,
-                               reply *out, api_attention_stats *stats,
-                               api_cancelled_fn cancelled, void *cancelled_ctx)
+                               reply *out, api_attention_stats *stats)
 {
     const attn_problem *p = &req->problem;
     attn_result result;
-    if (cancelled && cancelled(cancelled_ctx))
-        return;
+    if (attn_stop_check(p->stop) != ATTN_RUN)
+        return; /* stopped while it waited: status 0, the caller answers */
     double start = clock_seconds();
     attn_status status = attn_forward(workers, p, req->want, &result);
     stats->compute_seconds = clock_seconds() - start;
@@ -241,12 +236,14 @@ static void compute_and_encode(pool *workers, const api_request *req,
                             "range (a boolean mask hides keys)"
                           : "scale the inputs down",
                       p->dtype == TENSOR_FLOAT32 ? " or use float64" : "");
+    } else if (status == ATTN_ERR_CANCELLED || status == ATTN_ERR_DEADLINE) {
+        return; /* stopped: status 0, the caller answers */
     } else if (status != ATTN_OK) {
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
                       "the server could not allocate memory for this "
                       "request");
-    } else if (cancelled && cancelled(cancelled_ctx)) {
-        attn_result_free(&result);
+    } else if (attn_stop_check(p->stop) == ATTN_STOP_CANCELLED) {
+        attn_result_free(&result); /* nobody waits for it any more */
     } else if (!api_select_heads(req, &result)) {
         attn_result_free(&result);
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL,

@@ -25,18 +25,16 @@ typedef struct {
     double compute_seconds;
 } api_attention_stats;
 
-/* Asked between the stages of a request: true means nobody waits for the
- * answer any more, and the work stops (out is left with status 0). */
-typedef bool (*api_cancelled_fn)(void *ctx);
-
 /* Decodes body, reserves what computing and encoding it needs from
  * `memory` (503 when it does not fit), computes on `workers` and fills out.
  * A 200 reply keeps its body's bytes reserved (reply_hold) until
- * reply_clear().  `cancelled` may be NULL. */
+ * reply_clear().  The computation reads `stop` (core/attn_stop.h; NULL:
+ * none) once per block of work: when it fires, before or during the
+ * computation, out is left with status 0 and the caller, who knows why it
+ * fired (a client gone, a shutdown, the deadline), answers. */
 void api_attention(pool *workers, const request_limits *limits, budget *memory,
                    const char *body, size_t len, reply *out,
-                   api_attention_stats *stats, api_cancelled_fn cancelled,
-                   void *cancelled_ctx);
+                   api_attention_stats *stats, attn_stop *stop);
 
 /* How a computed result becomes the 200 reply: /v1's JSON document, or
  * another protocol's (the Open Inference Protocol, oip.c). */
@@ -56,8 +54,7 @@ typedef struct {
 void api_attention_decoded(pool *workers, const request_limits *limits,
                            budget *memory, api_request *req,
                            const api_encoder *enc, reply *out,
-                           api_attention_stats *stats,
-                           api_cancelled_fn cancelled, void *cancelled_ctx);
+                           api_attention_stats *stats, attn_stop *stop);
 
 /* The work request req asks for, in floating-point operations: its
  * products and softmax, and the reply's numbers counted as operations of
@@ -73,14 +70,13 @@ double api_attention_work(const api_request *req);
 bool api_attention_inline(const request_limits *limits, budget *memory,
                           const char *body, size_t len, double max_work,
                           reply *out, api_attention_stats *stats,
-                          api_request **deferred);
+                          attn_stop *stop, api_request **deferred);
 
 /* api_attention() of a request api_attention_inline() decoded and deferred;
  * frees `deferred`. */
 void api_attention_continue(pool *workers, const request_limits *limits,
                             budget *memory, api_request *deferred, reply *out,
-                            api_attention_stats *stats,
-                            api_cancelled_fn cancelled, void *cancelled_ctx);
+                            api_attention_stats *stats, attn_stop *stop);
 
 /* Frees a deferred request that will not run (NULL: nothing). */
 void api_attention_drop(api_request *deferred);

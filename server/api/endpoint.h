@@ -50,8 +50,12 @@ typedef struct {
     size_t body_len;
     const char *header; /* the request header its route names, or NULL */
     api_attention_stats *stats; /* filled for the access log */
-    api_cancelled_fn cancelled; /* true once nobody waits for the answer */
-    void *cancelled_ctx;
+    /* the computation's stop (core/attn_stop.h), or NULL: cancelled when
+     * nobody waits for the answer any more; its deadline --compute-timeout
+     * after `received` (attn_stop_now() seconds, when the body had
+     * arrived), which the request may shorten (OIP's timeout) */
+    attn_stop *stop;
+    double received;
     /* what the fast lane decoded and left to the pool job (the job takes
      * it), or NULL: decode the body */
     void *deferred;

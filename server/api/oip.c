@@ -15,6 +15,8 @@
  */
 #include "server/api/endpoint.h"
 
+#include "core/attn_stop.h"
+
 #include "server/base/buf.h"
 #include "server/base/problem.h"
 #include "server/json/oip.h"
@@ -217,11 +219,17 @@ static bool oip_decode_job(const api_job *job, api_request *req,
 static void oip_answer(const api_job *job, api_request *req,
                        oip_reply_plan *plan, reply *out)
 {
+    /* the request's own timeout, when shorter, counts from its arrival */
+    attn_stop *stop = job->stop;
+    if (stop && plan->timeout_seconds > 0 &&
+        (stop->deadline == 0 ||
+         job->received + plan->timeout_seconds < stop->deadline))
+        stop->deadline = job->received + plan->timeout_seconds;
     oip_writing writing = {.plan = plan};
     api_encoder enc = {
         .encode = oip_write, .finish = oip_finish, .ctx = &writing};
     api_attention_decoded(job->workers, job->limits, job->memory, req, &enc,
-                          out, job->stats, job->cancelled, job->cancelled_ctx);
+                          out, job->stats, job->stop);
     oip_reply_plan_free(plan);
 }
 

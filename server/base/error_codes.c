@@ -57,6 +57,7 @@ const error_code_row error_codes[ERR_CODE_COUNT] = {
     [ERR_OVERLOADED] = {"overloaded", RETRY_LATER},
     [ERR_OUT_OF_MEMORY] = {"out_of_memory", RETRY_LATER},
     [ERR_DRAINING] = {"draining", RETRY_LATER},
+    [ERR_COMPUTE_TIMEOUT] = {"compute_timeout", RETRY_LATER},
 };
 
 const error_code_row *error_code_info(error_code code)

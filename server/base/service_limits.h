@@ -47,6 +47,13 @@
  * counts until then, is freed.  1 MiB/s is a slow mobile link; a 90 MB
  * reply then gets two minutes. */
 #define LIMIT_DEFAULT_MIN_SEND_RATE ((size_t)1 << 20)
+/* Seconds a computation may take, from its request's arrival (its time in
+ * the queue counts): past it the computation is stopped and answered 503
+ * compute_timeout, and its worker is free at once.  30 s is what a
+ * balancer or a client waits by default (nginx's proxy_read_timeout is
+ * 60 s, a browser's fetch has none); a request that needs longer is too
+ * big for one replica anyway. */
+#define LIMIT_DEFAULT_COMPUTE_TIMEOUT 30
 /* Seconds SIGTERM waits for in-flight requests before exiting. */
 #define LIMIT_DEFAULT_GRACE 20
 

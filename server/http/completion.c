@@ -111,6 +111,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         .heads = req->stats.heads,
         .work = req->stats.work,
         .lane = req->lane,
+        .stopped = req->stopped,
     };
     if (req->t_work_start > 0) {
         entry.queue_seconds = req->t_work_start - req->t_queued;

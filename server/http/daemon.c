@@ -79,6 +79,7 @@ static bool label_metrics(char *err, size_t err_size)
 static http_server *start_failed(http_server *srv)
 {
     conn_deadlines_stop(srv->deadlines);
+    inflight_stop(srv->computing);
     free(srv);
     return NULL;
 }
@@ -99,6 +100,11 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
     srv->deadlines = conn_deadlines_start(cfg->request_timeout);
     if (!srv->deadlines) {
         snprintf(err, err_size, "cannot start the deadline watcher");
+        return start_failed(srv);
+    }
+    srv->computing = inflight_start();
+    if (!srv->computing) {
+        snprintf(err, err_size, "cannot start the hang-up watcher");
         return start_failed(srv);
     }
     atomic_init(&srv->next_request_id, 1);
@@ -186,5 +192,6 @@ void http_stop(http_server *srv)
         return;
     MHD_stop_daemon(srv->daemon);
     conn_deadlines_stop(srv->deadlines);
+    inflight_stop(srv->computing);
     free(srv);
 }

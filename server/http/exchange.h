@@ -29,6 +29,7 @@
 #include "server/http/conn_deadline.h"
 #include "server/http/daemon.h"
 #include "server/http/guards.h"
+#include "server/http/inflight.h"
 #include "server/http/routes.h"
 #include "server/obs/access_log.h"
 #include "server/setup/config.h"
@@ -56,6 +57,7 @@ struct http_server {
     atomic_ullong completed_requests;
     budget memory;
     conn_deadlines *deadlines;
+    inflight *computing; /* the computations a client or SIGTERM may stop */
     atomic_bool draining;
     atomic_bool abandon; /* grace is over: answer queued jobs with 503 */
     atomic_ullong next_request_id;
@@ -94,7 +96,10 @@ typedef struct {
     unsigned long long acked_base; /* the socket's bytes acked at queueing */
     bool acked_known;
     api_attention_stats stats;
-    double t_start, t_queued, t_work_start, t_work_end;
+    struct attn_stop stop;  /* read by the computation (core/attn_stop.h) */
+    inflight_entry watched; /* listed while it computes on a worker */
+    const char *stopped;    /* why the computation stopped, for the log */
+    double t_start, t_received, t_queued, t_work_start, t_work_end;
 } request;
 
 /* answer.c: libmicrohttpd's access handler (cls is the server). */

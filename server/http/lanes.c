@@ -11,19 +11,27 @@
  * becomes a pool job.  --fast-lane off|all sends every request one way.
  * The job frees the body and gives its memory back; the reply keeps its
  * bytes reserved (reply_hold) until the "request completed" callback.
+ * Every computation reads its request's stop: a deadline --compute-timeout
+ * after the body arrived (which the request may shorten), cancelled by
+ * inflight.c when the client hangs up or the shutdown's grace ends.  The
+ * core then leaves its pass within a block of work, and the request is
+ * answered here: 499 (logged, never sent), 503 compute_timeout or 503
+ * draining.
  */
 #include "server/http/exchange.h"
 
 #include "server/base/block_cache.h"
 #include "server/base/clock.h"
 #include "server/base/problem.h"
+#include "server/http/inflight.h"
 
 #include <math.h>
 #include <poll.h>
 #include <stdatomic.h>
 
 /* A suspended connection does not notice its client leaving; a job peeks at
- * the socket before spending time on a request nobody waits for. */
+ * the socket before spending time on a request nobody waits for (the
+ * watcher, inflight.c, sees it too, but a moment later). */
 static bool client_gone(const request *req)
 {
     if (req->fd < 0)
@@ -33,7 +41,60 @@ static bool client_gone(const request *req)
            (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-static bool client_gone_hook(void *arg) { return client_gone(arg); }
+/* Nobody to answer: 499 (as nginx logs it) is only logged. */
+static void answer_client_gone(request *req)
+{
+    reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
+    req->stopped = "client_gone";
+}
+
+static void answer_draining(request *req, const char *when)
+{
+    problem_reply(&req->rep, ERR_DRAINING, NULL, "the server shut down %s",
+                  when);
+    req->stopped = "shutdown";
+}
+
+/* The reply of a computation its stop ended (the endpoint left status 0):
+ * 499 when its client hung up, 503 compute_timeout past its deadline, 503
+ * draining when the shutdown's grace ended. */
+static void answer_stopped(request *req)
+{
+    const config *cfg = req->srv->cfg;
+    if (inflight_stopped_why(&req->watched) == INFLIGHT_CLIENT_GONE) {
+        answer_client_gone(req);
+    } else if (atomic_load(&req->stop.reason) == ATTN_STOP_DEADLINE) {
+        double limit = req->stop.deadline - req->t_received;
+        /* a deadline shorter than the server's was the request's own */
+        bool asked = limit < (double)cfg->compute_timeout - 1e-6;
+        problem_reply(&req->rep, ERR_COMPUTE_TIMEOUT, NULL,
+                      "the computation was stopped at its deadline, %.6g s "
+                      "after the request arrived (%s)",
+                      limit,
+                      asked ? "the request's timeout parameter"
+                            : "--compute-timeout");
+        req->stopped = "deadline";
+    } else {
+        answer_draining(req, "before this request's computation ended");
+    }
+}
+
+/* What the route's endpoint gets; workers NULL on the event thread. */
+static api_job job_of(request *req, pool *workers)
+{
+    const config *cfg = req->srv->cfg;
+    return (api_job){
+        .workers = workers,
+        .limits = &cfg->request,
+        .memory = &req->srv->memory,
+        .body = req->body,
+        .body_len = req->body_len,
+        .header = req->has_job_header ? req->job_header : NULL,
+        .stats = &req->stats,
+        .stop = &req->stop,
+        .received = req->t_received,
+    };
+}
 
 static void pool_job(void *arg)
 {
@@ -41,30 +102,20 @@ static void pool_job(void *arg)
     http_server *srv = req->srv;
     req->t_work_start = clock_seconds();
     req->lane = "pool";
-    if (client_gone(req)) {
-        /* nobody to answer: 499 (as nginx logs it) is only logged */
-        reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
-    } else if (atomic_load(&srv->abandon)) {
-        problem_reply(&req->rep, ERR_DRAINING, NULL,
-                      "the server shut down before this request could run");
+    inflight_why why = inflight_stopped_why(&req->watched);
+    if (why == INFLIGHT_CLIENT_GONE || client_gone(req)) {
+        answer_client_gone(req);
+    } else if (why == INFLIGHT_SHUTDOWN || atomic_load(&srv->abandon)) {
+        answer_draining(req, "before this request could run");
     } else {
-        api_job job = {
-            .workers = srv->workers,
-            .limits = &srv->cfg->request,
-            .memory = &srv->memory,
-            .body = req->body,
-            .body_len = req->body_len,
-            .header = req->has_job_header ? req->job_header : NULL,
-            .stats = &req->stats,
-            .cancelled = client_gone_hook,
-            .cancelled_ctx = req,
-            .deferred = req->deferred,
-        };
+        api_job job = job_of(req, srv->workers);
+        job.deferred = req->deferred;
         req->deferred = NULL; /* the job's now */
         req->route->job(&job, &req->rep);
-        if (req->rep.status == 0) /* cancelled: the client left */
-            reply_set_static(&req->rep, HTTP_STATUS_CLIENT_GONE, NULL, "", 0);
     }
+    inflight_remove(srv->computing, &req->watched);
+    if (req->rep.status == 0)
+        answer_stopped(req);
     req->t_work_end = clock_seconds();
     if (req->deferred) { /* not run: the client left, or the drain ended */
         req->route->drop(req->deferred);
@@ -79,14 +130,17 @@ static void pool_job(void *arg)
 }
 
 /* Suspends the connection and queues the request (and what the fast lane
- * deferred, if anything) as a pool job; 503 when the queue is full. */
+ * deferred, if anything) as a pool job; 503 when the queue is full.  From
+ * now until the job ends, a client that hangs up cancels its stop. */
 static enum MHD_Result submit_job(request *req)
 {
     http_server *srv = req->srv;
     req->state = REQ_WORKING;
     req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
+    inflight_add(srv->computing, &req->watched, req->fd, &req->stop);
     if (pool_submit(srv->workers, pool_job, req) != 0) {
+        inflight_remove(srv->computing, &req->watched);
         MHD_resume_connection(req->conn);
         if (req->deferred) {
             req->route->drop(req->deferred);
@@ -119,24 +173,25 @@ static bool takes_fast_lane(const request *req)
 
 /* The fast lane: the request is decoded here and, when its work is small,
  * computed and its reply queued here; else what was decoded goes to a
- * pool job. */
+ * pool job.  With --fast-lane all any work is computed here, and watched
+ * as a pool job's is (a small one is over before a hang-up is seen). */
 static enum MHD_Result answer_inline(request *req)
 {
     http_server *srv = req->srv;
     req->t_queued = req->t_work_start = clock_seconds();
-    api_job job = {
-        .limits = &srv->cfg->request,
-        .memory = &srv->memory,
-        .body = req->body,
-        .body_len = req->body_len,
-        .header = req->has_job_header ? req->job_header : NULL,
-        .stats = &req->stats,
-    };
-    double max_work = srv->cfg->fast_lane == CONFIG_LANE_ALL
-                          ? HUGE_VAL
-                          : LIMIT_FAST_LANE_MAX_FLOPS;
-    if (!req->route->try_inline(&job, max_work, &req->rep, &req->deferred))
+    api_job job = job_of(req, NULL);
+    bool all = srv->cfg->fast_lane == CONFIG_LANE_ALL;
+    double max_work = all ? HUGE_VAL : LIMIT_FAST_LANE_MAX_FLOPS;
+    if (all)
+        inflight_add(srv->computing, &req->watched, req->fd, &req->stop);
+    bool answered =
+        req->route->try_inline(&job, max_work, &req->rep, &req->deferred);
+    if (all)
+        inflight_remove(srv->computing, &req->watched);
+    if (!answered)
         return submit_job(req);
+    if (req->rep.status == 0)
+        answer_stopped(req);
     req->lane = "inline";
     req->t_work_end = clock_seconds();
     block_free(req->body);
@@ -146,8 +201,12 @@ static enum MHD_Result answer_inline(request *req)
     return answer_queue(req);
 }
 
+/* The body has arrived: from now the computation's deadline runs. */
 enum MHD_Result lanes_start(request *req)
 {
+    unsigned timeout = req->srv->cfg->compute_timeout;
+    req->t_received = attn_stop_now();
+    attn_stop_init(&req->stop, timeout ? req->t_received + timeout : 0);
     if (!upload_reserve_parsing(req))
         return answer_queue(req);
     return takes_fast_lane(req) ? answer_inline(req) : submit_job(req);

@@ -25,12 +25,10 @@ static void attention_job(const api_job *job, reply *out)
 {
     if (job->deferred)
         api_attention_continue(job->workers, job->limits, job->memory,
-                               job->deferred, out, job->stats, job->cancelled,
-                               job->cancelled_ctx);
+                               job->deferred, out, job->stats, job->stop);
     else
         api_attention(job->workers, job->limits, job->memory, job->body,
-                      job->body_len, out, job->stats, job->cancelled,
-                      job->cancelled_ctx);
+                      job->body_len, out, job->stats, job->stop);
 }
 
 static bool attention_inline(const api_job *job, double max_work, reply *out,
@@ -39,7 +37,7 @@ static bool attention_inline(const api_job *job, double max_work, reply *out,
     api_request *decoded = NULL;
     bool answered =
         api_attention_inline(job->limits, job->memory, job->body, job->body_len,
-                             max_work, out, job->stats, &decoded);
+                             max_work, out, job->stats, job->stop, &decoded);
     *deferred = decoded;
     return answered;
 }

@@ -47,6 +47,9 @@ extern "C" {
 /* What an inference request asks of its reply. */
 typedef struct {
     char *id; /* the request's "id", echoed (malloc'd), or NULL */
+    /* its "timeout" parameter in seconds (sent in microseconds, as
+     * tritonclient does), or 0: none of its own */
+    double timeout_seconds;
     /* the stages to return, in the order they are listed */
     attn_stage outputs[ATTN_STAGE_COUNT];
     bool binary[ATTN_STAGE_COUNT]; /* by stage: sent as binary data */

@@ -160,14 +160,16 @@ static void shape_words(const schema_tensor *t, char *out, size_t size)
 /* ---- the request's parameters ------------------------------------------- */
 
 /* The protocol's own scheduling parameters, which tritonclient sends: a
- * whole number >= 0 each, accepted and without effect (one model, one
- * queue, no priorities; `timeout`, microseconds, is no deadline yet). */
+ * whole number >= 0 each.  `priority` is accepted and without effect (one
+ * model, one queue, no priorities); `timeout`, in microseconds, is the
+ * request's deadline (oip_reply_plan.timeout_seconds). */
 static const char *const scheduling_parameters[] = {"priority", "timeout"};
 
 /* Whether key is one of them; false with err set when its value is not a
  * whole number >= 0. */
 static bool is_scheduling_parameter(const char *key, json_t *value,
-                                    const char *ptr, codec_error *err, bool *ok)
+                                    const char *ptr, oip_reply_plan *plan,
+                                    codec_error *err, bool *ok)
 {
     for (size_t i = 0;
          i < sizeof scheduling_parameters / sizeof *scheduling_parameters;
@@ -181,12 +183,15 @@ static bool is_scheduling_parameter(const char *key, json_t *value,
         if (!*ok)
             codec_fail(err, ERR_WRONG_TYPE, ptr,
                        "%s must be a whole number >= 0", key);
+        else if (strcmp(key, "timeout") == 0)
+            plan->timeout_seconds = v * 1e-6;
         return true;
     }
     return false;
 }
 
-static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
+static bool read_parameters(oip_reader *rd, json_t *params,
+                            oip_reply_plan *plan, codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX];
     if (!json_is_object(params)) {
@@ -200,7 +205,7 @@ static bool read_parameters(oip_reader *rd, json_t *params, codec_error *err)
     {
         pointer2(ptr, "parameters", key);
         bool ok;
-        if (is_scheduling_parameter(key, value, ptr, err, &ok)) {
+        if (is_scheduling_parameter(key, value, ptr, plan, err, &ok)) {
             if (!ok)
                 return false;
             continue;
@@ -927,12 +932,12 @@ static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
                      .binary_len = len - json_len};
     for (int f = 0; f < API_FIELD_COUNT; f++)
         rd.input_of[f] = -1;
-    bool ok =
-        read_envelope(root, plan, err) &&
-        (!json_object_get(root, "parameters") ||
-         read_parameters(&rd, json_object_get(root, "parameters"), err)) &&
-        read_inputs(&rd, json_object_get(root, "inputs"), err) &&
-        read_outputs(&rd, json_object_get(root, "outputs"), plan, err);
+    bool ok = read_envelope(root, plan, err) &&
+              (!json_object_get(root, "parameters") ||
+               read_parameters(&rd, json_object_get(root, "parameters"), plan,
+                               err)) &&
+              read_inputs(&rd, json_object_get(root, "inputs"), err) &&
+              read_outputs(&rd, json_object_get(root, "outputs"), plan, err);
     if (ok && !validate_request(&rd.fields, limits, req, err)) {
         repoint(&rd, err);
         ok = false;

@@ -289,6 +289,10 @@ void access_log_write(const access_log_entry *e)
         buf_puts(&line, ",\"lane\":");
         buf_json_string(&line, e->lane);
     }
+    if (e->stopped) {
+        buf_puts(&line, ",\"stopped\":");
+        buf_json_string(&line, e->stopped);
+    }
     if (e->heads) {
         put_size(&line, ",\"n\":", e->n);
         put_size(&line, ",\"d\":", e->d);

@@ -36,6 +36,9 @@ typedef struct {
     size_t n, d, heads;
     double work;      /* estimated floating-point operations (attention.h) */
     const char *lane; /* "inline" or "pool" where it computed, else NULL */
+    /* why its computation was stopped ("client_gone", "deadline",
+     * "shutdown"), else NULL; compute_seconds then says how long it ran */
+    const char *stopped;
 } access_log_entry;
 
 /* Starts the writer thread; request lines are logged only when `requests`

@@ -72,6 +72,10 @@ static const option_spec options[] = {
      "seconds a request may take to arrive", NULL},
     {"min-send-rate", OPT_BYTES, FIELD(min_send_rate), 0,
      "bytes a second a reply must be read at (after --request-timeout)", NULL},
+    {"compute-timeout", OPT_UINT, FIELD(compute_timeout), 0,
+     "seconds a computation may take from its request's arrival, then 503 "
+     "compute_timeout (0: no limit)",
+     NULL},
     {"grace", OPT_UINT, FIELD(grace), 0,
      "seconds SIGTERM waits for in-flight requests", NULL},
     {"api-key-file", OPT_STRING, FIELD(api_key_file),
@@ -126,6 +130,7 @@ static void set_defaults(config *cfg)
     cfg->idle_timeout = LIMIT_DEFAULT_IDLE_TIMEOUT;
     cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
     cfg->min_send_rate = LIMIT_DEFAULT_MIN_SEND_RATE;
+    cfg->compute_timeout = LIMIT_DEFAULT_COMPUTE_TIMEOUT;
     cfg->grace = LIMIT_DEFAULT_GRACE;
     strcpy(cfg->cors_origins, "*");
     cfg->access_log = true;

@@ -36,7 +36,8 @@ typedef struct {
     unsigned max_connections_per_ip;
     unsigned idle_timeout;
     unsigned request_timeout;
-    size_t min_send_rate; /* bytes a second a reply must be read at */
+    size_t min_send_rate;     /* bytes a second a reply must be read at */
+    unsigned compute_timeout; /* seconds, 0: none */
     unsigned grace;
     char api_key_file[4096];
     char cors_origins[4096];

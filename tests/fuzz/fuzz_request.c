@@ -608,7 +608,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reply out = {0};
     api_attention_stats stats = {0};
     api_attention(workers, &limits, &fuzz_memory, body, size, &out, &stats,
-                  NULL, NULL);
+                  NULL);
     CHECK(reply_join(&out), "could not join the reply's parts");
     check_reply(&out, data, size);
 
