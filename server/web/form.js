@@ -295,6 +295,13 @@ export function readBody() {
   }
   const kv = direct() ? undefined : wholeNumber("num_kv_heads", "Key/value heads");
   if (kv !== undefined) body.num_kv_heads = kv;
+  // grouped-query attention's rule, in the words a student needs (the API
+  // would name the columns of W_k it cannot split)
+  const nh = body.num_heads;
+  if (Number.isInteger(kv) && Number.isInteger(nh) && kv >= 1 && nh >= 1 && nh % kv !== 0)
+    throw new ClientError("/num_kv_heads", `Key/value heads must divide Heads: ${nh} heads cannot share ${kv} `
+      + `key/value heads evenly (each key/value head serves the same number of heads). Try ${range(nh).map((j) => j + 1)
+        .filter((d) => nh % d === 0).join(", ")}.`);
   if ($("dtype").value !== "float64") body.dtype = $("dtype").value;
   const scale = $("scale").value.trim();
   if (scale !== "") {

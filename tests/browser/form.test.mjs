@@ -187,6 +187,19 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   await shot("errors-fixed.png");
 });
 
+test("key/value heads must divide heads: the page says so next to Key/value heads, and sends nothing", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await rendered(() => page.fill("#num_heads", "4"));
+  const before = await renders();
+  await failed(() => page.fill("#num_kv_heads", "3"));
+  assert.equal(await page.textContent("#err-num_kv_heads"), "Key/value heads must divide Heads: 4 heads cannot share 3 "
+    + "key/value heads evenly (each key/value head serves the same number of heads). Try 1, 2, 4.");
+  assert.equal(await page.getAttribute("#num_kv_heads", "aria-invalid"), "true");
+  assert.equal(await renders(), before, "nothing was sent");
+  const body = await rendered(() => page.fill("#num_kv_heads", "2"));
+  assert.deepEqual([body.num_heads, body.num_kv_heads, body.w_k[0].length], [4, 2, 4]);
+});
+
 test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a decimal comma is refused", async () => {
   const lesson = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
