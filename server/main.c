@@ -1,6 +1,14 @@
 /*
  * main.c - configuration → pool → HTTP daemon → wait for a signal (giving
  * memory back when idle) → drain.
+ *
+ * The drain: SIGTERM or SIGINT stops accepting (/readyz answers 503) and
+ * waits for the requests in flight, --grace seconds at most.  Then, or at
+ * once when a second SIGTERM or SIGINT arrives, every computation still
+ * running or queued is cancelled (the core leaves its pass within a block
+ * of work) and answered 503 draining; the replies get MAIN_LAST_SEND_SECONDS
+ * to reach their clients, and the process exits: within grace + 1 s, or
+ * 1 s after the second signal.
  */
 #include "core/pool.h"
 #include "server/base/clock.h"
@@ -34,6 +42,13 @@ static int stop_pipe[2] = {-1, -1};
 
 /* How often main() looks at the server while it waits for a signal. */
 #define MAIN_TICK_MS 250
+/* How often the drain looks for the requests in flight to be done. */
+#define MAIN_DRAIN_TICK_MS 20
+/* After the cancellation, the time the replies (503 draining, and every
+ * reply computed before it) have to reach their clients: the computations
+ * stop within a block of work (milliseconds), and a second and the
+ * process's own teardown bound the exit. */
+#define MAIN_LAST_SEND_SECONDS 0.8
 
 static void on_signal(int sig)
 {
@@ -86,24 +101,74 @@ static void give_back_when_idle(http_server *srv, idle_trim *t)
     }
 }
 
+/* SIGTERM's or SIGINT's number when one arrives within timeout_ms, else 0
+ * (SIGHUP is logged and ignored). */
+static int next_stop_signal(int timeout_ms)
+{
+    struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+    unsigned char sig = 0;
+    if (poll(&p, 1, timeout_ms) <= 0 || read(stop_pipe[0], &sig, 1) != 1)
+        return 0;
+    if (sig != SIGHUP)
+        return sig;
+    char event[64];
+    snprintf(event, sizeof event,
+             "{\"event\":\"signal_ignored\",\"signal\":%d}", sig);
+    access_log_event(event);
+    return 0;
+}
+
 /* Blocks until SIGTERM or SIGINT arrives, giving memory back when idle;
  * returns the signal's number. */
 static int serve_until_stop_signal(http_server *srv, size_t budget)
 {
     idle_trim trim = {.budget = budget};
     for (;;) {
-        struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
-        unsigned char sig = 0;
-        if (poll(&p, 1, MAIN_TICK_MS) > 0 && read(stop_pipe[0], &sig, 1) == 1) {
-            if (sig != SIGHUP)
-                return sig;
-            char event[64];
-            snprintf(event, sizeof event,
-                     "{\"event\":\"signal_ignored\",\"signal\":%d}", sig);
-            access_log_event(event);
-        }
+        int sig = next_stop_signal(MAIN_TICK_MS);
+        if (sig)
+            return sig;
         give_back_when_idle(srv, &trim);
     }
+}
+
+/* Waits for the requests in flight to be done, `grace` seconds at most;
+ * a second SIGTERM or SIGINT ends the wait (its number in *second).  True
+ * when they are done. */
+static bool wait_in_flight(http_server *srv, unsigned grace, int *second)
+{
+    double deadline = clock_seconds() + grace;
+    unsigned long long completed;
+    while (!http_idle(srv, &completed)) {
+        double left_ms = (deadline - clock_seconds()) * 1000;
+        if (left_ms <= 0)
+            return false;
+        *second =
+            next_stop_signal(left_ms < MAIN_DRAIN_TICK_MS ? (int)left_ms + 1
+                                                          : MAIN_DRAIN_TICK_MS);
+        if (*second)
+            return false;
+    }
+    return true;
+}
+
+/* The drain (above); true when every request finished on its own. */
+static bool drain(http_server *srv, unsigned grace)
+{
+    http_begin_drain(srv);
+    int second = 0;
+    if (wait_in_flight(srv, grace, &second))
+        return true;
+    char event[96];
+    if (second)
+        snprintf(event, sizeof event,
+                 "{\"event\":\"cancelling\",\"signal\":%d}", second);
+    else
+        snprintf(event, sizeof event,
+                 "{\"event\":\"cancelling\",\"grace_over_s\":%u}", grace);
+    access_log_event(event);
+    http_cancel_all(srv);
+    http_wait_idle(srv, MAIN_LAST_SEND_SECONDS);
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -152,8 +217,7 @@ int main(int argc, char **argv)
              "{\"event\":\"draining\",\"signal\":%d,\"grace_s\":%u}", sig,
              cfg.grace);
     access_log_event(event);
-    http_begin_drain(srv);
-    bool idle = http_wait_idle(srv, cfg.grace);
+    bool idle = drain(srv, cfg.grace);
     pool_destroy(workers); /* runs what is queued; every job resumes */
     http_stop(srv);
     /* every request's line is logged by now (http_stop() completed the

@@ -172,14 +172,18 @@ void http_begin_drain(http_server *srv)
         close(fd);
 }
 
-bool http_wait_idle(http_server *srv, unsigned seconds)
+void http_cancel_all(http_server *srv)
+{
+    atomic_store(&srv->abandon, true);
+    inflight_cancel_all(srv->computing);
+}
+
+bool http_wait_idle(http_server *srv, double seconds)
 {
     double deadline = clock_seconds() + seconds;
     while (atomic_load(&srv->active_requests) > 0) {
-        if (clock_seconds() >= deadline) {
-            atomic_store(&srv->abandon, true);
+        if (clock_seconds() >= deadline)
             return false;
-        }
         struct timespec pause = {0, HTTP_IDLE_POLL_NS};
         nanosleep(&pause, NULL);
     }

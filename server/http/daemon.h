@@ -28,8 +28,13 @@ bool http_idle(http_server *srv, unsigned long long *completed);
 /* Stops accepting connections; /readyz answers 503 from now on. */
 void http_begin_drain(http_server *srv);
 
-/* Waits until no request is in progress or `seconds` pass; true if idle. */
-bool http_wait_idle(http_server *srv, unsigned seconds);
+/* Stops every computation: those running leave their pass within a block
+ * of work, those queued do not start, and each is answered 503 draining. */
+void http_cancel_all(http_server *srv);
+
+/* Waits until no request is in progress (every reply sent, or its
+ * connection closed) or `seconds` pass; true if idle. */
+bool http_wait_idle(http_server *srv, double seconds);
 
 /* Stops the daemon and frees srv.  Call after every job has resumed its
  * connection (http_wait_idle() returned true, or the pool was destroyed). */

@@ -1,6 +1,8 @@
 /*
  * test_drain.c - SIGTERM while requests are in flight: the server finishes
- * them and exits 0, also when a second SIGTERM arrives mid-drain.
+ * them and exits 0; a second SIGTERM mid-drain cancels what is left,
+ * answers it and exits 0 at once (tests/robust/test_faults.py stops
+ * computations that run past --grace and after a second signal).
  *
  * One group, "drain", on a server with --threads 1 --grace 15 --fast-lane
  * off, whatever lane the suite runs with: the heavy requests wait for the
@@ -94,11 +96,16 @@ static void sigterm_finishes_in_flight_requests_and_exits_0(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-static void second_sigterm_during_drain_still_exits_0(void **state)
+/* How soon after a second SIGTERM the process must be gone. */
+#define SECOND_SIGNAL_EXIT_MS 1000
+
+static void
+second_sigterm_during_drain_answers_and_exits_0_at_once(void **state)
 {
     (void)state;
-    /* a second signal (Ctrl-C twice, an impatient orchestrator) must not
-     * kill the process half-way through its drain */
+    /* a second signal (Ctrl-C twice, an impatient orchestrator) cancels
+     * what is left, as nginx's fast shutdown does: the request is
+     * answered (200 if it was done, else 503 draining), never dropped */
     assert_int_equal(
         group_start((const char *[]){"--threads", "1", "--grace", "15",
                                      "--fast-lane", "off", NULL}),
@@ -114,18 +121,22 @@ static void second_sigterm_during_drain_still_exits_0(void **state)
     assert_true(server_has_in_flight(1));
     kill(g_srv.pid, SIGTERM);
     sleep_ms(100);
+    double second = now_ms();
     int status = server_stop(&g_srv); /* the second SIGTERM, then wait */
+    double took = now_ms() - second;
     pthread_join(thread, NULL);
     free(body);
-    print_message("in-flight request: %ld; wait status %d\n", client.status,
-                  status);
+    print_message("in-flight request: %ld; wait status %d, %.0f ms after the "
+                  "second SIGTERM\n",
+                  client.status, status, took);
     if (status == -1 || !WIFEXITED(status))
         fail_msg("the server %s",
                  status != -1 && WIFSIGNALED(status)
                      ? "was killed by the second signal instead of draining"
                      : "did not exit");
     assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(client.status, 200);
+    assert_true(client.status == 200 || client.status == 503);
+    assert_true(took < SECOND_SIGNAL_EXIT_MS);
 }
 
 /* ======================================================================= */
@@ -137,8 +148,9 @@ int main(void)
 
     const struct CMUnitTest drain[] = {
         cmocka_unit_test(sigterm_finishes_in_flight_requests_and_exits_0),
-        cmocka_unit_test_teardown(second_sigterm_during_drain_still_exits_0,
-                                  drain_teardown),
+        cmocka_unit_test_teardown(
+            second_sigterm_during_drain_answers_and_exits_0_at_once,
+            drain_teardown),
     };
 
     int failed = cmocka_run_group_tests_name("drain", drain, drain_setup,

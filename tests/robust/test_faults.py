@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """Faults: clients that disconnect mid-upload and mid-compute (their memory
 is freed, others see nothing), SIGTERM while requests are in flight (each
-of them is answered 200, the process exits 0), SIGHUP (ignored: the
-requests in flight are answered and the server goes on), and an API key
-file that no request could match (the server refuses to start).
+of them is answered 200, the process exits 0), --grace as a hard limit (a
+computation still running at its end is stopped and answered 503
+draining, the process exits within grace + 1 s, and no reply computed
+before is lost) and a second SIGTERM or SIGINT (the same at once, exit
+within 1 s), SIGHUP (ignored: the requests in flight are answered and the
+server goes on), and an API key file that no request could match (the
+server refuses to start).
 
 usage: test_faults.py SERVER_BIN"""
 import os
@@ -12,18 +16,23 @@ import signal
 import socket
 import subprocess
 import sys
+import json
 import tempfile
 import threading
 import time
 
 from robustlib import (Failures, Server, attention_body, check_ok, http,
-                       parse_response)
+                       narrow_heads_body, parse_response)
 
 UPLOAD_ABORTS = 200       # connections dropped half way through a body
 COMPUTE_ABORTS = 24       # connections dropped while their job runs
 WARMUP = 6                # first rounds, before memory is compared
 RSS_GROWTH_MAX = 0.10     # resident memory after warm-up flat within 10 %
 INFLIGHT = 8              # requests in flight when SIGTERM arrives
+LONG_N = 4096             # narrow_heads_body(): a minute of work or so
+GRACE = 1                 # --grace of the hard-limit test
+EXIT_AFTER_GRACE_MAX = 1.0   # the exit follows the grace's end within this
+EXIT_AFTER_SECOND_MAX = 1.0  # ... and a second signal within this
 
 
 def head(length):
@@ -165,6 +174,98 @@ def test_sigterm(binary, f):
     f.check(refused, "no longer accepting after exit")
 
 
+def exchange(port, body, out, key):
+    """POSTs body on a connection of its own; out[key] is (status, code),
+    or the error that ended the exchange."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as s:
+            s.sendall(head(len(body))[:-2] + b"Connection: close\r\n\r\n"
+                      + body)
+            data = b""
+            while True:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        status, headers, resp = parse_response(data)
+        if len(resp) != int(headers.get("content-length", -1)):
+            raise RuntimeError(f"{len(resp)} body bytes of "
+                               f"{headers.get('content-length')}")
+        out[key] = (status, json.loads(resp).get("code") if status != 200
+                    else None)
+    except Exception as e:  # noqa: BLE001
+        out[key] = repr(e)
+
+
+def lost_replies(log_path):
+    """Access-log lines of a 200 the client did not get whole."""
+    lost = []
+    with open(log_path, "rb") as log:
+        for line in log:
+            if line.startswith(b"{\"time\""):
+                entry = json.loads(line)
+                if entry["status"] == 200 and not entry["completed"]:
+                    lost.append(entry["request_id"])
+    return lost
+
+
+def stop_mid_computation(binary, f, name, args, signals):
+    """A long computation and small requests in flight; `signals` are sent
+    (the first once the long one computes, each next 0.3 s later).  Returns
+    the seconds from the last signal to the exit."""
+    srv = Server(binary, ["--threads", "2"] + args)
+    rng = random.Random(11)
+    small = attention_body(rng, 64, 16, 2, {"return": ["output"]})
+    results = {}
+    threads = [threading.Thread(target=exchange,
+                                args=(srv.port, narrow_heads_body(LONG_N),
+                                      results, "long"))]
+    threads += [threading.Thread(target=exchange,
+                                 args=(srv.port, small, results, i))
+                for i in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)  # the long one computes; the small ones are answered
+    for i, sig in enumerate(signals):
+        if i:
+            time.sleep(0.3)
+        srv.proc.send_signal(sig)
+    t0 = time.monotonic()
+    code = srv.proc.wait(60)
+    took = time.monotonic() - t0
+    srv.log.close()
+    for t in threads:
+        t.join(60)
+    print(f"  {name}: exit code {code} {took:.2f} s after the last signal; "
+          f"replies {results}", flush=True)
+    f.check(code == 0, f"{name}: exit code {code}")
+    f.check(results.get("long") == (503, "draining"),
+            f"{name}: the long computation is answered 503 draining "
+            f"({results.get('long')})")
+    f.check(all(results.get(i) == (200, None) for i in range(4)),
+            f"{name}: the small requests, computed before, are answered 200")
+    lost = lost_replies(srv.log_path)
+    f.check(not lost, f"{name}: no 200 logged as not completed ({lost})")
+    return took
+
+
+def test_grace_is_a_hard_limit(binary, f):
+    took = stop_mid_computation(binary, f, f"SIGTERM, --grace {GRACE}",
+                                ["--grace", str(GRACE)], [signal.SIGTERM])
+    f.check(took <= GRACE + EXIT_AFTER_GRACE_MAX,
+            f"exit within grace + {EXIT_AFTER_GRACE_MAX:g} s ({took:.2f} s)")
+
+
+def test_second_signal_exits_at_once(binary, f):
+    for second in (signal.SIGTERM, signal.SIGINT):
+        name = f"SIGTERM then {second.name}, --grace 60"
+        took = stop_mid_computation(binary, f, name, ["--grace", "60"],
+                                    [signal.SIGTERM, second])
+        f.check(took <= EXIT_AFTER_SECOND_MAX,
+                f"{name}: exit within {EXIT_AFTER_SECOND_MAX:g} s of the "
+                f"second signal ({took:.2f} s)")
+
+
 def test_sighup(binary, f):
     srv = Server(binary, ["--threads", "2"])
     rng = random.Random(9)
@@ -223,6 +324,8 @@ def main():
     f = Failures()
     test_disconnects(binary, f)
     test_sigterm(binary, f)
+    test_grace_is_a_hard_limit(binary, f)
+    test_second_signal_exits_at_once(binary, f)
     test_sighup(binary, f)
     test_api_key_file(binary, f)
     f.exit("test_faults")
