@@ -65,12 +65,11 @@ export function fieldOf(pointer) {
 export function showFieldError(field, problem) {
   const slot = $(`err-${field}`);
   const parts = [];
-  if (!problem.client) {
-    parts.push(el("span", { class: "code" }, problem.code || `HTTP ${problem.status}`));
-    if (problem.pointer) parts.push(" at ", el("code", {}, problem.pointer));
-    parts.push(": ");
-  }
-  parts.push(problem.detail || problem.title || "the request failed");
+  parts.push(problem.client ? problem.detail : studentWords(problem.detail || problem.title || "the request failed"));
+  // the API's own code and pointer after the words, for a teacher or a bug report
+  if (!problem.client)
+    parts.push(" ", el("span", { class: "api" }, "(the API's ", el("span", { class: "code" }, problem.code || `HTTP ${problem.status}`),
+      problem.pointer ? [" at ", el("code", {}, problem.pointer)] : null, ")"));
   slot.replaceChildren(...parts);
   slot.dataset.pointer = problem.pointer || "";
   slot.dataset.code = problem.code || (problem.client ? "client" : "");
@@ -89,3 +88,33 @@ export function showFieldError(field, problem) {
   }
 }
 
+
+// The API's names in a message as the page names them: "the 8 columns of
+// w_q" → "the 8 columns of W_q", num_heads → Heads.
+export function studentWords(text) {
+  return text.replace(/\b(?:[a-z]+(?:_[a-z]+)+|[xqkv])\b/g, (w) => (FIELD_NAMES[w] && FIELD_UI[w] ? FIELD_NAMES[w] : w));
+}
+
+// What a student edits to fix a field: its control, or its editor's text
+// box when shown, else the grid's flagged cell (or first cell).
+function controlOf(field) {
+  if (FIELD_CONTROLS[field]) return $(FIELD_CONTROLS[field]);
+  const ed = editors[field];
+  if (!ed) return null;
+  if (ed.text.offsetParent) return ed.text;
+  return ed.grid.querySelector("input.flag") || ed.grid.querySelector("input");
+}
+
+// Brings a field's message into view (the least scroll that shows it) and
+// puts the focus on what fixes it, unless the student is typing in a box
+// (always when asked: the status line's button).
+export function revealError(field, focus = false) {
+  const slot = $(`err-${field}`), r = slot.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > innerHeight) slot.scrollIntoView({ block: "nearest" });
+  const target = controlOf(field);
+  const typing = document.activeElement && document.activeElement.matches("input, textarea, select");
+  if (target && (focus || !typing)) {
+    target.focus({ preventScroll: true });
+    if (focus) slot.scrollIntoView({ block: "nearest" });
+  }
+}

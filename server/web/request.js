@@ -2,9 +2,9 @@
  * request.js - the request: the body sent, the binary reply read, the
  * timings kept.
  */
-import { $, ALL_STAGES, API, AUTO_DELAY_MS, ClientError } from "./base.js";
+import { $, ALL_STAGES, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
 import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
-import { FIELD_NAMES, clearErrors, fieldOf, showFieldError } from "./field-errors.js";
+import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
 import { makeResult } from "./reply.js";
 import { mayMask, renderResult } from "./views.js";
 import { afterRender } from "./highlight.js";
@@ -18,6 +18,16 @@ export let seq = 0, inflight = null, timer = null, lastGood = null;
 // (they are written after the drawing, once the state is compressed).
 
 export function setStatus(text, kind) { const s = $("status"); s.textContent = text; s.className = kind || ""; }
+
+// The status line names what went wrong in a student's words, with a button
+// to the field's message and control.
+function statusError(field, words) {
+  const name = field === "general" ? "The request" : FIELD_NAMES[field] || field;
+  setStatus(`${name}: ${words}`, "bad");
+  if (field !== "general")
+    $("status").append(" ", el("button", { type: "button", class: "small", onclick: () => revealError(field, true) }, `Go to ${name}`));
+  revealError(field);
+}
 
 export function changed(source) {
   if (source === editors.x) $("batch").value = editors.x.gridShape() === "3d" ? editors.x.value.length : "";
@@ -111,9 +121,10 @@ export async function compute() {
   try { body = readBody(); }
   catch (e) {
     if (!(e instanceof ClientError)) throw e;
-    showFieldError(fieldOf(e.pointer), { client: true, detail: e.message, pointer: e.pointer });
+    const field = fieldOf(e.pointer);
+    showFieldError(field, { client: true, detail: e.message, pointer: e.pointer });
     results.dataset.state = "error"; results.classList.add("stale");
-    setStatus("Fix the highlighted field.", "bad");
+    statusError(field, e.message);
     return;
   }
   const text = JSON.stringify({ ...body, encoding: "base64" });
@@ -151,9 +162,10 @@ export async function compute() {
     let problem;
     const words = new TextDecoder().decode(reply);
     try { problem = JSON.parse(words); } catch { problem = { status: resp.status, detail: words.slice(0, 300) }; }
-    showFieldError(fieldOf(problem.pointer), problem);
+    const field = fieldOf(problem.pointer);
+    showFieldError(field, problem);
     results.dataset.state = "error"; results.classList.add("stale");
-    setStatus(`${resp.status} ${problem.title || "error"}: see the message next to ${FIELD_NAMES[fieldOf(problem.pointer)] || "the form"}.`, "bad");
+    statusError(field, studentWords(problem.detail || problem.title || `HTTP ${resp.status}`));
     return;
   }
   const R = makeResult(body, parseReply(reply));

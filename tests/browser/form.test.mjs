@@ -148,7 +148,7 @@ test("errors: a ragged X is shown next to the X editor with the API's own words"
                             w_v: lesson.w_v, num_heads: 1, tokens: lesson.tokens });
   assert.equal(reply.status, 400);
   assert.equal(reply.json.pointer, "/x/1");
-  assert.equal(await err.textContent(), `ragged_array at /x/1: ${reply.json.detail}`);
+  assert.equal(await err.textContent(), `${reply.json.detail} (the API's ragged_array at /x/1)`);
   assert.equal(await page.getAttribute("#text-x", "aria-invalid"), "true");
   assert.equal(await page.isVisible("#err-general"), false);
   assert.match(await page.getAttribute("#results", "class"), /stale/);
@@ -165,14 +165,14 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   // 3 heads cannot split 4 columns
   await failed(() => page.fill("#num_heads", "3"));
   assert.equal(await page.getAttribute("#err-num_heads", "data-pointer"), "/num_heads");
-  assert.match(await page.textContent("#err-num_heads"), /^invalid_num_heads at \/num_heads: 3 heads do not divide/);
+  assert.equal(await page.textContent("#err-num_heads"), "3 heads do not divide the 4 columns of W_q (the API's invalid_num_heads at /num_heads)");
   assert.equal(await page.getAttribute("#num_heads", "aria-invalid"), "true");
   await rendered(() => page.fill("#num_heads", "1"));
 
   // removing a row of W_k in the grid: W_k has 3 rows but X has 4 columns
   await failed(() => page.click('#field-w_k button[aria-label="W_k: remove row"]'));
   assert.equal(await page.getAttribute("#err-w_k", "data-pointer"), "/w_k");
-  assert.match(await page.textContent("#field-w_k #err-w_k"), /^shape_mismatch at \/w_k: w_k has 3 rows/);
+  assert.equal(await page.textContent("#field-w_k #err-w_k"), "W_k has 3 rows but X has 4 columns: X @ W needs them equal (the API's shape_mismatch at /w_k)");
   await rendered(() => page.click('#field-w_k button[aria-label="W_k: add row"]'));
 
   // a typo is caught by the page itself, next to the cell's editor, and nothing is sent
@@ -185,6 +185,41 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   assert.equal(await page.textContent("#err-w_q"), 'W_q row 1 column 2: "0,3" is ambiguous: write 0.3 for a decimal, or 0, 3 for two numbers');
   await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 1 column 2"]', "0.3"));
   await shot("errors-fixed.png");
+});
+
+test("errors in a student's words: the status names the field, its message comes into view, a button goes to it", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await rendered(() => page.click('button[data-preset="002"]'));
+    await page.evaluate(() => scrollTo(0, 0));
+    await failed(() => page.click("#compute").then(() => page.fill("#num_heads", "3")));
+    const words = "3 heads do not divide the 8 columns of W_q";
+    assert.equal(await page.textContent("#err-num_heads"), `${words} (the API's invalid_num_heads at /num_heads)`);
+    assert.equal(await page.textContent("#status"), `Heads: ${words} Go to Heads`);
+    const inView = () => page.evaluate(() => {
+      const r = document.getElementById("err-num_heads").getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= innerHeight;
+    });
+    assert.ok(await inView(), "the message is on the screen");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "num_heads", "typing in Heads keeps its focus");
+    // from anywhere, the status line's button goes back to the field
+    await page.evaluate(() => scrollTo(0, document.body.scrollHeight));
+    await page.click("#status button");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "num_heads");
+    assert.ok(await inView(), "the message is on the screen again");
+    // an editor's error: the focus goes to its text (typed in elsewhere)
+    await rendered(() => page.fill("#num_heads", "2"));
+    await page.click('#field-w_k .seg label:has(input[value="text"])');
+    await page.uncheck("#auto");
+    await page.fill("#text-w_k", "[[1, 2], [3, 4]]");
+    await failed(() => page.click("#compute"));
+    assert.equal(await page.textContent("#status"), "W_k: W_k has 2 rows but X has 8 columns: X @ W needs them equal Go to W_k");
+    assert.equal(await page.evaluate(() => document.activeElement.id), "text-w_k");
+    await page.check("#auto");
+    await rendered(() => page.click('button[data-preset="002"]'));
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
 });
 
 test("key/value heads must divide heads: the page says so next to Key/value heads, and sends nothing", async () => {
@@ -240,4 +275,4 @@ test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a de
   await openHead(0);
 });
 
-finalChecks(3);
+finalChecks(5);
