@@ -56,6 +56,15 @@ static bool is_token(const char *s, size_t len)
     return true;
 }
 
+/* Headers the service reads as one value, where a repeat with another value
+ * leaves the request ambiguous (which type is the body, which token was
+ * authorized, where does an OIP body's JSON end?): refused.  The same
+ * value twice is one value.  Content-Length, which frames the body, may
+ * not come twice at all (below). */
+static const char *const single_valued[] = {"Content-Type", "Authorization",
+                                            "Inference-Header-Content-Length"};
+#define SINGLE_VALUED_COUNT (sizeof single_valued / sizeof *single_valued)
+
 /* What the header set says about the body and the host, and the first
  * problem found in the block. */
 typedef struct {
@@ -67,6 +76,10 @@ typedef struct {
     unsigned content_lengths, transfer_encodings, hosts;
     const char *content_length, *transfer_encoding, *host;
     size_t content_length_len, transfer_encoding_len, host_len;
+    /* by single_valued[]: the first value seen, NULL if none */
+    const char *single[SINGLE_VALUED_COUNT];
+    size_t single_len[SINGLE_VALUED_COUNT];
+    const char *conflict; /* a single_valued[] name seen with two values */
 } header_scan;
 
 /* Whether [p, p + len] lies in the block. */
@@ -89,10 +102,30 @@ static bool only_line_ends(const header_scan *scan, uintptr_t to, size_t min,
     return true;
 }
 
+/* Notes a field of single_valued[], and a second value of one. */
+static void note_single(header_scan *scan, const char *key, size_t key_size,
+                        const char *value, size_t value_size)
+{
+    for (size_t i = 0; i < SINGLE_VALUED_COUNT; i++) {
+        if (strlen(single_valued[i]) != key_size ||
+            strncasecmp(key, single_valued[i], key_size) != 0)
+            continue;
+        if (!scan->single[i]) {
+            scan->single[i] = value;
+            scan->single_len[i] = value_size;
+        } else if (scan->single_len[i] != value_size ||
+                   memcmp(scan->single[i], value, value_size) != 0) {
+            scan->conflict = single_valued[i];
+        }
+        return;
+    }
+}
+
 static void note_field(header_scan *scan, const char *key, size_t key_size,
                        const char *value, size_t value_size)
 {
     scan->bytes += key_size + value_size + FRAMING_HEADER_OVERHEAD;
+    note_single(scan, key, key_size, value, value_size);
     if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0) {
         scan->content_lengths++;
         scan->content_length = value;
@@ -383,6 +416,13 @@ bool framing_refused(struct MHD_Connection *conn, const char *method,
     if (scan.hosts && !valid_host(scan.host, scan.host_len))
         return refuse(out, ERR_BAD_REQUEST,
                       "the Host header is not a host and port");
+    if (scan.conflict) {
+        problem_reply(out, ERR_BAD_REQUEST, NULL,
+                      "two %s headers with different values: which one "
+                      "holds is ambiguous",
+                      scan.conflict);
+        return true;
+    }
     return false;
 }
 

@@ -1,7 +1,9 @@
 /*
  * test_request_framing.c - what frames a request: headers over the server's
  * limit are 431; two Content-Lengths, or one beside chunked, are 400 and end
- * the connection (raw sockets send what libcurl will not).
+ * the connection; so are two Content-Type, Authorization or
+ * Inference-Header-Content-Length headers with different values (the same
+ * value twice is served).  Raw sockets send what libcurl will not.
  *
  * One group, "request_framing", on a server with the default flags.
  */
@@ -98,6 +100,65 @@ static void conflicting_content_length_is_400(void **state)
     response_free(&r);
 }
 
+/* POST `path` with lesson 001's body, its Content-Type and these extra
+ * header lines ("Name: value\r\n" each); the reply. */
+static http_response post_with_headers(const char *path, const char *headers,
+                                       bool *closed)
+{
+    size_t len = strlen(LESSON_001);
+    size_t size = len + strlen(headers) + 256;
+    char *request = malloc(size);
+    assert_non_null(request);
+    snprintf(request, size,
+             "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\n%sContent-Length: %zu\r\n"
+             "\r\n%s",
+             path, headers, len, LESSON_001);
+    http_response r = raw_exchange(request, closed);
+    free(request);
+    return r;
+}
+
+static void two_values_of_a_single_valued_header_are_400(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *headers, *name;
+    } cases[] = {
+        {"/v1/attention", "Content-Type: text/plain\r\n", "Content-Type"},
+        {"/v1/attention",
+         "Authorization: Bearer a\r\nAuthorization: Bearer b\r\n",
+         "Authorization"},
+        {"/v2/models/attention/infer",
+         "Inference-Header-Content-Length: 10\r\n"
+         "inference-header-content-length: 20\r\n",
+         "Inference-Header-Content-Length"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bool closed;
+        http_response r =
+            post_with_headers(cases[i].path, cases[i].headers, &closed);
+        expect_status(&r, 400);
+        expect(strstr(r.body.data, "\"bad_request\"") &&
+                   strstr(r.body.data, cases[i].name) &&
+                   strstr(r.body.data, "different values"),
+               &r);
+        expect(closed, &r);
+        response_free(&r);
+    }
+}
+
+static void the_same_value_twice_is_served(void **state)
+{
+    (void)state;
+    bool closed;
+    http_response r = post_with_headers(
+        "/v1/attention", "Content-Type: application/json\r\n", &closed);
+    expect_status(&r, 200);
+    expect(lesson_response_correct(&r), &r);
+    response_free(&r);
+}
+
 /* ======================================================================= */
 
 int main(void)
@@ -110,6 +171,8 @@ int main(void)
         cmocka_unit_test(huge_headers_are_431),
         cmocka_unit_test(duplicate_content_length_is_400),
         cmocka_unit_test(conflicting_content_length_is_400),
+        cmocka_unit_test(two_values_of_a_single_valued_header_are_400),
+        cmocka_unit_test(the_same_value_twice_is_served),
     };
 
     int failed = cmocka_run_group_tests_name("request_framing", request_framing,
