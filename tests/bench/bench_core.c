@@ -30,7 +30,18 @@
  *   gemm DTYPE SIZE THREADS CALLS
  *       C (S, S) = A (S, S) @ B (S, S) through OpenBLAS with THREADS BLAS
  *       threads, the rate the machine reaches at all.
+ *   cancel DTYPE N D H D_K D_OUT THREADS AFTER_MS ROUNDS
+ *       self-attention on x (N, D) with W_q, W_k, W_v (D, H·D_K) and W_o
+ *       (H·D_K, D_OUT), cancelled from another thread AFTER_MS into each of
+ *       ROUNDS passes: {"after_cancel_ms": [...], "median_ms": m,
+ *       "cpu_ms": [...], "median_cpu_ms": c} says how long each pass took
+ *       to return after the cancel, and how much CPU time the process (every
+ *       thread) spent in that time.  The issue's attack
+ *       on the service is `cancel float32 8192 1 128 16 1 T 300 R`.
  *   info   the BLAS core, SIMD level and product path in use;   quit
+ *
+ * Every pass timed carries a stop (core/attn_stop.h) that never fires, with
+ * a deadline, as the server's jobs do: reading it is part of the cost.
  *
  * `bench_core LEVEL` caps the core's SIMD level as the server's --kernels
  * does (core/arch.h: avx2 is what a CPU without AVX-512 runs).
@@ -47,12 +58,14 @@
  */
 #include "core/arch.h"
 #include "core/attention.h"
+#include "core/attn_stop.h"
 #include "server/setup/alloc_setup.h"
 #include "server/setup/blas_setup.h"
 #include "server/setup/build_info.h"
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +133,9 @@ static int parse_dtype(const char *s, tensor_dtype *out)
         return -1;
     return 0;
 }
+
+/* The stop every timed pass carries: a deadline a long way ahead. */
+static attn_stop never_fires;
 
 /* pools[t] serves THREADS = t + 1 (pools[0] is NULL: the caller alone). */
 static pool *pools[BENCH_MAX_THREADS];
@@ -191,6 +207,7 @@ static attn_problem bench_problem(const bench_inputs *in, tensor_dtype dtype,
         .w_k = in->w_k,
         .w_v = in->w_v,
         .w_o = in->w_o,
+        .stop = &never_fires,
     };
 }
 
@@ -396,6 +413,120 @@ done:
     free(c);
 }
 
+typedef struct {
+    attn_stop *stop;
+    double after;        /* seconds after the start */
+    double cancelled_at; /* attn_stop_now() then   */
+    double cpu_at;       /* the process's CPU seconds then */
+} bench_canceller;
+
+static void *cancel_after(void *arg)
+{
+    bench_canceller *c = arg;
+    double until = attn_stop_now() + c->after;
+    struct timespec pause = {0, 200000}; /* 0.2 ms steps */
+    while (attn_stop_now() < until)
+        nanosleep(&pause, NULL);
+    c->cpu_at = clock_read(CLOCK_PROCESS_CPUTIME_ID);
+    c->cancelled_at = attn_stop_now();
+    attn_stop_cancel(c->stop, ATTN_STOP_CANCELLED);
+    return NULL;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Prints the list [a...], then ,"name":median (a is sorted). */
+static void print_with_median(double *a, long count, const char *name)
+{
+    for (long r = 0; r < count; r++)
+        printf("%s%.3f", r ? "," : "[", a[r]);
+    qsort(a, (size_t)count, sizeof *a, compare_doubles);
+    printf("],\"%s\":%.3f", name,
+           count % 2 ? a[count / 2] : (a[count / 2 - 1] + a[count / 2]) / 2);
+}
+
+/* Rounds a cancel command may ask for (bounds its array of times). */
+#define BENCH_MAX_ROUNDS 64
+
+static void cmd_cancel(const char *dtype_name, size_t n, size_t d, size_t h,
+                       size_t d_k, size_t d_out, size_t threads,
+                       double after_ms, long rounds)
+{
+    tensor_dtype dtype;
+    if (parse_dtype(dtype_name, &dtype) != 0 || h == 0 || d_k == 0 ||
+        threads == 0 || threads > BENCH_MAX_THREADS || rounds < 1 ||
+        rounds > BENCH_MAX_ROUNDS || after_ms < 0) {
+        printf("{\"error\":\"bad cancel command\"}\n");
+        return;
+    }
+    size_t width = h * d_k;
+    double w_amp = 1.0 / sqrt((double)d);
+    bench_inputs in = {
+        .x = make_tensor(dtype, n * d, SEED_X, 1.0),
+        .w_q = make_tensor(dtype, d * width, SEED_WQ, w_amp),
+        .w_k = make_tensor(dtype, d * width, SEED_WK, w_amp),
+        .w_v = make_tensor(dtype, d * width, SEED_WV, w_amp),
+        .w_o = d_out ? make_tensor(dtype, width * d_out, SEED_WO, w_amp) : NULL,
+    };
+    pool *workers = pool_for(threads);
+    if (!in.x || !in.w_q || !in.w_k || !in.w_v || (d_out && !in.w_o) ||
+        (threads > 1 && !workers)) {
+        printf("{\"error\":\"out of memory\"}\n");
+        bench_inputs_free(&in);
+        return;
+    }
+    attn_problem p = {.dtype = dtype,
+                      .n = n,
+                      .m = n,
+                      .d = d,
+                      .d_c = d,
+                      .heads = h,
+                      .d_k = d_k,
+                      .d_v = d_k,
+                      .d_out = d_out ? d_out : width,
+                      .x = in.x,
+                      .w_q = in.w_q,
+                      .w_k = in.w_k,
+                      .w_v = in.w_v,
+                      .w_o = in.w_o};
+    double late[BENCH_MAX_ROUNDS], cpu[BENCH_MAX_ROUNDS];
+    attn_status st = ATTN_ERR_CANCELLED;
+    for (long r = 0; r < rounds && st == ATTN_ERR_CANCELLED; r++) {
+        attn_stop stop;
+        attn_stop_init(&stop, 0);
+        p.stop = &stop;
+        bench_canceller c = {.stop = &stop, .after = after_ms * 1e-3};
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, cancel_after, &c) != 0) {
+            st = ATTN_ERR_NOMEM;
+            break;
+        }
+        attn_result out;
+        st = attn_forward(workers, &p, 0, &out);
+        double end = attn_stop_now();
+        double end_cpu = clock_read(CLOCK_PROCESS_CPUTIME_ID);
+        pthread_join(thread, NULL);
+        late[r] = (end - c.cancelled_at) * 1e3;
+        cpu[r] = (end_cpu - c.cpu_at) * 1e3;
+        if (st == ATTN_OK)
+            attn_result_free(&out);
+    }
+    if (st != ATTN_ERR_CANCELLED) {
+        printf("{\"error\":\"attn_forward status %d\"}\n", (int)st);
+    } else {
+        printf("{\"after_cancel_ms\":");
+        print_with_median(late, rounds, "median_ms");
+        printf(",\"cpu_ms\":");
+        print_with_median(cpu, rounds, "median_cpu_ms");
+        printf("}\n");
+    }
+    bench_inputs_free(&in);
+}
+
 int main(int argc, char **argv)
 {
     arch_simd most = ARCH_SIMD_COUNT - 1; /* no cap */
@@ -407,6 +538,8 @@ int main(int argc, char **argv)
     build_info info = build_info_apply(most);
     blas_setup_single_threaded();
     alloc_setup_reuse_large_buffers(); /* the server's allocator policy */
+    /* a deadline as far ahead as a day: read on every block, never met */
+    attn_stop_init(&never_fires, attn_stop_now() + 86400);
     char line[BENCH_LINE_MAX];
     while (fgets(line, sizeof line, stdin)) {
         char cmd[16], dtype[16];
@@ -414,7 +547,8 @@ int main(int argc, char **argv)
         int weights;
         long calls;
         bench_variant v;
-        size_t sequences;
+        size_t sequences, d_k, d_out;
+        double after_ms;
         if (sscanf(line, "attn %15s %zu %zu %zu %zu %d %ld", dtype, &n, &d, &h,
                    &threads, &weights, &calls) == 7)
             cmd_attn(dtype, n, d, h, threads, weights, calls);
@@ -426,6 +560,10 @@ int main(int argc, char **argv)
         else if (sscanf(line, "batch %15s %zu %zu %zu %zu %zu %ld", dtype,
                         &sequences, &n, &d, &h, &threads, &calls) == 7)
             cmd_batch(dtype, sequences, n, d, h, threads, calls);
+        else if (sscanf(line, "cancel %15s %zu %zu %zu %zu %zu %zu %lf %ld",
+                        dtype, &n, &d, &h, &d_k, &d_out, &threads, &after_ms,
+                        &calls) == 9)
+            cmd_cancel(dtype, n, d, h, d_k, d_out, threads, after_ms, calls);
         else if (sscanf(line, "gemm %15s %zu %zu %ld", dtype, &n, &threads,
                         &calls) == 4)
             cmd_gemm(dtype, n, threads, calls);

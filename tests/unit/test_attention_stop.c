@@ -9,7 +9,11 @@
  * to count the blocks the core holds while a pass runs: a stopped pass must
  * end with as many frees as mallocs.  Time bounds are generous for a loaded
  * machine, and scale with the time of one block of work measured here (so
- * that they hold under an emulator too).
+ * that they hold under an emulator too).  What a stop bounds is the work
+ * done after it, so that is asserted tightly as the process's CPU time
+ * from the cancel to the return (every thread's, the freeing included);
+ * the wall-clock time also holds the scheduler's delays of a loaded
+ * machine (a helper thread waiting for a CPU), so its bound is loose.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,10 +115,19 @@ static bool no_stage(const attn_result *r)
 
 /* ---- a pass stopped from another thread ---- */
 
+/* CPU seconds of every thread of the process so far. */
+static double process_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 typedef struct {
     attn_stop *stop;
     double delay;        /* seconds after the start to cancel */
     double cancelled_at; /* attn_stop_now() when it did       */
+    double cpu_at;       /* process_cpu() then                */
 } canceller;
 
 static void *cancel_later(void *arg)
@@ -123,6 +136,7 @@ static void *cancel_later(void *arg)
     struct timespec pause = {
         (time_t)c->delay, (long)((c->delay - (double)(time_t)c->delay) * 1e9)};
     nanosleep(&pause, NULL);
+    c->cpu_at = process_cpu();
     c->cancelled_at = attn_stop_now();
     attn_stop_cancel(c->stop, ATTN_STOP_CANCELLED);
     return NULL;
@@ -131,6 +145,7 @@ static void *cancel_later(void *arg)
 typedef struct {
     attn_status status;
     double late;      /* seconds from the cancel or deadline to the return */
+    double late_cpu;  /* CPU seconds of the process in that time (cancel) */
     long live_blocks; /* the core's blocks still held after the return   */
     bool no_stage;
 } stopped_pass;
@@ -152,7 +167,7 @@ static stopped_pass run_stopped(pool *workers, attn_problem *p, unsigned want,
     attn_result out;
     start_counting();
     attn_status status = attn_forward(workers, p, want, &out);
-    double end = attn_stop_now();
+    double end = attn_stop_now(), end_cpu = process_cpu();
     stop_counting();
     if (!by_deadline)
         pthread_join(thread, NULL);
@@ -160,6 +175,7 @@ static stopped_pass run_stopped(pool *workers, attn_problem *p, unsigned want,
     stopped_pass r = {.status = status,
                       .late =
                           end - (by_deadline ? start + delay : c.cancelled_at),
+                      .late_cpu = by_deadline ? 0 : end_cpu - c.cpu_at,
                       .live_blocks = atomic_load(&live_blocks),
                       .no_stage = no_stage(&out)};
     if (status == ATTN_OK)
@@ -194,20 +210,27 @@ static double one_block_seconds(void)
     return times[0] + times[1] + times[2] - lo - hi;
 }
 
-/* How late a stopped pass may return: 200 ms on this loaded machine (a
- * block is a few ms), or 40 blocks where a block takes longer. */
-static double late_bound(void)
+/* The CPU time a pass may spend after its stop fired: 100 ms (a block is
+ * a few ms of one thread, freeing the pass's buffers a few more), or 40
+ * blocks where a block takes longer. */
+static double late_cpu_bound(void)
 {
     static double bound;
     if (bound == 0)
-        bound = fmax(0.2, 40 * one_block_seconds());
+        bound = fmax(0.1, 40 * one_block_seconds());
     return bound;
 }
+
+/* The wall-clock time: five times that, for the scheduler's delays. */
+static double late_bound(void) { return 5 * late_cpu_bound(); }
 
 static void assert_stopped(stopped_pass r, attn_status why, const char *what)
 {
     if (r.status != why)
         fail_msg("%s: status %d, not %d", what, r.status, why);
+    if (r.late_cpu > late_cpu_bound())
+        fail_msg("%s: %.1f ms of CPU after the cancel (bound %.0f ms)", what,
+                 r.late_cpu * 1e3, late_cpu_bound() * 1e3);
     if (r.late > late_bound())
         fail_msg("%s: returned %.1f ms after the stop (bound %.0f ms)", what,
                  r.late * 1e3, late_bound() * 1e3);
