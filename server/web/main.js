@@ -11,6 +11,7 @@ import { init as initCompare } from "./compare.js";
 import { init as initLessons, loadPreset } from "./lessons.js";
 import { init as initExplain } from "./explain.js";
 import { init as initShare, applyState, unpackState } from "./share.js";
+import { init as initModelView } from "./model-view.js";
 
 initForm();
 initRequest();
@@ -18,6 +19,7 @@ initCompare();
 initLessons();
 initExplain();
 initShare();
+initModelView();
 // for the browser test: the page's own formatter, palettes, luminance and mask
 Object.assign(window.attentionVisualizer, { fmt, PALETTES, luminance, maskBody });
 
