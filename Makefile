@@ -82,7 +82,7 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/heads.c \
                server/json/parse_json.c server/json/bind.c \
                server/json/validate.c server/json/weights.c \
-               server/json/positions.c \
+               server/json/positions.c server/json/torch_masks.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/decode.c server/json/encode.c \
                server/json/oip_decode.c server/json/oip_encode.c \

@@ -189,6 +189,13 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                     NUMBERS(past_v)},
     /* the query heads the reply holds, in this order (heads.h) */
     [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    /* PyTorch's masks under its names and in the sense of the function the
+     * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is
+     * projected, scaled_dot_product_attention's with q, k and v */
+    [API_ATTN_MASK] = {"attn_mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER)},
+    [API_KEY_PADDING_MASK] = {"key_padding_mask",
+                              TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
+    [API_IS_CAUSAL] = {"is_causal", .kind = SCHEMA_BOOLEAN},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,

@@ -83,6 +83,9 @@ typedef enum {
     API_PAST_K,
     API_PAST_V,
     API_HEADS,
+    API_ATTN_MASK,
+    API_KEY_PADDING_MASK,
+    API_IS_CAUSAL,
     API_FIELD_COUNT
 } api_field;
 

@@ -10,6 +10,7 @@
 
 #include "server/json/bind.h"
 #include "server/json/positions.h"
+#include "server/json/torch_masks.h"
 #include "server/json/weights.h"
 
 #include <math.h>
@@ -281,63 +282,69 @@ static bool take_scale(api_request *req, codec_error *err)
 
 /* mask: (n, m) for every sequence and head; (h, n, m), one per head, for
  * one sequence; in a batch (B, n, m), one per sequence, or (B, h, n, m), one
- * per sequence and head.  key_padding: (m), or (B, m) in a batch. */
+ * per sequence and head.  key_padding: (m), or (B, m) in a batch.  Under
+ * our names or PyTorch's (torch_masks.c). */
 static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
     char ptr[CODEC_POINTER_MAX];
-    schema_tensor *mask = &fields->tensor[API_MASK];
+    api_field mask_f, pad_f;
+    if (!torch_masks_pick(fields, !given_qkv(fields), p, &mask_f, &pad_f, err))
+        return false;
+    schema_tensor *mask = &fields->tensor[mask_f];
+    const char *name = api_schema[mask_f].name;
     if (mask->present) {
-        schema_pointer(API_MASK, ptr);
+        schema_pointer(mask_f, ptr);
         size_t lead = p->batch && mask->rank >= 3 ? 1 : 0;
         size_t heads = mask->rank - lead == 3 ? 1 : 0;
         if (mask->rank == 4 && !p->batch)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "mask has 4 dimensions, (B, h, n, m), but x is "
-                              "one sequence: send (n, m) or (h, n, m)");
+                              "%s has 4 dimensions, (B, h, n, m), but x is "
+                              "one sequence: send (n, m) or (h, n, m)",
+                              name);
         if (lead && mask->dims[0] != p->batch)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "mask holds %zu masks but x holds %zu sequences",
-                              mask->dims[0], p->batch);
+                              "%s holds %zu masks but x holds %zu sequences",
+                              name, mask->dims[0], p->batch);
         if (heads && mask->dims[lead] != p->heads)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "mask holds %zu masks per sequence but there "
+                              "%s holds %zu masks per sequence but there "
                               "are %zu heads",
-                              mask->dims[lead], p->heads);
+                              name, mask->dims[lead], p->heads);
         size_t rows = mask->dims[lead + heads];
         size_t cols = mask->dims[lead + heads + 1];
         if (rows != p->n || cols != p->m)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "mask is %zu×%zu but the scores are %zu×%zu "
+                              "%s is %zu×%zu but the scores are %zu×%zu "
                               "(queries × keys)",
-                              rows, cols, p->n, p->m);
+                              name, rows, cols, p->n, p->m);
         p->mask_per_sequence = lead;
         p->mask_per_head = heads;
         if (mask->is_bool) {
             req->allow = mask->data;
             mask->data = NULL;
-        } else if (!bind_numbers(fields, API_MASK, p->dtype, &req->bias, err)) {
+        } else if (!bind_numbers(fields, mask_f, p->dtype, &req->bias, err)) {
             return false;
         }
     }
-    schema_tensor *padding = &fields->tensor[API_KEY_PADDING];
+    schema_tensor *padding = &fields->tensor[pad_f];
+    name = api_schema[pad_f].name;
     if (padding->present) {
-        schema_pointer(API_KEY_PADDING, ptr);
+        schema_pointer(pad_f, ptr);
         int rank = p->batch ? 2 : 1;
         if (padding->rank != rank)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "key_padding has %d dimensions; %s",
-                              padding->rank,
+                              "%s has %d dimensions; %s", name, padding->rank,
                               p->batch ? "a batch takes (B, m), one row of "
                                          "keys per sequence"
                                        : "one sequence takes (m)");
         if (p->batch && padding->dims[0] != p->batch)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "key_padding has %zu rows for %zu sequences",
+                              "%s has %zu rows for %zu sequences", name,
                               padding->dims[0], p->batch);
         if (padding->dims[rank - 1] != p->m)
             return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "key_padding has %zu entries for %zu keys",
+                              "%s has %zu entries for %zu keys", name,
                               padding->dims[rank - 1], p->m);
         req->key_padding = padding->data;
         padding->data = NULL;

@@ -10,8 +10,9 @@ the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
 or q/k/v_proj_weight, out_proj.weight, out_proj.bias) with num_heads.
 Cases vary self- and cross-attention,
 kdim = vdim ≠ e (our one `context` is both key and value), key_padding_mask,
-boolean attn_mask (PyTorch: true = NOT allowed; ours: true = may attend, so
-the request sends its negation) and additive float masks.
+boolean attn_mask ((L, S), or (N·h, L, S) in a batch) and additive float
+masks, each sent under PyTorch's name as the module takes it (attn_mask
+means nn.MultiheadAttention's "true = masked out" when x is projected).
 
 The server's output and per-head weights must equal PyTorch's to TOLERANCE
 (relative to the largest magnitude), except in rows where every key is
@@ -62,19 +63,25 @@ def random_case(rng, i):
         lengths = rng.integers(1, m + 1, size=batch)
         padding = np.arange(m)[None, :] >= lengths[:, None]
         kwargs["key_padding_mask"] = torch.tensor(padding)
-        req["key_padding"] = padding.tolist()
     elif i % 5 == 1:
         padding = rng.random(m) > 0.7
         kwargs["key_padding_mask"] = torch.tensor(padding[None, :])
-        req["key_padding"] = padding.tolist()
     if i % 4 == 2:
         hidden = rng.random((n, m)) > 0.6
         kwargs["attn_mask"] = torch.tensor(hidden)
-        req["mask"] = (~hidden).tolist()
+    elif batch and i % 12 == 11:
+        # one per sequence and head, (N·h, L, S); key 0 is never padding
+        # and stays visible, so no head of a row is left without a key
+        hidden = rng.random((batch * heads, n, m)) > 0.6
+        hidden[:, :, 0] = False
+        kwargs["attn_mask"] = torch.tensor(hidden)
     elif i % 4 == 0 and i % 8 == 0:
         additive = rng.normal(size=(n, m))
         kwargs["attn_mask"] = torch.tensor(additive, dtype=tdt)
-        req["mask"] = torch.tensor(additive, dtype=tdt).tolist()
+    # PyTorch's names, in the module's own senses and shapes
+    for name, value in kwargs.items():
+        req[name] = (value[0] if name == "key_padding_mask" and not batch
+                     else value).tolist()
     with torch.no_grad():
         out, weights = mha(x, ctx, ctx, need_weights=True,
                            average_attn_weights=False, **kwargs)

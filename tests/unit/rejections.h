@@ -130,6 +130,20 @@ static const rejection rejections[] = {
      400, "conflicting_fields", "/out_proj.weight"},
     {"{\"x\":[[1,2]],\"b_o\":[1],\"out_proj.bias\":[1]," VALID_TAIL "}", 400,
      "conflicting_fields", "/out_proj.bias"},
+    /* PyTorch's mask names beside ours; a batch's (N·h, L, S) attn_mask */
+    {"{\"x\":[[1,2]],\"mask\":[[true]],\"attn_mask\":[[false]]," VALID_TAIL "}",
+     400, "conflicting_fields", "/attn_mask"},
+    {"{\"x\":[[1,2]],\"key_padding\":[false],\"key_padding_mask\":[false]"
+     "," VALID_TAIL "}",
+     400, "conflicting_fields", "/key_padding_mask"},
+    {"{\"x\":[[1,2]],\"causal\":true,\"is_causal\":true," VALID_TAIL "}", 400,
+     "conflicting_fields", "/is_causal"},
+    {"{\"x\":[[[1,2]],[[3,4]]],\"attn_mask\":[[[true]],[[true]],[[true]]]"
+     "," VALID_TAIL "}",
+     400, "shape_mismatch", "/attn_mask"},
+    {"{\"q\":[[[[1]]],[[[1]]]],\"k\":[[[[1]]],[[[1]]]],\"v\":[[[[1]]],[[[1]]]],"
+     "\"attn_mask\":[[[true]]]}",
+     400, "shape_mismatch", "/attn_mask"},
     /* batches: x (B, n, d) with context (B, m, d_c), key_padding (B, m),
      * mask (n, m) or (B, n, m) */
     {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[1,2]]," VALID_TAIL "}", 400,

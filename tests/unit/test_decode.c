@@ -124,6 +124,65 @@ static void state_dict_keys_with_dots_give_the_output_projection(void **state)
     api_request_free(&b);
 }
 
+#define IDENTITY_WEIGHTS                                                       \
+    "\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]]"
+
+/* The allow mask (1 = may attend) a request decodes to: false when it
+ * does not decode or has none; n_allow bytes of it are copied to out. */
+static bool allow_of(const char *body, uint8_t *out, size_t n_allow)
+{
+    api_request req;
+    codec_error err;
+    if (!decode_request(body, strlen(body), &limits, NULL, &req, &err))
+        return false;
+    bool ok = req.problem.allow != NULL;
+    if (ok)
+        memcpy(out, req.problem.allow, n_allow);
+    api_request_free(&req);
+    return ok;
+}
+
+/* attn_mask means what the mirrored function means: projecting x, as
+ * nn.MultiheadAttention (true = masked out), the inverse of our mask; with
+ * q, k and v, as scaled_dot_product_attention (true = may attend), ours. */
+static void attn_mask_takes_the_sense_of_the_mirrored_function(void **state)
+{
+    (void)state;
+    uint8_t ours[4], module[4], function[4];
+    const char *ours_body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                            ",\"mask\":[[true,false],[true,true]]}";
+    const char *module_body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                              ",\"attn_mask\":[[false,true],[false,false]]}";
+    const char *function_body = "{\"q\":[[[1,0],[0,1]]],\"k\":[[[1,0],[0,1]]],"
+                                "\"v\":[[[1,0],[0,1]]],"
+                                "\"attn_mask\":[[true,false],[true,true]]}";
+    assert_true(allow_of(ours_body, ours, 4));
+    assert_true(allow_of(module_body, module, 4));
+    assert_true(allow_of(function_body, function, 4));
+    assert_memory_equal(ours, module, 4);
+    assert_memory_equal(ours, function, 4);
+}
+
+/* In a batch, nn.MultiheadAttention's 3-D attn_mask is (N·h, L, S): the
+ * (N, h, L, S) mask, inverted. */
+static void
+a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head(void **state)
+{
+    (void)state;
+    uint8_t ours[4], module[4];
+    const char *ours_body =
+        "{\"x\":[[[1,0]],[[0,1]]],\"num_heads\":2," IDENTITY_WEIGHTS
+        ",\"mask\":[[[[true]],[[false]]],"
+        "[[[false]],[[true]]]]}";
+    const char *module_body =
+        "{\"x\":[[[1,0]],[[0,1]]],\"num_heads\":2," IDENTITY_WEIGHTS
+        ",\"attn_mask\":[[[false]],"
+        "[[true]],[[true]],[[false]]]}";
+    assert_true(allow_of(ours_body, ours, 4));
+    assert_true(allow_of(module_body, module, 4));
+    assert_memory_equal(ours, module, 4);
+}
+
 static void malformed_json_names_line_and_column(void **state)
 {
     (void)state;
@@ -191,6 +250,12 @@ int main(void)
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
         cmocka_unit_test(state_dict_keys_with_dots_give_the_output_projection),
+        cmocka_unit_test(attn_mask_takes_the_sense_of_the_mirrored_function),
+        cmocka_unit_test(
+            a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head),
+        cmocka_unit_test(attn_mask_takes_the_sense_of_the_mirrored_function),
+        cmocka_unit_test(
+            a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
         cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),

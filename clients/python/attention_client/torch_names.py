@@ -35,11 +35,11 @@ def split_float_mask(mask):
 
 
 def combine_masks(parts, dtype):
-    """One server `mask` from (hidden, additive) parts that broadcast
-    together: booleans (true = may attend) when nothing is added, else the
-    numbers with every hidden entry at HIDDEN (finite: exp underflows to
-    exactly 0, as for −∞, unless a query hides every key).  None if no
-    part."""
+    """One mask from (hidden, additive) parts that broadcast together:
+    booleans, true = hidden, when nothing is added; else the numbers with
+    every hidden entry at HIDDEN (finite, as the server takes no −∞: its
+    exponential underflows to exactly 0 as −∞'s does, unless a query hides
+    every key).  None if no part."""
     hidden = [h for h, _ in parts if h is not None]
     added = [a for _, a in parts if a is not None]
     if not hidden and not added:
@@ -49,7 +49,7 @@ def combine_masks(parts, dtype):
     for h in hidden:
         any_hidden = any_hidden | h
     if not added:
-        return ~any_hidden
+        return any_hidden
     total = np.zeros(shape)
     for a in added:
         total = total + a
@@ -57,19 +57,16 @@ def combine_masks(parts, dtype):
     return np.where(any_hidden, hidden_value, total).astype(dtype)
 
 
-def server_mask(mask4, batch, queries, keys):
+def module_mask(mask4, batch, heads, queries, keys):
     """A (A, H, L, S) mask (A 1 or N, H 1 or h; L and S may be 1 and
-    broadcast) in a form the server takes: (L, S), (h, L, S) unbatched,
-    (N, L, S) or (N, h, L, S) in a batch."""
-    a, h = mask4.shape[:2]
-    mask4 = np.broadcast_to(mask4, (a, h, queries, keys))
-    if a == 1 and h == 1:
-        return mask4[0, 0]
+    broadcast) as nn.MultiheadAttention's attn_mask: (L, S), (h, L, S) for
+    one sequence, and in a batch (N, h, L, S), which the server also
+    takes."""
+    if mask4.shape[:2] == (1, 1):
+        return np.broadcast_to(mask4[0, 0], (queries, keys))
     if batch is None:
-        return mask4[0]
-    if h == 1:
-        return np.broadcast_to(mask4[:, 0], (batch,) + mask4.shape[2:])
-    return np.broadcast_to(mask4, (batch,) + mask4.shape[1:])
+        return np.broadcast_to(mask4[0], (heads, queries, keys))
+    return np.broadcast_to(mask4, (batch, heads, queries, keys))
 
 
 # ---- nn.MultiheadAttention -------------------------------------------------
@@ -119,33 +116,34 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
             [np.zeros((wv.shape[0], k_rows.shape[-1])), wv], axis=1)
     fields.update(weights)
 
+    # the masks go under PyTorch's names and senses; what the server does
+    # not take yet (−∞, a float key_padding_mask) goes as an equal mask
     batch = fields["x"].shape[0] if batched else None
     parts = []
     if attn_mask is not None:
         m = as_numpy(attn_mask)
         m = m.reshape((batch or 1, -1) + m.shape[-2:]) if m.ndim == 3 \
             else m[None, None]
-        # nn.MultiheadAttention's boolean true = masked out; ours may attend
         parts.append((m.astype(bool), None) if m.dtype.kind in "bu"
                      else split_float_mask(m))
     if key_padding_mask is not None:
         p = as_numpy(key_padding_mask)
         if p.dtype.kind in "bu":
-            fields["key_padding"] = p.astype(bool)
+            fields["key_padding_mask"] = p.astype(bool)
         else:  # a float key_padding_mask is added, as PyTorch 2 does
             hidden, added = split_float_mask(p)
             if hidden is not None:
-                fields["key_padding"] = hidden
+                fields["key_padding_mask"] = hidden
             if added is not None:
                 parts.append((None, added.reshape(
                     (batch or 1, 1, 1, added.shape[-1]))))
     mask = combine_masks(parts, dtype)
     if mask is not None:
-        fields["mask"] = server_mask(mask, batch, fields["x"].shape[-2],
-                                     fields.get("context", fields["x"])
-                                     .shape[-2])
+        fields["attn_mask"] = module_mask(
+            mask, batch, module.num_heads, fields["x"].shape[-2],
+            fields.get("context", fields["x"]).shape[-2])
     if is_causal:
-        fields["causal"] = True
+        fields["is_causal"] = True
 
     stages = ["output", "weights"] if need_weights else ["output"]
     device = module.out_proj.weight.device
@@ -188,14 +186,15 @@ def sdpa_request(q, k, v, attn_mask, is_causal, scale):
               "dtype": dtype}
     if attn_mask is not None:
         m = as_numpy(attn_mask)
-        # the function's boolean true = may attend, as ours
         part = (~m.astype(bool), None) if m.dtype.kind in "bu" \
             else split_float_mask(m)
         mask = combine_masks([part], dtype)
         if mask is not None:
-            fields["mask"] = mask if mask.ndim == 2 else fold(mask)
+            # the function's sense: booleans true = may attend
+            mask = ~mask if mask.dtype == bool else mask
+            fields["attn_mask"] = mask if mask.ndim == 2 else fold(mask)
     if is_causal:
-        fields["causal"] = True
+        fields["is_causal"] = True
     if scale is not None:
         fields["scale"] = float(scale)
 
