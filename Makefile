@@ -85,7 +85,8 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/positions.c server/json/torch_masks.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/decode.c server/json/encode.c \
-               server/json/oip_decode.c server/json/oip_encode.c \
+               server/json/oip_decode.c server/json/oip_inputs.c \
+               server/json/oip_binary.c server/json/oip_encode.c \
                server/json/oip_fast.cpp
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \

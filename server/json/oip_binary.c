@@ -1,0 +1,107 @@
+/*
+ * oip_binary.c - the Open Inference Protocol's binary tensor data: the
+ * body's first Inference-Header-Content-Length bytes are the JSON header,
+ * and each input with binary_data_size takes the next that many bytes,
+ * little-endian, of its datatype.
+ */
+#include "server/json/oip_reader.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Digits of the longest byte count Inference-Header-Content-Length may
+ * give: a size_t has at most 20. */
+#define OIP_LENGTH_DIGITS_MAX 20
+
+/* binary_data_size bytes of the binary part, little-endian. */
+bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
+                          const oip_datatype *dt, double size, schema_tensor *t,
+                          size_t count, codec_error *err)
+{
+    const char *name = api_schema[f].name;
+    char ptr[CODEC_POINTER_MAX], words[96];
+    oip_input_pointer(ptr, i, "parameters");
+    oip_pointer_append(ptr, "binary_data_size");
+    oip_shape_words(t, words, sizeof words);
+    size_t bytes = count * dt->size; /* count is within the budget */
+    if (size != (double)bytes)
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
+                          "input %s: binary_data_size is %.0f but shape %s "
+                          "of %s takes %zu bytes",
+                          name, size, words, dt->name, bytes);
+    size_t left = rd->binary_len - rd->binary_used;
+    if (bytes > left) {
+        if (rd->binary_len == 0)
+            return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
+                              "input %s has binary_data_size %zu but the "
+                              "body has no binary data after its JSON "
+                              "(Inference-Header-Content-Length gives the "
+                              "JSON's length)",
+                              name, bytes);
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, ptr,
+                          "input %s: its %zu bytes run past the body, which "
+                          "has %zu bytes of binary data left for it",
+                          name, bytes, left);
+    }
+    const unsigned char *src = rd->binary + rd->binary_used;
+    rd->binary_used += bytes;
+    if (dt->element == OIP_BOOL) {
+        for (size_t k = 0; k < count; k++)
+            if (src[k] > 1)
+                return codec_fail(err, ERR_WRONG_TYPE, ptr,
+                                  "input %s: byte %zu is %u; a BOOL is one "
+                                  "byte, 0 or 1",
+                                  name, k, src[k]);
+        memcpy(t->data, src, count);
+        return true;
+    }
+    if (dt->element == OIP_INT) {
+        double *values = t->data;
+        for (size_t k = 0; k < count; k++) {
+            int64_t wide;
+            int32_t narrow;
+            if (dt->size == sizeof wide)
+                memcpy(&wide, src + k * sizeof wide, sizeof wide);
+            else
+                memcpy(&narrow, src + k * sizeof narrow, sizeof narrow);
+            values[k] = dt->size == sizeof wide ? (double)wide : narrow;
+            if (fabs(values[k]) > OIP_MAX_EXACT_INT)
+                return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
+                                  "input %s: element %zu is beyond 2^53, "
+                                  "where whole numbers stop being exact",
+                                  name, k);
+        }
+        return true;
+    }
+    /* FP32 stays float (t->is_float32, read_input sized it), FP64 double */
+    memcpy(t->data, src, bytes);
+    size_t bad = schema_first_nonfinite(t, count);
+    if (bad < count)
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
+                          "input %s: element %zu is not a finite number", name,
+                          bad);
+    return true;
+}
+
+bool oip_json_length(const char *value, size_t len, size_t *json_len,
+                     codec_error *err)
+{
+    *json_len = len;
+    if (!value)
+        return true;
+    size_t digits = strspn(value, "0123456789");
+    if (digits == 0 || value[digits] != '\0' || digits > OIP_LENGTH_DIGITS_MAX)
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, NULL,
+                          "Inference-Header-Content-Length must be the "
+                          "byte count of the body's JSON");
+    unsigned long long n = strtoull(value, NULL, 10);
+    if (n > len)
+        return codec_fail(err, ERR_INVALID_BINARY_DATA, NULL,
+                          "Inference-Header-Content-Length is %llu but the "
+                          "body has %zu bytes",
+                          n, len);
+    *json_len = (size_t)n;
+    return true;
+}
