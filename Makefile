@@ -24,14 +24,14 @@ CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
 # C++ only behind C interfaces: server/json/parse_fast.cpp (simdjson) and
 # server/json/parse_rows.cpp (std::from_chars).
 CXXFLAGS := -std=c++17 $(OPT) $(SAN) -Wall -Wextra -Werror -pthread -MMD -MP -I.
-LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread -lstdc++
+LDLIBS  := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lz -lm -pthread -lstdc++
 PYTHON  := /usr/bin/python3
 LISTEN  ?= 127.0.0.1:8080
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # the libraries the server is built against (their -dev packages)
 DEB_BUILD_LIBS := libc6-dev libmicrohttpd-dev libjansson-dev libsimdjson-dev \
-                  libopenblas-dev
+                  libopenblas-dev zlib1g-dev
 DEB_BUILD := gcc g++ make $(DEB_BUILD_LIBS)
 
 # Cross builds, for the Docker image's other platform: Debian's cross
@@ -97,6 +97,7 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/guards.c server/http/routes.c \
                server/http/response.c server/http/daemon.c \
                server/http/answer.c server/http/upload.c \
+               server/http/content_coding.c \
                server/http/lanes.c server/http/completion.c \
                server/http/inflight.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \

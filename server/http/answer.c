@@ -212,8 +212,11 @@ static enum MHD_Result access_first(http_server *srv,
     if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding"))
         req->close = true;
     route_request(srv, req, url, method);
+    /* a coded body is counted as it inflates (content_coding.c), a plain
+     * one from its Content-Length */
     if (req->state == REQ_RECEIVING &&
-        !upload_accept(req, framing_content_length(conn))) {
+        (!coding_begin(req, conn) ||
+         (!req->coding && !upload_accept(req, framing_content_length(conn))))) {
         /* a body refused for its size is never read */
         req->close = true;
         return answer_queue(req);
@@ -239,7 +242,8 @@ static enum MHD_Result access_chunk(request *req, const char *data, size_t size)
                    ? MHD_NO
                    : MHD_YES;
     }
-    if (!upload_append(req, data, size)) {
+    if (!(req->coding ? coding_append(req, data, size)
+                      : upload_append(req, data, size))) {
         /* refused (413, 503): the buffer goes at once, the rest of the
          * body is dropped */
         block_free(req->body);
@@ -267,6 +271,8 @@ enum MHD_Result answer_access(void *cls, struct MHD_Connection *conn,
         return access_chunk(req, upload_data, size);
     }
     conn_deadlines_disarm(srv->deadlines, req->watch); /* fully arrived */
+    if (req->state == REQ_RECEIVING && req->coding && !coding_finish(req))
+        return answer_queue(req);
     switch (req->state) {
     case REQ_RECEIVING:
         return lanes_start(req);

@@ -125,6 +125,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
     upload_release(req);
     reply_clear(&req->rep); /* and what the reply held of the budget */
     block_free(req->body);
+    coding_free(req);
     free(req);
     atomic_fetch_add(&srv->completed_requests, 1);
     atomic_fetch_sub(&srv->active_requests, 1);

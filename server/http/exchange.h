@@ -85,6 +85,7 @@ typedef struct {
     conn_watch *watch; /* this connection's deadline, may be NULL */
     int fd;            /* the client's socket, to notice it hanging up */
     size_t discarded;  /* body bytes dropped after an early answer */
+    struct content_coding *coding; /* the body's inflater, or NULL */
     char *body;
     size_t body_len, body_cap;
     size_t upload_reserved; /* the body buffer's bytes in the budget */
@@ -122,6 +123,18 @@ bool upload_append(request *req, const char *data, size_t size);
 bool upload_reserve_parsing(request *req);
 /* upload.c: gives back the memory reserved for the body and its parsing. */
 void upload_release(request *req);
+
+/* content_coding.c: reads the request's Content-Encoding; false, answered
+ * 415, when the server does not decode it (gzip and deflate it does). */
+bool coding_begin(request *req, struct MHD_Connection *conn);
+/* content_coding.c: inflates a chunk of the body into it (through
+ * upload_append()); false when refused (413, 503, 400). */
+bool coding_append(request *req, const char *data, size_t size);
+/* content_coding.c: the body has arrived; false, answered 400, when its
+ * compressed stream did not end. */
+bool coding_finish(request *req);
+/* content_coding.c: frees the inflater, if any. */
+void coding_free(request *req);
 
 /* lanes.c: the body has arrived (and is reserved): the request is answered
  * in its route's fast lane or handed to a pool job. */

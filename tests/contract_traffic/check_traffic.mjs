@@ -23,6 +23,7 @@ import Ajv from 'ajv-draft-04';
 import * as yaml from 'js-yaml';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import zlib from 'node:zlib';
 import { splitReplies, splitRequests } from './http_stream.mjs';
 
 const [specPath, recordDir, flag] = process.argv.slice(2);
@@ -98,9 +99,23 @@ function splitBinary(headers, body, tensorsKey) {
   return [json, problems];
 }
 
+// A body as the server reads it: inflated when its Content-Encoding is
+// gzip or deflate and it inflates (else as sent, for the contract to judge).
+function decoded(req) {
+  const coding = (req.headers['content-encoding'] || [''])[0].toLowerCase();
+  try {
+    if (coding === 'gzip' || coding === 'x-gzip') return zlib.gunzipSync(req.body);
+    if (coding === 'deflate') return zlib.inflateSync(req.body);
+  } catch {
+    return req.body;
+  }
+  return req.body;
+}
+
 // The contract's objections to a request: [] when it is valid.
-function requestProblems(opPointer, op, req) {
+function requestProblems(opPointer, op, sent) {
   const problems = [];
+  const req = { ...sent, body: decoded(sent) };
   for (let i = 0; i < (op.parameters || []).length; i++) {
     const [pp, p] = deref(`${opPointer}/parameters/${i}`);
     const value = (req.headers[p.name.toLowerCase()] || [])[0];

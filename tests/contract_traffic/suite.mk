@@ -26,7 +26,7 @@ CONTRACT_HTTP   := $(addprefix $(BUILD)/tests/http/,test_results \
                      test_content_type test_healthz test_openapi_yaml \
                      test_cors test_request_id test_connections \
                      test_request_framing test_oip_raw test_oip_versions \
-                     test_numbers)
+                     test_numbers test_content_encoding)
 CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
 CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
                    CONTRACT_RECORD=$(abspath $(CONTRACT_RECORD))

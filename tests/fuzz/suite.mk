@@ -27,7 +27,7 @@ FUZZ_SANFL   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined -pthread
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
 FUZZ_CXXFL   := -std=c++17 -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
-FUZZ_LIBS    := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lm -pthread
+FUZZ_LIBS    := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lz -lm -pthread
 # A fixed seed makes the search repeatable: a run that was clean here stays
 # clean in CI, where the same sequence of inputs is tried (fewer of them on a
 # busier machine).  `make fuzz FUZZ_SEED=0` searches with a random seed.

@@ -23,7 +23,7 @@ DEB_TEST    += libcmocka-dev libcurl4-openssl-dev
 .PHONY: test-http
 
 $(HTTP_TESTS): $(BUILD)/tests/http/%: $(BUILD)/tests/http/%.o $(HTTP_HARNESS)
-	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lm -pthread -o $@
+	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lz -lm -pthread -o $@
 
 test-http: $(HTTP_TESTS) $(SERVER_BIN)
 	@for lane in $(HTTP_LANES); do for t in $(HTTP_TESTS); do \
