@@ -165,11 +165,22 @@ typedef struct {
     char ptr[CODEC_POINTER_MAX];
 } data_walk;
 
-/* The largest magnitude of a whole number of datatype dt that a double
- * holds exactly. */
-static double int_limit(const oip_datatype *dt)
+/* The whole numbers of datatype dt that a double holds exactly: INT32
+ * from -2^31 to 2^31 - 1, INT64 from -2^53 to 2^53. */
+static double int_low(const oip_datatype *dt)
 {
-    return dt->size == 4 ? 2147483648.0 : OIP_MAX_EXACT_INT;
+    return dt->size == sizeof(int32_t) ? INT32_MIN : -OIP_MAX_EXACT_INT;
+}
+
+static double int_high(const oip_datatype *dt)
+{
+    return dt->size == sizeof(int32_t) ? INT32_MAX : OIP_MAX_EXACT_INT;
+}
+
+static bool int_fits(const oip_datatype *dt, double value)
+{
+    return value == floor(value) && value >= int_low(dt) &&
+           value <= int_high(dt);
 }
 
 static const char *json_type_words(json_t *v)
@@ -211,12 +222,12 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
                           "input %s: expected a number, found %s", name,
                           json_type_words(v));
     double value = json_number_value(v);
-    if (w->dt->element == OIP_INT &&
-        (value != floor(value) || fabs(value) > int_limit(w->dt)))
+    if (w->dt->element == OIP_INT && !int_fits(w->dt, value))
         return codec_fail(err, ERR_WRONG_TYPE, w->ptr,
-                          "input %s is %s: expected a whole number of at "
-                          "most %.0f, found %g",
-                          name, w->dt->name, int_limit(w->dt), value);
+                          "input %s is %s: expected a whole number from "
+                          "%.0f to %.0f, found %.17g",
+                          name, w->dt->name, int_low(w->dt), int_high(w->dt),
+                          value);
     if (w->dt->dtype == TENSOR_FLOAT32 && isinf((float)value))
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, w->ptr,
                           "input %s: %g does not fit in float32 (largest %g)",
@@ -263,8 +274,7 @@ static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
                 flat->is_bool == (dt->element == OIP_BOOL);
     const double *values = flat->values;
     for (size_t k = 0; fits && dt->element == OIP_INT && k < count; k++)
-        fits =
-            values[k] == floor(values[k]) && fabs(values[k]) <= int_limit(dt);
+        fits = int_fits(dt, values[k]);
     /* a number beyond float32: the jansson reading points at it */
     for (size_t k = 0; fits && dt->dtype == TENSOR_FLOAT32 && k < count; k++)
         fits = !isinf((float)values[k]);

@@ -415,13 +415,19 @@ def error_cases():
         ("a fraction in INT64 data", req([x] + weights + [
             {"name": "positions", "shape": [3], "datatype": "INT64",
              "data": [0, 1.5, 2]}]), 400, "wrong_type",
-         "input positions is INT64: expected a whole number of at most "
-         "9007199254740992, found 1.5", "/inputs/4/data/1"),
+         "input positions is INT64: expected a whole number from "
+         "-9007199254740992 to 9007199254740992, found 1.5",
+         "/inputs/4/data/1"),
         ("INT32 data out of its range", req([x] + weights + [
             {"name": "positions", "shape": [3], "datatype": "INT32",
              "data": [0, 1, 2 ** 32]}]), 400, "wrong_type",
-         "input positions is INT32: expected a whole number of at most "
-         "2147483648, found 4.29497e+09", "/inputs/4/data/2"),
+         "input positions is INT32: expected a whole number from "
+         "-2147483648 to 2147483647, found 4294967296", "/inputs/4/data/2"),
+        ("INT32 data one past its largest", req([x] + weights + [
+            {"name": "positions", "shape": [3], "datatype": "INT32",
+             "data": [0, 1, 2 ** 31]}]), 400, "wrong_type",
+         "input positions is INT32: expected a whole number from "
+         "-2147483648 to 2147483647, found 2147483648", "/inputs/4/data/2"),
         ("FP32 beside FP64", req([dict(x, datatype="FP32")] + weights), 400,
          "invalid_datatype", "input w_q is FP64 but inputs/0 is FP32: every "
          "floating-point input of a request has one datatype, the request's "
