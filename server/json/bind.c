@@ -74,7 +74,8 @@ bool bind_numbers(api_fields *fields, api_field f, tensor_dtype dtype,
         }
         float narrow = (float)wide;
         ((float *)typed)[i] = narrow;
-        if (isinf(narrow)) {
+        if (isinf(narrow) &&
+            !(api_schema[f].minus_infinity && wide == -INFINITY)) {
             char ptr[CODEC_POINTER_MAX];
             schema_element_pointer(ptr, f, t, i);
             free(typed);

@@ -77,11 +77,14 @@ bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
     }
     /* FP32 stays float (t->is_float32, read_input sized it), FP64 double */
     memcpy(t->data, src, bytes);
-    size_t bad = schema_first_nonfinite(t, count);
+    size_t bad = schema_first_nonfinite(&api_schema[f], t, count);
     if (bad < count)
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
-                          "input %s: element %zu is not a finite number", name,
-                          bad);
+                          api_schema[f].minus_infinity
+                              ? "input %s: element %zu is NaN or +∞ (a mask "
+                                "adds finite numbers, and −∞ to hide a key)"
+                              : "input %s: element %zu is not a finite number",
+                          name, bad);
     return true;
 }
 

@@ -216,10 +216,14 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                           "bytes",
                           bytes, count, elem);
     t->is_float32 = elem == sizeof(float);
-    size_t bad = schema_first_nonfinite(t, count);
+    size_t bad = schema_first_nonfinite(spec, t, count);
     if (bad < count)
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
-                          "element %zu is not a finite number", bad);
+                          spec->minus_infinity
+                              ? "element %zu is NaN or +∞ (a mask adds finite "
+                                "numbers, and −∞ to hide a key)"
+                              : "element %zu is not a finite number",
+                          bad);
     t->present = true;
     return true;
 }

@@ -84,7 +84,8 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_O)},
     /* (n, m) for every sequence, (h, n, m) per head, or with a leading B;
      * padding (m), or (B, m) */
-    [API_MASK] = {"mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER)},
+    [API_MASK] = {"mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER),
+                  .minus_infinity = true},
     [API_KEY_PADDING] = {"key_padding", TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
     [API_NUM_HEADS] = {"num_heads", .kind = SCHEMA_INTEGER, .min = 1,
                        .limit_offset = offsetof(request_limits, max_heads),
@@ -192,7 +193,8 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     /* PyTorch's masks under its names and in the sense of the function the
      * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is
      * projected, scaled_dot_product_attention's with q, k and v */
-    [API_ATTN_MASK] = {"attn_mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER)},
+    [API_ATTN_MASK] = {"attn_mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER),
+                       .minus_infinity = true},
     [API_KEY_PADDING_MASK] = {"key_padding_mask",
                               TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
     [API_IS_CAUSAL] = {"is_causal", .kind = SCHEMA_BOOLEAN},
@@ -302,7 +304,8 @@ static bool any_nonfinite(const schema_tensor *t, size_t from, size_t to)
                                          to - from);
 }
 
-size_t schema_first_nonfinite(const schema_tensor *t, size_t count)
+size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
+                              size_t count)
 {
     for (size_t from = 0; from < count; from += SCHEMA_FINITE_BLOCK) {
         size_t to = count - from < SCHEMA_FINITE_BLOCK
@@ -310,9 +313,11 @@ size_t schema_first_nonfinite(const schema_tensor *t, size_t count)
                         : from + SCHEMA_FINITE_BLOCK;
         if (!any_nonfinite(t, from, to))
             continue;
-        for (size_t i = from; i < to; i++)
-            if (!isfinite(schema_number(t, i)))
+        for (size_t i = from; i < to; i++) {
+            double v = schema_number(t, i);
+            if (!isfinite(v) && !(row->minus_infinity && v == -INFINITY))
                 return i;
+        }
     }
     return count;
 }

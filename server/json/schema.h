@@ -182,6 +182,10 @@ struct schema_field {
     /* SCHEMA_TENSOR */
     int min_rank, max_rank;
     schema_leaf leaf;
+    /* SCHEMA_TENSOR of numbers added to the scores: −∞ taken (it hides the
+     * key; only NaN and +∞ are refused), in the binary forms, which can
+     * hold it */
+    bool minus_infinity;
     /* SCHEMA_INTEGER: at least min; SCHEMA_NUMBER: > 0 when positive */
     double min;
     bool positive;
@@ -233,8 +237,10 @@ static inline double schema_number(const schema_tensor *t, size_t i)
 }
 
 /* The index of the first of t's count numbers that is not finite (an
- * infinity or a NaN, as binary data can hold), or count if all are. */
-size_t schema_first_nonfinite(const schema_tensor *t, size_t count);
+ * infinity or a NaN, as binary data can hold), or count if all are; −∞ is
+ * let through when row takes it (minus_infinity). */
+size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
+                              size_t count);
 
 /* One member of an object field as decoded by its row's kind. */
 typedef struct {

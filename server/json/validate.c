@@ -14,6 +14,7 @@
 #include "server/json/weights.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,6 +281,35 @@ static bool take_scale(api_request *req, codec_error *err)
     return true;
 }
 
+/* An additive mask's −∞ hides its key: the core takes it as an allow mask
+ * beside the numbers (0 there), so masked_scores says −∞ and a query whose
+ * every key is hidden gets zero weights, as with a boolean mask. */
+static bool hide_minus_infinity(api_request *req, size_t count,
+                                codec_error *err)
+{
+    bool f32 = req->problem.dtype == TENSOR_FLOAT32;
+    float *bias32 = req->bias;
+    double *bias64 = req->bias;
+    size_t i = 0;
+    while (i < count && !isinf(f32 ? bias32[i] : bias64[i]))
+        i++;
+    if (i == count)
+        return true;
+    uint8_t *allow = malloc(count);
+    if (!allow)
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    for (i = 0; i < count; i++) {
+        bool hidden = isinf(f32 ? bias32[i] : bias64[i]);
+        allow[i] = !hidden;
+        if (hidden && f32)
+            bias32[i] = 0;
+        else if (hidden)
+            bias64[i] = 0;
+    }
+    req->allow = allow;
+    return true;
+}
+
 /* mask: (n, m) for every sequence and head; (h, n, m), one per head, for
  * one sequence; in a batch (B, n, m), one per sequence, or (B, h, n, m), one
  * per sequence and head.  key_padding: (m), or (B, m) in a batch.  Under
@@ -323,7 +353,8 @@ static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
         if (mask->is_bool) {
             req->allow = mask->data;
             mask->data = NULL;
-        } else if (!bind_numbers(fields, mask_f, p->dtype, &req->bias, err)) {
+        } else if (!bind_numbers(fields, mask_f, p->dtype, &req->bias, err) ||
+                   !hide_minus_infinity(req, schema_element_count(mask), err)) {
             return false;
         }
     }

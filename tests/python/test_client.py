@@ -419,6 +419,20 @@ class TestNotebook(ClientTest):
         with urllib.request.urlopen(link.split("#")[0]) as page:
             self.assertIn(b"<html", page.read(200).lower())
 
+    def test_a_link_keeps_minus_infinity_in_a_mask(self):
+        # JSON has no −∞: a 0/−∞ mask goes as booleans, any other in the
+        # binary form; either way the page's request gives the same weights
+        for mask in ([[0, -np.inf], [0, 0]], [[0.5, -np.inf], [1, 0]]):
+            result = self.client.attention(
+                x=np.eye(2), w_q=np.eye(2), w_k=np.eye(2), w_v=np.eye(2),
+                mask=np.array(mask))
+            self.assertEqual(result["weights"][0, 0, 1], 0)
+            body = unpack_link(result.share_link())["body"]
+            status, reply = SERVER.post(body)
+            self.assertEqual(status, 200, reply)
+            self.assertTrue(np.array_equal(reply["weights"],
+                                           result["weights"]))
+
     def test_several_heads_of_a_batch(self):
         m = module(e=8, h=4, batch_first=True)
         x = randn(2, 3, 8)

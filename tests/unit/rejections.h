@@ -130,6 +130,13 @@ static const rejection rejections[] = {
      400, "conflicting_fields", "/out_proj.weight"},
     {"{\"x\":[[1,2]],\"b_o\":[1],\"out_proj.bias\":[1]," VALID_TAIL "}", 400,
      "conflicting_fields", "/out_proj.bias"},
+    /* −∞ is taken in an additive mask only; NaN and +∞ nowhere */
+    {"{\"x\":[[1,2],[3,4]],\"mask\":{\"shape\":[2,2],\"base64\":"
+     "\"AAAAAAAAAAAAAAAAAADwfwAAAAAAAAAAAAAAAAAAAAA=\"}," VALID_TAIL "}",
+     400, "number_out_of_range", "/mask/base64"},
+    {"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA8D8AAAAAAADw/"
+     "w==\"}," VALID_TAIL "}",
+     400, "number_out_of_range", "/x/base64"},
     /* PyTorch's mask names beside ours; a batch's (N·h, L, S) attn_mask */
     {"{\"x\":[[1,2]],\"mask\":[[true]],\"attn_mask\":[[false]]," VALID_TAIL "}",
      400, "conflicting_fields", "/attn_mask"},

@@ -183,6 +183,25 @@ a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head(void **state)
     assert_memory_equal(ours, module, 4);
 }
 
+/* An additive mask's −∞ (base64 carries it) hides its key: an allow mask
+ * beside the numbers, which are 0 there. */
+static void minus_infinity_in_an_additive_mask_hides_its_key(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                       ",\"mask\":{\"shape\":[2,2],\"base64\":"
+                       "\"AAAAAAAAAAAAAAAAAADw/wAAAAAAAAAAAAAAAAAAAAA=\"}}";
+    api_request req;
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    const uint8_t allow[4] = {1, 0, 1, 1};
+    const double bias[4] = {0, 0, 0, 0};
+    assert_non_null(req.problem.allow);
+    assert_memory_equal(req.problem.allow, allow, 4);
+    assert_memory_equal(req.problem.bias, bias, sizeof bias);
+    api_request_free(&req);
+}
+
 static void malformed_json_names_line_and_column(void **state)
 {
     (void)state;
@@ -251,6 +270,7 @@ int main(void)
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
         cmocka_unit_test(state_dict_keys_with_dots_give_the_output_projection),
         cmocka_unit_test(attn_mask_takes_the_sense_of_the_mirrored_function),
+        cmocka_unit_test(minus_infinity_in_an_additive_mask_hides_its_key),
         cmocka_unit_test(
             a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head),
         cmocka_unit_test(attn_mask_takes_the_sense_of_the_mirrored_function),

@@ -1,6 +1,8 @@
 """Request fields as the caller writes them (/v1's names, NumPy arrays,
 torch tensors, lists) → what travels, and → /v1's JSON body (the form a
 shared link and a bundle hold)."""
+import base64
+
 import numpy as np
 
 # fields the client handles itself: the dtype is the inputs' datatype, the
@@ -40,15 +42,34 @@ def split(fields, tensor_names):
     return tensors, parameters
 
 
+def json_mask(name, mask, fields):
+    """A mask holding −∞ in JSON, which has none: booleans when its other
+    numbers are all 0 (in the field's sense: attn_mask projecting x is
+    nn.MultiheadAttention's, true = masked out; otherwise true = may
+    attend), else the binary form."""
+    hidden = np.isneginf(mask)
+    if not np.where(hidden, 0.0, mask).any():
+        module = name == "attn_mask" and "q" not in fields
+        return (hidden if module else ~hidden).tolist()
+    little = mask.astype(mask.dtype.newbyteorder("<"))
+    return {"shape": list(mask.shape),
+            "base64": base64.b64encode(little.tobytes()).decode()}
+
+
 def v1_body(fields, stages=None):
-    """/v1's JSON body of the same request: nested lists, the labels, and
-    `return` when stages are given (a shared link leaves it out)."""
+    """/v1's JSON body of the same request: nested lists (a mask holding −∞
+    as json_mask says), the labels, and `return` when stages are given (a
+    shared link leaves it out)."""
     body = {}
     for name, value in fields.items():
         if name in ("return", "encoding"):
             continue
         a = value if isinstance(value, (str, bool, int, float, dict)) \
             else as_numpy(value)
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f" and \
+                np.isneginf(a).any():
+            body[name] = json_mask(name, a, fields)
+            continue
         body[name] = a.tolist() if isinstance(a, np.ndarray) else plain(a)
     if stages is not None:
         body["return"] = list(stages)

@@ -23,38 +23,11 @@ def float_name(dtype):
 # ---- masks ---------------------------------------------------------------
 
 def split_float_mask(mask):
-    """A float mask as (hidden, additive): −∞ entries as booleans (the
-    server takes no −∞), the finite rest as numbers, None when all zero."""
-    if np.isnan(mask).any() or np.isposinf(mask).any():
-        raise ValueError("a float mask holds NaN or +inf: only finite "
-                         "numbers and -inf can be added to scores")
+    """A float key_padding_mask as (hidden, added): its −∞ entries as
+    booleans, the finite rest as numbers or None when all zero."""
     hidden = np.isneginf(mask)
     finite = np.where(hidden, 0.0, mask)
-    return (hidden if hidden.any() else None,
-            finite if finite.any() else None)
-
-
-def combine_masks(parts, dtype):
-    """One mask from (hidden, additive) parts that broadcast together:
-    booleans, true = hidden, when nothing is added; else the numbers with
-    every hidden entry at HIDDEN (finite, as the server takes no −∞: its
-    exponential underflows to exactly 0 as −∞'s does, unless a query hides
-    every key).  None if no part."""
-    hidden = [h for h, _ in parts if h is not None]
-    added = [a for _, a in parts if a is not None]
-    if not hidden and not added:
-        return None
-    shape = np.broadcast_shapes(*(p.shape for p in hidden + added))
-    any_hidden = np.zeros(shape, bool)
-    for h in hidden:
-        any_hidden = any_hidden | h
-    if not added:
-        return any_hidden
-    total = np.zeros(shape)
-    for a in added:
-        total = total + a
-    hidden_value = -np.finfo(dtype).max / 2
-    return np.where(any_hidden, hidden_value, total).astype(dtype)
+    return hidden, (finite if finite.any() else None)
 
 
 def module_mask(mask4, batch, heads, queries, keys):
@@ -116,32 +89,31 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
             [np.zeros((wv.shape[0], k_rows.shape[-1])), wv], axis=1)
     fields.update(weights)
 
-    # the masks go under PyTorch's names and senses; what the server does
-    # not take yet (−∞, a float key_padding_mask) goes as an equal mask
+    # the masks go under PyTorch's names, senses and shapes
     batch = fields["x"].shape[0] if batched else None
-    parts = []
-    if attn_mask is not None:
-        m = as_numpy(attn_mask)
-        m = m.reshape((batch or 1, -1) + m.shape[-2:]) if m.ndim == 3 \
-            else m[None, None]
-        parts.append((m.astype(bool), None) if m.dtype.kind in "bu"
-                     else split_float_mask(m))
+    mask = None if attn_mask is None else as_numpy(attn_mask)
     if key_padding_mask is not None:
         p = as_numpy(key_padding_mask)
+        added = None
         if p.dtype.kind in "bu":
             fields["key_padding_mask"] = p.astype(bool)
-        else:  # a float key_padding_mask is added, as PyTorch 2 does
-            hidden, added = split_float_mask(p)
-            if hidden is not None:
-                fields["key_padding_mask"] = hidden
-            if added is not None:
-                parts.append((None, added.reshape(
-                    (batch or 1, 1, 1, added.shape[-1]))))
-    mask = combine_masks(parts, dtype)
+        else:
+            fields["key_padding_mask"], added = split_float_mask(p)
+        if added is not None:
+            # a float key_padding_mask is added to its keys' scores, as
+            # PyTorch 2 does; the server takes booleans only: into attn_mask
+            base = np.zeros((1, 1, 1, 1))
+            if mask is not None:
+                base = np.where(mask, -np.inf, 0.0) if mask.dtype.kind in "bu" \
+                    else mask
+                base = base.reshape((batch or 1, -1) + base.shape[-2:]) \
+                    if base.ndim == 3 else base[None, None]
+            mask = module_mask(
+                base + added.reshape((batch or 1, 1, 1, added.shape[-1])),
+                batch, module.num_heads, fields["x"].shape[-2],
+                fields.get("context", fields["x"]).shape[-2]).astype(dtype)
     if mask is not None:
-        fields["attn_mask"] = module_mask(
-            mask, batch, module.num_heads, fields["x"].shape[-2],
-            fields.get("context", fields["x"]).shape[-2])
+        fields["attn_mask"] = mask
     if is_causal:
         fields["is_causal"] = True
 
@@ -185,14 +157,9 @@ def sdpa_request(q, k, v, attn_mask, is_causal, scale):
     fields = {"q": fold(qa), "k": fold(ka), "v": fold(va),
               "dtype": dtype}
     if attn_mask is not None:
-        m = as_numpy(attn_mask)
-        part = (~m.astype(bool), None) if m.dtype.kind in "bu" \
-            else split_float_mask(m)
-        mask = combine_masks([part], dtype)
-        if mask is not None:
-            # the function's sense: booleans true = may attend
-            mask = ~mask if mask.dtype == bool else mask
-            fields["attn_mask"] = mask if mask.ndim == 2 else fold(mask)
+        # the function's sense (booleans true = may attend), −∞ included
+        mask = as_numpy(attn_mask)
+        fields["attn_mask"] = mask if mask.ndim == 2 else fold(mask)
     if is_causal:
         fields["is_causal"] = True
     if scale is not None:
