@@ -156,6 +156,51 @@ static bool count_leaves(json_t *v, int depth, int rank, size_t *count)
     return true;
 }
 
+/* Whether nested data (v at `depth`, its pointer in ptr) holds dims[depth]
+ * elements at each level, as the shape says; false with err (ptr then
+ * names the array at fault). */
+static bool nested_as_shape(json_t *v, const schema_tensor *t, int depth,
+                            char ptr[CODEC_POINTER_MAX], const char *name,
+                            codec_error *err)
+{
+    if (depth == t->rank)
+        return true;
+    if (!json_is_array(v) || json_array_size(v) != t->dims[depth]) {
+        char words[96];
+        oip_shape_words(t, words, sizeof words);
+        if (!json_is_array(v))
+            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
+                              "input %s: nested data follows its shape %s, "
+                              "which has an array of %zu here, not a single "
+                              "value",
+                              name, words, t->dims[depth]);
+        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
+                          "input %s: nested data follows its shape %s, which "
+                          "has %zu elements here, not %zu",
+                          name, words, t->dims[depth], json_array_size(v));
+    }
+    size_t len = strlen(ptr);
+    for (size_t k = 0; k < json_array_size(v); k++) {
+        char index[24];
+        snprintf(index, sizeof index, "%zu", k);
+        oip_pointer_append(ptr, index);
+        if (!nested_as_shape(json_array_get(v, k), t, depth + 1, ptr, name,
+                             err))
+            return false;
+        ptr[len] = '\0';
+    }
+    return true;
+}
+
+/* Whether any element of the array v is an array: data nested, not flat. */
+static bool is_nested(json_t *v)
+{
+    for (size_t k = 0; k < json_array_size(v); k++)
+        if (json_is_array(json_array_get(v, k)))
+            return true;
+    return false;
+}
+
 typedef struct {
     api_field f;
     size_t input;
@@ -262,6 +307,11 @@ static bool read_json_data(api_field f, json_t *data, size_t i,
                           "has %zu",
                           name, words, count, found);
     }
+    /* flat, or nested exactly as the shape says */
+    if (t->rank > 1 && is_nested(data) &&
+        !nested_as_shape(data, t, 0, w.ptr, name, err))
+        return false;
+    oip_input_pointer(w.ptr, i, "data");
     return fill_leaves(&w, data, err);
 }
 
@@ -270,7 +320,8 @@ static bool read_json_data(api_field f, json_t *data, size_t i,
 static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
                            schema_tensor *t, size_t count, codec_error *err)
 {
-    bool fits = flat->depth <= t->rank && flat->count == count &&
+    /* nested data: the jansson reading checks it against the shape */
+    bool fits = flat->depth <= 1 && flat->count == count &&
                 flat->is_bool == (dt->element == OIP_BOOL);
     const double *values = flat->values;
     for (size_t k = 0; fits && dt->element == OIP_INT && k < count; k++)

@@ -458,6 +458,15 @@ def error_cases():
          400, "wrong_rank",
          "input x: data nests deeper than its shape's 2 dimensions",
          "/inputs/0/data"),
+        ("nested data against its shape", with_x(data=[[1, 0, 0],
+                                                        [1, 1, 1]]),
+         400, "shape_mismatch",
+         "input x: nested data follows its shape [3, 2], which has 3 "
+         "elements here, not 2", "/inputs/0/data"),
+        ("a row of nested data against its shape",
+         with_x(data=[[1, 0], [0, 1, 1], [1]]), 400, "shape_mismatch",
+         "input x: nested data follows its shape [3, 2], which has 2 "
+         "elements here, not 3", "/inputs/0/data/1"),
         ("a string in data", with_x(data=[[1, 0], [0, 1], [1, "a"]]), 400,
          "wrong_type", "input x: expected a number, found a string",
          "/inputs/0/data/2/1"),
