@@ -17,8 +17,11 @@
 // size, and the sizes add up to the bytes after the JSON, whose length is
 // Inference-Header-Content-Length).
 //   node check_traffic.mjs OPENAPI_YAML RECORD_DIR [--self-test]
+//                          [--unseen CODE,CODE...]
 // --self-test first feeds the checker a recorded reply made to violate the
-// contract, and fails unless it is caught.
+// contract, and fails unless it is caught.  Every problem code of the
+// contract must be seen in some reply, but those --unseen names (which
+// must then not be seen): the corpus covers every code it can reach.
 import Ajv from 'ajv-draft-04';
 import * as yaml from 'js-yaml';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,7 +29,10 @@ import { join } from 'node:path';
 import zlib from 'node:zlib';
 import { splitReplies, splitRequests } from './http_stream.mjs';
 
-const [specPath, recordDir, flag] = process.argv.slice(2);
+const [specPath, recordDir, ...flags] = process.argv.slice(2);
+const selfTesting = flags.includes('--self-test');
+const unseenAt = flags.indexOf('--unseen');
+const unseen = unseenAt < 0 ? [] : flags[unseenAt + 1].split(',');
 const doc = yaml.load(readFileSync(specPath, 'utf8'));
 const ajv = new Ajv({ strict: false, validateSchema: false });
 // OpenAPI's formats: byte is base64 (RFC 4648, padded), binary any bytes
@@ -261,7 +267,7 @@ function selfTest(files) {
 }
 
 const files = readdirSync(recordDir).filter((f) => f.endsWith('.json')).sort();
-let ok = flag === '--self-test' ? selfTest(files) : true;
+let ok = selfTesting ? selfTest(files) : true;
 seenCodes.clear();
 seenStatus.clear();
 let exchanges = 0, failed = 0;
@@ -276,7 +282,16 @@ for (const file of files) {
 }
 const codes = at('/components/schemas/Problem/properties/code/enum');
 console.log(`statuses seen: ${[...seenStatus].map(([k, s]) => `${k} ${[...s].sort().join(',')}`).sort().join('; ')}`);
-console.log(`problem codes seen: ${seenCodes.size} of ${codes.length}; never: ${codes.filter((c) => !seenCodes.has(c)).join(', ') || 'none'}`);
+const never = codes.filter((c) => !seenCodes.has(c));
+console.log(`problem codes seen: ${seenCodes.size} of ${codes.length}; never: ${never.join(', ') || 'none'}`);
+for (const c of never.filter((c) => !unseen.includes(c))) {
+  ok = false;
+  console.log(`FAIL problem code ${c} is in no recorded reply (add a request to corpus.jsonl)`);
+}
+for (const c of unseen.filter((c) => seenCodes.has(c))) {
+  ok = false;
+  console.log(`FAIL problem code ${c} is listed as unseen but was seen`);
+}
 console.log(`binary tensor data seen in: ${[...seenBinary].sort().join(', ') || 'nothing'}`);
 console.log(`traffic: ${exchanges} exchanges in ${files.length} connections, ${failed} against the contract`);
 if (failed) ok = false;

@@ -58,10 +58,12 @@ const relay = createServer({ allowHalfOpen: true }, (down) => {
   up.on('end', () => down.end());
   let closed = 0;
   const done = () => { if (++closed === 2) writeDown(rec); };
-  down.on('close', () => { up.destroy(); done(); });
-  up.on('close', () => { down.destroy(); done(); });
-  down.on('error', () => up.destroy());
-  up.on('error', () => down.destroy());
+  // a side that closes or fails lets the other finish sending what it
+  // holds (a reply the server wrote before closing reaches the client)
+  down.on('close', () => { up.end(); done(); });
+  up.on('close', () => { down.end(); done(); });
+  down.on('error', () => up.end());
+  up.on('error', () => down.end());
 });
 
 let banner = '';
