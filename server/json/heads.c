@@ -29,7 +29,45 @@ int api_stage_shape(const api_request *req, attn_stage s,
     int axis = head_axis(&req->problem, s);
     if (req->head_count && axis >= 0)
         dims[axis] = req->head_count;
+    if (req->average_weights && s == ATTN_WEIGHTS) {
+        for (int i = axis; i + 1 < rank; i++)
+            dims[i] = dims[i + 1];
+        rank--;
+    }
     return rank;
+}
+
+/* (sequences, heads, n·m) weights → (sequences, n·m), each the mean over
+ * the heads (summed in double, in head order). */
+static bool average_weights(const api_request *req, attn_result *result)
+{
+    const attn_problem *p = &req->problem;
+    size_t dims[ATTN_MAX_RANK];
+    attn_stage_shape(p, ATTN_WEIGHTS, dims);
+    int axis = head_axis(p, ATTN_WEIGHTS);
+    size_t sequences = p->batch ? p->batch : 1;
+    size_t heads = req->head_count ? req->head_count : dims[axis];
+    size_t plane = dims[axis + 1] * dims[axis + 2];
+    bool f32 = p->dtype == TENSOR_FLOAT32;
+    char *mean = malloc(sequences * plane * tensor_dtype_size(p->dtype) + 1);
+    if (!mean)
+        return false;
+    for (size_t b = 0; b < sequences; b++)
+        for (size_t i = 0; i < plane; i++) {
+            double sum = 0;
+            for (size_t hd = 0; hd < heads; hd++) {
+                size_t at = (b * heads + hd) * plane + i;
+                sum += f32 ? ((const float *)result->stage[ATTN_WEIGHTS])[at]
+                           : ((const double *)result->stage[ATTN_WEIGHTS])[at];
+            }
+            if (f32)
+                ((float *)mean)[b * plane + i] = (float)(sum / (double)heads);
+            else
+                ((double *)mean)[b * plane + i] = sum / (double)heads;
+        }
+    free(result->stage[ATTN_WEIGHTS]);
+    result->stage[ATTN_WEIGHTS] = mean;
+    return true;
 }
 
 bool api_select_heads(const api_request *req, attn_result *result)
@@ -70,5 +108,6 @@ bool api_select_heads(const api_request *req, attn_result *result)
             free(result->stage[s]);
             result->stage[s] = cut[s];
         }
-    return true;
+    return !req->average_weights || !result->stage[ATTN_WEIGHTS] ||
+           average_weights(req, result);
 }

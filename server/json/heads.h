@@ -16,13 +16,14 @@
 #include <stddef.h>
 
 /* The shape stage s is returned in: attn_stage_shape()'s, with the head
- * axis holding req->head_count heads when the request names some. */
+ * axis holding req->head_count heads when the request names some, and
+ * without it for averaged weights. */
 int api_stage_shape(const api_request *req, attn_stage s,
                     size_t dims[ATTN_MAX_RANK]);
 
 /* Replaces every per-head stage of result by its planes of the request's
- * heads (nothing to do when it names none); false when out of memory (the
- * result is then whole as before). */
+ * heads (nothing to do when it names none), then averaged weights by their
+ * mean over those heads; false when out of memory. */
 bool api_select_heads(const api_request *req, attn_result *result);
 
 #endif

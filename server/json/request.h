@@ -39,6 +39,9 @@ typedef struct {
     double *alibi_slopes;                   /* h, or NULL */
     size_t *heads;     /* the query heads the reply holds (heads.h) */
     size_t head_count; /* 0: every head */
+    /* "average_attn_weights": weights averaged over the heads the reply
+     * holds, (n, m) per sequence, as nn.MultiheadAttention returns them */
+    bool average_weights;
     uint8_t *allow, *key_padding;
 } api_request;
 

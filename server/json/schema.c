@@ -198,6 +198,10 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_KEY_PADDING_MASK] = {"key_padding_mask",
                               TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
     [API_IS_CAUSAL] = {"is_causal", .kind = SCHEMA_BOOLEAN},
+    /* nn.MultiheadAttention's default: weights averaged over the heads */
+    [API_AVERAGE_ATTN_WEIGHTS] = {"average_attn_weights",
+                                  .kind = SCHEMA_BOOLEAN,
+                                  LANDS(SCHEMA_BIND_FLAG, average_weights, 0)},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,

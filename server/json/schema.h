@@ -86,6 +86,7 @@ typedef enum {
     API_ATTN_MASK,
     API_KEY_PADDING_MASK,
     API_IS_CAUSAL,
+    API_AVERAGE_ATTN_WEIGHTS,
     API_FIELD_COUNT
 } api_field;
 

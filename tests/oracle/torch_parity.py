@@ -4,8 +4,9 @@
 Each case builds nn.MultiheadAttention(e, h, bias=True, batch_first=True,
 kdim, vdim) in float64 or float32 with random weights and biases, runs it on
 one sequence (every sixth case: a batch of 2-5, each sequence with its own
-padded tail in key_padding_mask) with need_weights=True,
-average_attn_weights=False, and sends
+padded tail in key_padding_mask) with need_weights=True and
+average_attn_weights False (every third case True, the request then asking
+for average_attn_weights too), and sends
 the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
 or q/k/v_proj_weight, out_proj.weight, out_proj.bias) with num_heads.
 Cases vary self- and cross-attention,
@@ -82,9 +83,13 @@ def random_case(rng, i):
     for name, value in kwargs.items():
         req[name] = (value[0] if name == "key_padding_mask" and not batch
                      else value).tolist()
+    # every third case the module's default, weights averaged over heads
+    average = i % 3 == 1
+    if average:
+        req["average_attn_weights"] = True
     with torch.no_grad():
         out, weights = mha(x, ctx, ctx, need_weights=True,
-                           average_attn_weights=False, **kwargs)
+                           average_attn_weights=average, **kwargs)
     if not batch:
         out, weights = out[0], weights[0]
     return out.numpy().astype(np.float64), \

@@ -117,6 +117,8 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     if is_causal:
         fields["is_causal"] = True
 
+    if need_weights and average_attn_weights:
+        fields["average_attn_weights"] = True
     stages = ["output", "weights"] if need_weights else ["output"]
     device = module.out_proj.weight.device
 
@@ -127,9 +129,7 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
         out = torch.from_numpy(np.array(out)).to(device)
         if not need_weights:
             return out, None
-        w = result["weights"]  # (N, h, L, S) or (h, L, S)
-        if average_attn_weights:
-            w = w.mean(axis=-3)
+        w = result["weights"]  # (N, h, L, S), (h, L, S), or averaged
         return out, torch.from_numpy(np.array(w)).to(device)
 
     return fields, stages, finish
