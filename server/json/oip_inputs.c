@@ -48,11 +48,10 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
     char ptr[CODEC_POINTER_MAX];
     oip_input_pointer(ptr, i, "datatype");
     const char *name = json_string_value(v);
-    const char *takes = row->leaf == SCHEMA_LEAF_BOOL ? "BOOL"
-                        : row->leaf == SCHEMA_LEAF_NUMBER
-                            ? "FP64 or FP32, or INT64 or INT32 for whole "
-                              "numbers"
-                            : "BOOL, FP64 or FP32";
+    const char *takes = row->leaf == SCHEMA_LEAF_BOOL     ? "BOOL"
+                        : row->leaf == SCHEMA_LEAF_EITHER ? "BOOL, FP64 or FP32"
+                        : row->whole ? "INT64 or INT32, or FP64 or FP32"
+                                     : "FP64 or FP32";
     if (!v)
         return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "input %s needs a datatype (%s)", row->name, takes);
@@ -66,7 +65,7 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
             dt = &datatypes[k];
     bool fits =
         dt && (dt->element == OIP_BOOL  ? row->leaf != SCHEMA_LEAF_NUMBER
-               : dt->element == OIP_INT ? row->leaf == SCHEMA_LEAF_NUMBER
+               : dt->element == OIP_INT ? row->whole
                                         : row->leaf != SCHEMA_LEAF_BOOL);
     if (!fits)
         return codec_fail(err, ERR_INVALID_DATATYPE, ptr,

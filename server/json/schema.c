@@ -161,9 +161,10 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                           .limit_flag = "--max-heads",
                           .invalid_code = ERR_INVALID_NUM_KV_HEADS},
     /* whole numbers ≥ 0, one per query (n) and per key (m) */
-    [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+                       .whole = true},
     [API_CONTEXT_POSITIONS] = {"context_positions",
-                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true},
     /* a window wider than any distance between positions hides nothing
      * more: it lands as 2^53 + 1, which the core's int64_t arithmetic
      * holds */
@@ -189,7 +190,7 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
                     NUMBERS(past_v)},
     /* the query heads the reply holds, in this order (heads.h) */
-    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true},
     /* PyTorch's masks under its names and in the sense of the function the
      * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is
      * projected, scaled_dot_product_attention's with q, k and v */

@@ -183,6 +183,9 @@ struct schema_field {
     /* SCHEMA_TENSOR */
     int min_rank, max_rank;
     schema_leaf leaf;
+    /* SCHEMA_TENSOR of whole numbers (positions, head indices): on /v2 the
+     * only numbers an INT64 or INT32 input may hold */
+    bool whole;
     /* SCHEMA_TENSOR of numbers added to the scores: −∞ taken (it hides the
      * key; only NaN and +∞ are refused), in the binary forms, which can
      * hold it */

@@ -396,17 +396,29 @@ def error_cases():
          'unknown member "' + "y" * 64 + '" of an input', "/inputs/0"),
         ("no datatype", req([{k: v for k, v in x.items() if k != "datatype"}]
                             + weights), 400, "missing_field",
-         "input x needs a datatype (FP64 or FP32, or INT64 or INT32 for "
-         "whole numbers)", "/inputs/0/datatype"),
+         "input x needs a datatype (FP64 or FP32)", "/inputs/0/datatype"),
         ("FP16", with_x(datatype="FP16"), 400, "invalid_datatype",
-         "input x: datatype FP16 is not taken; x takes FP64 or FP32, or INT64 "
-         "or INT32 for whole numbers", "/inputs/0/datatype"),
+         "input x: datatype FP16 is not taken; x takes FP64 or FP32",
+         "/inputs/0/datatype"),
         ("BYTES", with_x(datatype="BYTES"), 400, "invalid_datatype",
-         "input x: datatype BYTES is not taken; x takes FP64 or FP32, or "
-         "INT64 or INT32 for whole numbers", "/inputs/0/datatype"),
+         "input x: datatype BYTES is not taken; x takes FP64 or FP32",
+         "/inputs/0/datatype"),
         ("BOOL numbers", with_x(datatype="BOOL"), 400, "invalid_datatype",
-         "input x: datatype BOOL is not taken; x takes FP64 or FP32, or "
-         "INT64 or INT32 for whole numbers", "/inputs/0/datatype"),
+         "input x: datatype BOOL is not taken; x takes FP64 or FP32",
+         "/inputs/0/datatype"),
+        ("INT64 x", with_x(datatype="INT64"), 400, "invalid_datatype",
+         "input x: datatype INT64 is not taken; x takes FP64 or FP32",
+         "/inputs/0/datatype"),
+        ("INT32 mask", req([x] + weights + [
+            {"name": "mask", "shape": [3, 3], "datatype": "INT32",
+             "data": [0] * 9}]), 400, "invalid_datatype",
+         "input mask: datatype INT32 is not taken; mask takes BOOL, FP64 or "
+         "FP32", "/inputs/4/datatype"),
+        ("BOOL positions", req([x] + weights + [
+            {"name": "positions", "shape": [3], "datatype": "BOOL",
+             "data": [True, False, True]}]), 400, "invalid_datatype",
+         "input positions: datatype BOOL is not taken; positions takes INT64 "
+         "or INT32, or FP64 or FP32", "/inputs/4/datatype"),
         ("INT64 key_padding", req([x] + weights + [
             {"name": "key_padding", "shape": [3], "datatype": "INT64",
              "data": [0, 0, 1]}]), 400, "invalid_datatype",
