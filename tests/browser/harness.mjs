@@ -203,13 +203,25 @@ export function cells(id) {
 export function shown(v) {
   if (v === null) return "−∞";
   if (v === 0) return "0";
-  const a = Math.abs(v);
-  if (a >= 1e-3 && a < 999.5) return v.toPrecision(3);
-  if (a >= 999.5 && a < 9999.5) return String(Math.round(v));
-  return v.toExponential(2).replace("e+", "e");
+  const a = Math.abs(v), trim = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
+  let s;
+  if (a >= 1e-3 && a < 999.5) s = trim(v.toPrecision(3));
+  else if (a >= 999.5 && a < 9999.5) s = String(Math.round(v));
+  else s = v.toExponential(2).replace(/^(.*)e\+?/, (_, m) => `${trim(m)}e`);
+  return s.replace(/-/g, "\u2212");
 }
 
-export const shot = (name, opts = {}) => page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true, ...opts });
+// A screenshot is an artifact, not a check: one that Chromium does not take
+// within a step (a full page of canvases on a loaded machine) is noted in
+// browser-health.txt and the test goes on.
+export async function shot(name, opts = {}) {
+  try {
+    await page.screenshot({ path: path.join(ARTIFACTS, name), fullPage: true, ...opts });
+  } catch (e) {
+    if (e.name !== "TimeoutError") throw e;
+    noteHealth([`${stamp()} screenshot ${name} not taken: ${String(e.message).split("\n")[0]}`]);
+  }
+}
 
 // Every stage the page shows equals the API's answer to `body`, number for
 // number (the page shows the shortest text of the same double), and its text

@@ -23,7 +23,7 @@ test-browser: $(SERVER_BIN)
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
 	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 900 node --test --test-concurrency=1 --test-reporter=spec \
+	  timeout 1800 node --test --test-concurrency=1 --test-reporter=spec \
 	  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)') \
 	  $(BROWSER_TESTS); \
 	  status=$$?; health=$(abspath tests/artifacts)/browser-health.txt; \
