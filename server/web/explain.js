@@ -6,7 +6,7 @@ import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { lastGood } from "./request.js";
 import { kvHead, slice } from "./reply.js";
-import { exact, fmt } from "./format.js";
+import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";
 import { afterRenderHooks } from "./highlight.js";
 import { nested } from "./lessons.js";
@@ -19,11 +19,11 @@ export const EXPLAIN_MAX_TERMS = 64; // longer sums show their first terms; the 
 
 export const full = (v) => (Object.is(v, -0) ? "-0" : String(v)); // every bit of the double, the sign of zero too
 export function num(v, term, extra = {}) {
-  return el("span", { class: "num", title: exact(v, "float64"), dataset: { term, exact: full(v), ...extra } }, fmt(v));
+  return focusExact(el("span", { class: "num", dataset: { term, exact: full(v), ...extra } }, fmt(v)), v, "float64");
 }
 export function apiNum(R, v, stage) {
   return el("span", { class: "api" }, ` — the API's ${stage}: `,
-    el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) }, title: exact(v, R.dtype) }, exact(v, R.dtype)));
+    focusExact(el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) } }, fmt(v)), v, R.dtype));
 }
 export function rowOf(R, stage, h, i) {
   const s = slice(R, stage, h);
@@ -101,7 +101,7 @@ export function explainPair(R, h, i, j, upto) {
   if (upto === "scores") return steps;
   const scaled = R.body.scale === undefined ? score / Math.sqrt(R.dk) : score * R.scale;
   const sc = slice(R, "scaled_scores", h);
-  steps.push(el("li", {}, R.body.scale === undefined ? `Divide by √d_k = √${R.dk}: ` : `Times the scale ${exact(R.scale, "float64")}: `,
+  steps.push(el("li", {}, R.body.scale === undefined ? `Divide by √d_k = √${R.dk}: ` : `Times the scale ${exactText(R.scale, "float64")}: `,
     num(scaled, "scaled"), apiNum(R, sc.data[sc.off + i * R.m + j], "scaled_scores")));
   if (upto === "scaled_scores") return steps;
   const ms = rowOf(R, "masked_scores", h, i);

@@ -1,16 +1,25 @@
 /*
  * format.js - one rule for every number shown.
  */
-// Three significant digits; 0.001 ≤ |v| < 10 000 in plain notation (integers
-// from 1 000), the rest as 7.50e-5; an exact zero is "0"; a masked score
-// (−∞) is "−∞".  The exact value is one point, tap or key press away.
+// At most three significant digits, trailing zeros dropped (an input typed
+// "1" is shown "1", not "1.00"); 0.001 ≤ |v| < 10 000 in plain notation
+// (integers from 1 000), the rest as 7.5e−5; an exact zero is "0"; a
+// masked score (−∞) is "−∞"; every minus sign is U+2212, as typeset.  The
+// exact value is one point, tap or key press away.
+export const MINUS = "\u2212";
+const trimZeros = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
 export function fmt(v) {
   if (v === -Infinity) return "−∞";
   if (v === 0) return "0";
   const a = Math.abs(v);
-  if (a >= 1e-3 && a < 999.5) return v.toPrecision(3);
-  if (a >= 999.5 && a < 9999.5) return String(Math.round(v));
-  return v.toExponential(2).replace("e+", "e");
+  let s;
+  if (a >= 1e-3 && a < 999.5) s = trimZeros(v.toPrecision(3));
+  else if (a >= 999.5 && a < 9999.5) s = String(Math.round(v));
+  else {
+    const [m, e] = v.toExponential(2).split("e");
+    s = `${trimZeros(m)}e${e.replace("+", "")}`;
+  }
+  return s.replace(/-/g, MINUS);
 }
 
 // The shortest decimal that reads back as exactly this number of the dtype.
@@ -25,3 +34,17 @@ export function exact(v, dtype) {
   return String(v);
 }
 
+
+// exact() as text to read: its minus sign typeset (U+2212).  Data and copies
+// keep exact()'s ASCII, which every parser reads.
+export const exactText = (v, dtype) => exact(v, dtype).replace(/-/g, MINUS);
+
+// A number in running text: fmt's few digits, and its exact value while it
+// has the focus (a tab stop) or the pointer (its title).
+export function focusExact(node, v, dtype) {
+  node.tabIndex = 0;
+  node.title = exact(v, dtype);
+  node.addEventListener("focus", () => { node.textContent = exactText(v, dtype); });
+  node.addEventListener("blur", () => { node.textContent = fmt(v); });
+  return node;
+}

@@ -6,7 +6,7 @@ import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
 import { kvHead, slice } from "./reply.js";
-import { exact, fmt } from "./format.js";
+import { exact, exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
 import { compareSlot, drawWhenSeen, headStrip, renderCompare, ropeText, seqStrip } from "./compare.js";
 import { onPoint } from "./highlight.js";
@@ -174,12 +174,12 @@ export function renderResult(R) {
       pv("scores", { title: "Scores", name: "scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                      formula: `${R.T.q_rope ? "Q after RoPE" : "Q"} · ${R.T.k_cache ? "K cache" : R.T.k_rope ? "K after RoPE" : "K"}ᵀ: query ↓ against key →` }),
       pv("scaled_scores", { title: "Scaled scores", name: "scaled_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                            formula: b.scale === undefined ? `scores ÷ √${R.dk} (= × ${fmt(R.scale)})` : `scores × ${exact(b.scale, "float64")}` }),
+                            formula: b.scale === undefined ? `scores ÷ √${R.dk} (= × ${fmt(R.scale)})` : `scores × ${exactText(b.scale, "float64")}` }),
       pv("masked_scores", { title: "Masked scores", name: "masked_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                             masked, emptyRows: empty, formula: [
                             b.mask && maskForm(b.mask, !!R.B).kind === "add" ? `the additive mask's numbers added${maskScope(R)}` : null,
                             R.slopes
-                              ? `ALiBi: −${fmt(R.slopes[h])}·|p_i − p_j| added (head ${h}'s slope ${exact(R.slopes[h], "float64")})` : null,
+                              ? `ALiBi: −${fmt(R.slopes[h])}·|p_i − p_j| added (head ${h}'s slope ${exactText(R.slopes[h], "float64")})` : null,
                             maskReasons(R).length
                               ? `−∞ where the query may not attend the key (${maskReasons(R).join("; ")})`
                               : R.slopes || b.mask ? null : "no key is hidden: the same as the scaled scores"].filter(Boolean).join("; ") })]],

@@ -70,6 +70,25 @@ test("explain a weight: q_i and k_j, their products and sum, the scale, the mask
   await rendered(() => page.uncheck("#causal"));
 });
 
+test("one formatter in an explanation: the API's number as the page's, U+2212 for every minus, the exact value on focus", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["scaled_scores"] });
+  // a negative scaled score of head 0
+  const [i, j] = (() => { for (const [a, row] of json.scaled_scores[0].entries()) for (const [b, v] of row.entries()) if (v < 0) return [a, b]; })();
+  const v = json.scaled_scores[0][i][j];
+  await page.click(`#h0-scaled_scores td[data-row="${i}"][data-col="${j}"]`);
+  const apiNum = page.locator('#explain [data-term="api-scaled_scores"]');
+  const fmt = (x) => page.evaluate((y) => window.attentionVisualizer.fmt(y), x);
+  assert.equal(await apiNum.textContent(), await fmt(v), "the API's number in the page's one format");
+  assert.ok((await apiNum.textContent()).startsWith("\u2212"));
+  await apiNum.focus();
+  assert.equal(await apiNum.textContent(), String(v).replace("-", "\u2212"), "its exact value while it has the focus");
+  await page.keyboard.press("Tab");
+  assert.equal(await apiNum.textContent(), await fmt(v));
+  assert.doesNotMatch(await page.textContent("#explain-body"), /(^|[^\w.])-\d/, "no ASCII hyphen as a minus sign");
+});
+
 test("linked highlighting: pointing at weight (i, j) outlines row i of Q and the output, row j of K and V, both rows of X", async () => {
   await rendered(() => page.click('button[data-preset="002"]'));
   await page.hover('#h0-weights td[data-row="2"][data-col="3"]');

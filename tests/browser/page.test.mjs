@@ -87,7 +87,7 @@ for (const key of ["000", "001", "002"]) {
       assert.equal(await page.getAttribute("#h1-weights h3 .shape", "title"), "a slice of weights (2, 5, 5)");
       assert.equal(await badge("all-output"), "(5, 8)");
       const sums = await page.$$eval("#h1-weights td.sum", (tds) => tds.map((t) => t.textContent));
-      assert.deepEqual(sums, new Array(5).fill("1.00"));
+      assert.deepEqual(sums, new Array(5).fill("1"));
       // the concatenation marks which columns came from which head
       const marks = await page.$$eval("#all-concat th.group", (ths) => ths.map((t) => [t.textContent, t.colSpan]));
       assert.deepEqual(marks, [["head 0", 4], ["head 1", 4]]);
@@ -126,10 +126,13 @@ test("a page that draws no frame (a tab in the background) still finishes a rend
   await rendered(() => page.click('button[data-preset="001"]'));
 });
 
-test("one rule for numbers: 3 significant digits, exponents only outside [0.001, 10000)", async () => {
-  const got = await page.evaluate(() => [0.00128, 7.5e-5, 0, 0.2, -0.5, 999.7, 1234.5, 12345, 1e-7, -Infinity, 0.0999996].map(window.attentionVisualizer.fmt));
-  assert.deepEqual(got, ["0.00128", "7.50e-5", "0", "0.200", "-0.500", "1000", "1235", "1.23e4", "1.00e-7", "−∞", "0.100"]);
-  for (const v of [0.00128, 7.5e-5, 0.2, 1234.5, 12345, 1e-7, 0.0999996]) assert.equal(shown(v), await page.evaluate((x) => window.attentionVisualizer.fmt(x), v));
+test("one rule for numbers: 3 significant digits, no trailing zeros, U+2212 minus, exponents only outside [0.001, 10000)", async () => {
+  const got = await page.evaluate(() => [0.00128, 7.5e-5, 0, 0.2, -0.5, 999.7, 1234.5, 12345, 1e-7, -Infinity, 0.0999996, 1, -3.2e-5]
+    .map(window.attentionVisualizer.fmt));
+  assert.deepEqual(got, ["0.00128", "7.5e−5", "0", "0.2", "−0.5", "1000", "1235", "1.23e4", "1e−7", "−∞", "0.1", "1", "−3.2e−5"]);
+  for (const v of [0.00128, 7.5e-5, 0.2, -0.5, 1234.5, 12345, 1e-7, 0.0999996, 1, -3.2e-5]) {
+    assert.equal(shown(v), await page.evaluate((x) => window.attentionVisualizer.fmt(x), v));
+  }
 });
 
 finalChecks();
