@@ -100,7 +100,9 @@ static void write_model_metadata(void)
             buf_puts(b, ",");
         first = false;
         metadata_tensor(b, row->name,
-                        row->leaf == SCHEMA_LEAF_NUMBER ? "FP64" : "BOOL",
+                        row->whole                        ? "INT64"
+                        : row->leaf == SCHEMA_LEAF_NUMBER ? "FP64"
+                                                          : "BOOL",
                         row->min_rank);
     }
     buf_puts(b, "],\"outputs\":[");

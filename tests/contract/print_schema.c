@@ -33,8 +33,10 @@ static void print_row(const schema_field *row)
     printf("{\"name\": \"%s\", \"kind\": \"%s\", \"required\": %s", row->name,
            kind_names[row->kind], row->required ? "true" : "false");
     if (row->kind == SCHEMA_TENSOR)
-        printf(", \"min_rank\": %d, \"max_rank\": %d, \"leaf\": \"%s\"",
-               row->min_rank, row->max_rank, leaf_names[row->leaf]);
+        printf(", \"min_rank\": %d, \"max_rank\": %d, \"leaf\": \"%s\", "
+               "\"whole\": %s",
+               row->min_rank, row->max_rank, leaf_names[row->leaf],
+               row->whole ? "true" : "false");
     if (row->kind == SCHEMA_INTEGER)
         printf(", \"minimum\": %g", row->min);
     if (row->kind == SCHEMA_NUMBER)

@@ -150,7 +150,9 @@ def test_health_and_metadata(server, client, schema):
            and meta["version"], f"server metadata {meta}")
     model = client.get_model_metadata(MODEL)
     leaf = {"number": "FP64", "boolean": "BOOL", "either": "BOOL"}
-    inputs = [{"name": f["name"], "datatype": leaf[f["leaf"]],
+    # whole-number inputs (positions, heads) are listed as INT64
+    inputs = [{"name": f["name"],
+               "datatype": "INT64" if f["whole"] else leaf[f["leaf"]],
                "shape": [-1] * f["min_rank"]}
               for f in schema["fields"] if f["kind"] == "tensor"]
     ranks = {"x_pe": 2, "concat": 2, "output": 2}
