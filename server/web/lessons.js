@@ -130,6 +130,7 @@ export let resizeTimer = null;
 
 
 export function init() {
+  $("one-scale").addEventListener("change", () => { if (lastGood) renderResult(lastGood); });
   for (const key of Object.keys(PRESETS)) {
     $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
       onclick: () => loadPreset(key) }, PRESETS[key].title));

@@ -80,7 +80,8 @@ export class MatrixView {
     const lo = this.kind === "seq" ? "0" : fmt(-this.max), hi = this.kind === "seq" ? "1" : fmt(this.max);
     let anyMasked = false;
     if (this.masked) for (let i = 0; i < this.rows && !anyMasked; i++) for (let j = 0; j < this.cols; j++) if (this.isMasked(i, j)) { anyMasked = true; break; }
-    this.legendNode.replaceChildren(lo, bar, hi, ...(anyMasked ? [el("span", { class: "swatch masked" }), "masked"] : []));
+    this.legendNode.replaceChildren(lo, bar, hi, ...(this.scaleNote ? [el("span", { class: "scale-note" }, this.scaleNote)] : []),
+      ...(anyMasked ? [el("span", { class: "swatch masked" }), "masked"] : []));
   }
 
   // Lays the matrix out in `avail` CSS pixels: a table when every number fits

@@ -191,6 +191,18 @@ export function renderResult(R) {
       pv("head_outputs", { title: "Head output", name: "head_outputs", kind: "div", rowLabels: R.ql, colLabels: idx(R.dv),
                            emptyRows: empty, formula: "weights · V: each query's weighted average of the value rows" })]],
   ];
+  // One colour scale: Q, K and V (rotated and cached too) on one scale, every
+  // score stage on another, so that the scaling shows and one colour is one
+  // number from card to card; otherwise each card runs to its own maximum.
+  if ($("one-scale").checked) {
+    const shown = steps.flatMap(([, vs]) => vs);
+    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache"], "one scale for Q, K and V"],
+                                  [["scores", "scaled_scores", "masked_scores"], "one scale for every score stage"]]) {
+      const same = shown.filter((v) => stages.includes(v.stage));
+      const M = Math.max(0, ...same.map((v) => v.max));
+      for (const v of same) Object.assign(v, { maxAbs: M, scaleNote: note });
+    }
+  }
   for (const [title, vs] of steps) {
     const cards = el("div", { class: "cards" });
     gh.sec.append(el("h3", { class: "step" }, title), cards);

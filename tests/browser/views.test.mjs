@@ -6,6 +6,28 @@ import { api, axeViolations, bigCase, downloaded, explanation, finalChecks, LESS
 
 openPage();
 
+test("one colour scale: Q, K and V share one scale, the score stages another, and the legends say so", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const colour = (id) => page.$eval(`#${id} td[data-row="0"][data-col="0"]`, (td) => getComputedStyle(td).backgroundColor);
+  const legend = (id) => page.textContent(`#${id} .legend`);
+  try {
+    await page.check("#one-scale");
+    await page.waitForFunction(() => document.querySelector("#h0-scores .legend").textContent.includes("one scale"));
+    assert.notEqual(await colour("h0-scores"), await colour("h0-scaled_scores"), "scaling by 1/√4 shows as a paler colour");
+    for (const id of ["h0-scores", "h0-scaled_scores", "h0-masked_scores"]) {
+      assert.equal(await legend(id), await legend("h0-scores"));
+      assert.match(await legend(id), /one scale for every score stage$/);
+    }
+    for (const id of ["h0-q", "h0-k", "h0-v"]) assert.match(await legend(id), /one scale for Q, K and V$/);
+    assert.equal(await legend("h0-q"), await legend("h0-v"));
+    await page.uncheck("#one-scale");
+    await page.waitForFunction(() => !document.querySelector("#h0-scores .legend").textContent.includes("one scale"));
+    assert.equal(await colour("h0-scores"), await colour("h0-scaled_scores"), "apart, each card runs to its own maximum");
+  } finally {
+    await page.uncheck("#one-scale");
+  }
+});
+
 test("compare: two heads, float64 against float32, with and without the masks, as a difference heatmap", async () => {
   const l = LESSONS["002"];
   const lesson = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, tokens: l.tokens };
