@@ -37,10 +37,12 @@ $(BUILD)/tests/test_attention_overflow: \
 $(BUILD)/tests/test_softmax_rows: $(BUILD)/tests/unit/test_softmax_rows.o \
                                   $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
-# malloc and free wrapped: the test counts the blocks a stopped pass holds
+# malloc, free and attn_stop_check wrapped: the test counts the blocks a
+# stopped pass holds, and fires the stop at a chosen reading
 $(BUILD)/tests/test_attention_stop: $(BUILD)/tests/unit/test_attention_stop.o \
                                     $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ -Wl,--wrap=malloc,--wrap=free -lcmocka $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $^ -Wl,--wrap=malloc,--wrap=free,--wrap=attn_stop_check \
+	  -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
                                     $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@

@@ -7,7 +7,10 @@
  * DESIGN
  * malloc and free are wrapped at link time (-Wl,--wrap, tests/unit/suite.mk)
  * to count the blocks the core holds while a pass runs: a stopped pass must
- * end with as many frees as mallocs.  Time bounds are generous for a loaded
+ * end with as many frees as mallocs.  attn_stop_check() is wrapped too, to
+ * count the pass's readings of its stop and fire it at the k-th: so a test
+ * can stop a pass at every block of work in turn, whatever the machine's
+ * speed.  Time bounds are generous for a loaded
  * machine, and scale with the time of one block of work measured here (so
  * that they hold under an emulator too).  What a stop bounds is the work
  * done after it, so that is asserted tightly as the process's CPU time
@@ -64,13 +67,49 @@ static void start_counting(void)
 
 static void stop_counting(void) { atomic_store(&counting, false); }
 
+/* ---- counting the readings of the stop ---- */
+
+attn_stop_reason __real_attn_stop_check(struct attn_stop *s);
+
+static atomic_long readings, fire_at; /* fire_at 0: never */
+
+attn_stop_reason __wrap_attn_stop_check(struct attn_stop *s)
+{
+    long k = atomic_fetch_add(&readings, 1) + 1;
+    long at = atomic_load(&fire_at);
+    if (s && at && k >= at)
+        attn_stop_cancel(s, ATTN_STOP_CANCELLED);
+    return __real_attn_stop_check(s);
+}
+
+/* The pass of p, its stop fired at its k-th reading (0: never); how many
+ * readings it made goes to *made. */
+static attn_status run_fired_at(pool *workers, attn_problem *p, unsigned want,
+                                bool reference, long k, long *made,
+                                attn_result *out)
+{
+    attn_stop stop;
+    attn_stop_init(&stop, 0);
+    p->stop = &stop;
+    atomic_store(&readings, 0);
+    atomic_store(&fire_at, k);
+    start_counting();
+    attn_status status = reference ? attn_forward_reference(p, want, out)
+                                   : attn_forward(workers, p, want, out);
+    stop_counting();
+    atomic_store(&fire_at, 0);
+    *made = atomic_load(&readings);
+    p->stop = NULL;
+    return status;
+}
+
 /* ---- problems ---- */
 
 /* Self-attention on x (B, n, d) (B = batch, 0: one sequence) with W_q, W_k,
  * W_v (d, h·d_k) and W_o (h·d_k, d_out) (d_out 0: none), random numbers. */
 typedef struct {
     attn_problem p;
-    void *buffers[5];
+    void *buffers[6];
 } projected_problem;
 
 static void make_projected(projected_problem *pp, tensor_dtype dtype,
@@ -93,8 +132,18 @@ static void make_projected(projected_problem *pp, tensor_dtype dtype,
 
 static void free_projected(projected_problem *pp)
 {
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         free(pp->buffers[i]);
+}
+
+/* A pass that is almost all output projection: x (2048, 16) attends to a
+ * context of 16 rows through 8 heads of 256, and W_o is (2048, 2048), so
+ * the concatenation @ W_o is 97 % of the multiply-adds. */
+static void make_output_heavy(projected_problem *pp, tensor_dtype dtype)
+{
+    make_projected(pp, dtype, 0, 2048, 16, 8, 256, 1024);
+    pp->p.m = 16;
+    pp->p.context = pp->buffers[5] = random_tensor(dtype, 16 * 16);
 }
 
 /* The attack on the service: x (8192, 1); W_q, W_k, W_v (1, 2048) as 128
@@ -335,7 +384,8 @@ a_cancel_from_another_thread_ends_every_pass_over_the_pool(void **state)
     pool_destroy(workers);
 }
 
-/* A deadline that passes while the pass runs, at points spread over it. */
+/* A deadline that passes while the pass runs, at points spread over it
+ * (also between and within a batch's sequences). */
 static void a_deadline_in_the_middle_ends_the_pass_with_deadline(void **state)
 {
     (void)state;
@@ -357,6 +407,96 @@ static void a_deadline_in_the_middle_ends_the_pass_with_deadline(void **state)
     free_projected(&wide);
     free_projected(&batch);
     pool_destroy(workers);
+}
+
+/* Whichever block of work the stop fires before, the pass returns
+ * ATTN_ERR_CANCELLED with nothing held and nothing handed back: at every
+ * reading of an unstopped pass (40 spread over it where it makes more),
+ * fast (fused and whole rows, by the kernels and through OpenBLAS, alone
+ * and over a pool) and reference, one sequence and a batch, with RoPE and
+ * the sinusoidal encoding (pass 0). */
+static void a_stop_at_any_block_ends_the_pass_cleanly(void **state)
+{
+    (void)state;
+    pool *workers = pool_create(1, 4);
+    projected_problem one, batch;
+    make_projected(&one, TENSOR_FLOAT32, 0, 130, 64, 4, 16, 48);
+    make_projected(&batch, TENSOR_FLOAT64, 3, 130, 32, 2, 16, 0);
+    one.p.rope_dims = 16, one.p.rope_base = 10000, one.p.causal = true;
+    batch.p.sinusoidal = true;
+    attn_problem *problems[] = {&one.p, &batch.p};
+    for (int i = 0; i < 2; i++)
+        for (int way = 0; way < 6; way++) {
+            bool reference = way == 5, own = way % 2 == 0;
+            unsigned want = way / 2 == 1 ? want_all : 0;
+            attn_use_own_kernels(own);
+            pool *on = way >= 2 && !reference ? workers : NULL;
+            attn_result out;
+            long total;
+            assert_int_equal(
+                run_fired_at(on, problems[i], want, reference, 0, &total, &out),
+                ATTN_OK);
+            attn_result_free(&out);
+            /* about 40 readings spread over the pass, the first and the
+             * last among them */
+            long step = total / 40 > 1 ? total / 40 : 1;
+            for (long k = 1; k <= total;
+                 k = k < total && k + step > total ? total : k + step) {
+                long made;
+                attn_status status = run_fired_at(on, problems[i], want,
+                                                  reference, k, &made, &out);
+                if (status != ATTN_ERR_CANCELLED || !no_stage(&out) ||
+                    atomic_load(&live_blocks) != 0)
+                    fail_msg("problem %d way %d, fired at reading %ld of %ld: "
+                             "status %d, %ld blocks held",
+                             i, way, k, total, status,
+                             atomic_load(&live_blocks));
+            }
+        }
+    attn_use_own_kernels(true);
+    free_projected(&one);
+    free_projected(&batch);
+    pool_destroy(workers);
+}
+
+/* A stop that fires at the first block of the output projection saves that
+ * projection's work: the problem's x @ W_q and its attention are small, the
+ * concatenation @ W_o (4096, 2048) @ (2048, 2048) is 98 % of it.  Alone, by
+ * the kernels and through OpenBLAS; the readings before it are counted on
+ * the same problem without W_o (the same loops until then). */
+static void a_stop_in_the_output_projection_saves_its_work(void **state)
+{
+    (void)state;
+    projected_problem output;
+    make_output_heavy(&output, TENSOR_FLOAT32);
+    for (int own = 0; own < 2; own++) {
+        attn_use_own_kernels(own);
+        attn_result out;
+        long before, total, made;
+        const void *w_o = output.p.w_o;
+        output.p.w_o = NULL;
+        assert_int_equal(
+            run_fired_at(NULL, &output.p, 0, false, 0, &before, &out), ATTN_OK);
+        attn_result_free(&out);
+        output.p.w_o = w_o;
+        double start = process_cpu();
+        assert_int_equal(
+            run_fired_at(NULL, &output.p, 0, false, 0, &total, &out), ATTN_OK);
+        double whole = process_cpu() - start;
+        attn_result_free(&out);
+        assert_true(total > before);
+        start = process_cpu();
+        assert_int_equal(
+            run_fired_at(NULL, &output.p, 0, false, before + 1, &made, &out),
+            ATTN_ERR_CANCELLED);
+        double stopped = process_cpu() - start;
+        assert_int_equal(atomic_load(&live_blocks), 0);
+        if (stopped > whole / 2)
+            fail_msg("own %d: %.0f ms of CPU stopped, %.0f ms whole", own,
+                     stopped * 1e3, whole * 1e3);
+    }
+    attn_use_own_kernels(true);
+    free_projected(&output);
 }
 
 /* A stop that never fires (a deadline far ahead) leaves every stage the
@@ -412,6 +552,8 @@ int main(void)
         cmocka_unit_test(
             a_cancel_from_another_thread_ends_every_pass_over_the_pool),
         cmocka_unit_test(a_deadline_in_the_middle_ends_the_pass_with_deadline),
+        cmocka_unit_test(a_stop_at_any_block_ends_the_pass_cleanly),
+        cmocka_unit_test(a_stop_in_the_output_projection_saves_its_work),
         cmocka_unit_test(a_stop_that_never_fires_changes_no_bit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
