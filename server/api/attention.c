@@ -30,9 +30,12 @@
 
 /* What api_attention_work() counts besides the products, in
  * floating-point operations of the same time: for every score, its scale,
- * mask and softmax (an exp is about 10 operations of an AVX-512 loop), and
- * for every number of the reply its shortest decimal form. */
-#define API_FLOPS_PER_SCORE 20.0
+ * mask, exp and the online softmax's bookkeeping, which at the narrow
+ * widths of many small heads cost more than the score's own products (the
+ * fit in docs/performance.md, "The work estimate", makes narrow and wide
+ * requests run at one rate), and for every number of the reply its
+ * shortest decimal form. */
+#define API_FLOPS_PER_SCORE 100.0
 #define API_FLOPS_PER_REPLY_NUMBER 100.0
 
 /* Numbers the reply will hold, or SIZE_MAX on overflow. */
@@ -175,6 +178,14 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     stats->d = p->d;
     stats->heads = p->heads;
     stats->work = api_attention_work(&req);
+    if (limits->max_work > 0 && stats->work > limits->max_work) {
+        problem_reply(out, ERR_LIMIT_EXCEEDED, NULL,
+                      "this request's work is estimated at %.3g operations; "
+                      "at most %.3g (--max-work)",
+                      stats->work, limits->max_work);
+        api_request_free(&req);
+        return;
+    }
 
     size_t numbers = reply_numbers(&req), reply_bytes = SIZE_MAX;
     size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);

@@ -70,7 +70,8 @@ typedef enum {
     ERR_OVERLOADED,
     ERR_OUT_OF_MEMORY,
     ERR_DRAINING,
-    /* the deadline counts the queue's wait: a retry may meet it */
+    /* the deadline counts the queue's wait, and a request that could never
+     * meet it is refused up front (--max-work, 413): a retry may meet it */
     ERR_COMPUTE_TIMEOUT,
     ERR_CODE_COUNT
 } error_code;

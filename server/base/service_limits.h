@@ -66,7 +66,16 @@
  * near what handing it to a worker makes it wait (make bench-lanes; its
  * figures for both are in docs/performance.md). */
 #define LIMIT_FAST_LANE_MAX_BODY ((size_t)16 << 10)
-#define LIMIT_FAST_LANE_MAX_FLOPS 200000.0
+#define LIMIT_FAST_LANE_MAX_FLOPS 250000.0
+
+/* The work (api_attention_work(): operations, the slow ones counted more)
+ * one core computes a second, narrow heads or wide, as measured on these
+ * machines (docs/performance.md, "The work estimate").  --max-work's
+ * default is what one core computes in --compute-timeout at this rate: a
+ * request over it could not finish in time even with the machine to
+ * itself on one core, and is refused before it runs (413) instead of
+ * holding the workers until its deadline. */
+#define LIMIT_WORK_PER_CORE_SECOND 2e10
 
 /* Per-request shape limits, used by the decoder. */
 typedef struct {
@@ -75,6 +84,7 @@ typedef struct {
     size_t max_heads;
     size_t max_elements;
     size_t max_request_memory;
+    double max_work; /* api_attention_work() at most; 0: no cap */
 } request_limits;
 
 #endif

@@ -22,7 +22,8 @@ typedef enum {
     OPT_STRING,
     OPT_BOOL,
     OPT_SIMD, /* an arch_simd level by name (core/arch.h) */
-    OPT_LANE  /* a config_lane by name */
+    OPT_LANE, /* a config_lane by name */
+    OPT_WORK  /* a count of operations (1e12), or derived when negative */
 } opt_kind;
 
 typedef struct {
@@ -56,6 +57,10 @@ static const option_spec options[] = {
      NULL},
     {"max-elements", OPT_SIZE, FIELD(request.max_elements), 0,
      "most numbers in one request", NULL},
+    {"max-work", OPT_WORK, FIELD(request.max_work), 0,
+     "most operations one request may ask for (its work estimate), then 413 "
+     "limit_exceeded before it runs; 0: no cap",
+     NULL},
     {"max-request-memory", OPT_BYTES, FIELD(request.max_request_memory), 0,
      "bytes one request may need to compute", NULL},
     {"memory-budget", OPT_BYTES, FIELD(memory_budget), 0,
@@ -123,6 +128,7 @@ static void set_defaults(config *cfg)
     cfg->request.max_heads = LIMIT_DEFAULT_MAX_HEADS;
     cfg->request.max_elements = LIMIT_DEFAULT_MAX_ELEMENTS;
     cfg->request.max_request_memory = LIMIT_DEFAULT_MAX_REQUEST_MEMORY;
+    cfg->request.max_work = -1; /* derived from --compute-timeout */
     cfg->memory_budget = LIMIT_DEFAULT_MEMORY_BUDGET;
     cfg->max_queue = LIMIT_DEFAULT_MAX_QUEUE;
     cfg->max_connections = LIMIT_DEFAULT_MAX_CONNECTIONS;
@@ -153,6 +159,13 @@ static void format_bytes(char *out, size_t size, size_t bytes)
         }
     }
     snprintf(out, size, "%zu", bytes);
+}
+
+/* --max-work's default: what one core computes in --compute-timeout (no
+ * cap without a timeout). */
+static double derived_max_work(const config *cfg)
+{
+    return LIMIT_WORK_PER_CORE_SECOND * cfg->compute_timeout;
 }
 
 /* The option's value in defaults, as --help shows it. */
@@ -196,6 +209,18 @@ static void format_default(char *out, size_t size, const option_spec *opt,
         config_lane lane;
         memcpy(&lane, field, sizeof lane);
         snprintf(out, size, "%s", lane_names[lane]);
+        return;
+    }
+    case OPT_WORK: {
+        double work;
+        memcpy(&work, field, sizeof work);
+        if (work < 0)
+            snprintf(out, size,
+                     "%.3g: what one core computes in --compute-timeout, "
+                     "%.3g a second",
+                     derived_max_work(defaults), LIMIT_WORK_PER_CORE_SECOND);
+        else
+            snprintf(out, size, "%.3g", work);
         return;
     }
     }
@@ -297,6 +322,15 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
         memcpy(field, &level, sizeof level);
         return true;
     }
+    case OPT_WORK: {
+        char *end;
+        errno = 0;
+        double work = strtod(value, &end);
+        if (errno || end == value || *end || !(work >= 0) || work > 1e30)
+            return false;
+        memcpy(field, &work, sizeof work);
+        return true;
+    }
     case OPT_LANE:
         for (config_lane lane = CONFIG_LANE_AUTO; lane <= CONFIG_LANE_ALL;
              lane++)
@@ -370,5 +404,7 @@ config_action config_parse(config *cfg, int argc, char **argv)
         print_version(cfg);
         return CONFIG_EXIT_OK;
     }
+    if (cfg->request.max_work < 0)
+        cfg->request.max_work = derived_max_work(cfg);
     return CONFIG_RUN;
 }
