@@ -10,7 +10,7 @@
  * its access log in a file, and "deadline" with --compute-timeout 1 (and
  * no work cap).  The
  * long request is the issue's shape (d 1, 128 heads of 16, w_o back to
- * width 1) at n = 2048: seconds of work on both workers, most of it in
+ * width 1) at n = 4096: several seconds of work on both workers, most in
  * narrow heads.
  */
 #include "tests/http/harness.h"
@@ -24,7 +24,7 @@
 /* ---- constants -------------------------------------------------------- */
 
 /* The long request: n tokens of width 1, LONG_HEADS heads of LONG_DK. */
-#define LONG_N 2048
+#define LONG_N 4096
 #define LONG_HEADS 128
 #define LONG_DK 16
 /* What "idle" allows: CPU the server may use in IDLE_WINDOW_MS once
