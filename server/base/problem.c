@@ -2,6 +2,7 @@
 
 #include "server/base/buf.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,38 @@ static void oip_error_write(buf *b, const char *code, const char *detail)
     buf_json_string(b, code);
 }
 
+/* What a reply says when its error body cannot be built: out_of_memory
+ * from the table, written once into static storage (nothing allocated). */
+#define FALLBACK_DETAIL "the server ran out of memory building this reply"
+#define FALLBACK_MAX 512
+
+static char fallback[2][FALLBACK_MAX]; /* [0] problem+json, [1] OIP's */
+static pthread_once_t fallback_once = PTHREAD_ONCE_INIT;
+
+static void write_fallbacks(void)
+{
+    const error_code_row *row = error_code_info(ERR_OUT_OF_MEMORY);
+    snprintf(fallback[0], FALLBACK_MAX,
+             "{\"type\":\"urn:attention:problem:%s\",\"title\":\"%s\","
+             "\"status\":%u,\"code\":\"%s\",\"detail\":\"" FALLBACK_DETAIL
+             "\"}\n",
+             row->name, row->title, row->status, row->name);
+    snprintf(fallback[1], FALLBACK_MAX,
+             "{\"error\":\"" FALLBACK_DETAIL "\",\"code\":\"%s\"}\n",
+             row->name);
+}
+
+static void out_of_memory_reply(reply *r, bool oip)
+{
+    pthread_once(&fallback_once, write_fallbacks);
+    const error_code_row *row = error_code_info(ERR_OUT_OF_MEMORY);
+    const char *body = fallback[oip];
+    reply_set_static(r, row->status,
+                     oip ? "application/json" : "application/problem+json",
+                     body, strlen(body));
+    r->retry_after = row->retry_after;
+}
+
 /* Builds the error body of an already formatted detail, in the shape the
  * reply's route speaks. */
 static void problem_build(reply *r, const error_code_row *row,
@@ -50,22 +83,8 @@ static void problem_build(reply *r, const error_code_row *row,
     }
     buf_puts(&b, "}\n");
     if (buf_failed(&b)) {
-        static const char fallback[] =
-            "{\"type\":\"urn:attention:problem:out_of_memory\",\"title\":"
-            "\"Service Unavailable\",\"status\":503,\"code\":\"out_of_memory\","
-            "\"detail\":\"the server ran out of memory building this "
-            "reply\"}\n";
-        static const char oip_fallback[] =
-            "{\"error\":\"the server ran out of memory building this "
-            "reply\",\"code\":\"out_of_memory\"}\n";
         buf_free(&b);
-        if (oip)
-            reply_set_static(r, 503, "application/json", oip_fallback,
-                             sizeof oip_fallback - 1);
-        else
-            reply_set_static(r, 503, "application/problem+json", fallback,
-                             sizeof fallback - 1);
-        r->retry_after = error_code_info(ERR_OUT_OF_MEMORY)->retry_after;
+        out_of_memory_reply(r, oip);
         return;
     }
     size_t len;

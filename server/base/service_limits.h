@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 /* 16 MiB of JSON is about 1 M numbers written at full precision, more than a
- * (1024 × 512) input with four 512 × 512 projections; jansson needs about
- * 40 bytes of memory per number it holds, so a body costs up to ~20× its size
- * while it is decoded. */
+ * (1024 × 512) input with four 512 × 512 projections.  Decoding a body holds
+ * several times its size besides (server/base/parse_budget.h reserves it;
+ * docs/reliability.md, "What parsing holds", has the figures). */
 #define LIMIT_DEFAULT_MAX_BODY ((size_t)16 << 20)
 
 /* Tokens (n or m): 8192 keeps an (h, n, m) float64 weights tensor for h = 1 at
@@ -57,7 +57,7 @@
 /* Seconds SIGTERM waits for in-flight requests before exiting. */
 #define LIMIT_DEFAULT_GRACE 20
 
-/* The fast lane (server/http/daemon.c): a request whose body is at most
+/* The fast lane (server/http/lanes.c): a request whose body is at most
  * LIMIT_FAST_LANE_MAX_BODY bytes, and whose work once decoded is at most
  * LIMIT_FAST_LANE_MAX_FLOPS (api_attention_work(): its floating-point
  * operations, its reply's numbers counted as operations), is decoded,

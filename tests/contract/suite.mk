@@ -13,7 +13,9 @@ PRINT_SCHEMA := $(BUILD)/tests/print_schema
 $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
                  $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
                  $(BUILD)/server/json/codec_error.o \
-                 $(BUILD)/server/base/error_codes.o $(CORE_OBJ)
+                 $(BUILD)/server/base/error_codes.o \
+                 $(BUILD)/server/base/buf.o \
+                 $(BUILD)/server/base/block_cache.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)

@@ -14,7 +14,18 @@
 #include "server/base/problem.h"
 #include "server/base/reply.h"
 
+#include <stdbool.h>
 #include <string.h>
+
+/* block_alloc() wrapped (tests/unit/suite.mk): while `starved`, a buffer
+ * gets no memory, as when the process has run out. */
+void *__real_block_alloc(size_t size);
+static bool starved;
+
+void *__wrap_block_alloc(size_t size)
+{
+    return starved ? NULL : __real_block_alloc(size);
+}
 
 static void every_code_has_a_name_a_status_and_a_title(void **state)
 {
@@ -79,6 +90,31 @@ static void the_oip_shape_carries_the_same_code_and_status(void **state)
     reply_clear(&r);
 }
 
+/* Without memory for the error body, the reply is out_of_memory as the
+ * table gives it: the same body problem_reply() writes for that code. */
+static void without_memory_the_reply_is_the_tables_out_of_memory(void **state)
+{
+    (void)state;
+    static const char detail[] =
+        "the server ran out of memory building this reply";
+    for (int oip = 0; oip < 2; oip++) {
+        reply_error_shape shape = oip ? REPLY_ERRORS_OIP : REPLY_ERRORS_PROBLEM;
+        reply want = {.error_shape = shape}, got = {.error_shape = shape};
+        problem_reply(&want, ERR_OUT_OF_MEMORY, NULL, "%s", detail);
+        starved = true;
+        problem_reply(&got, ERR_SHAPE_MISMATCH, "/x", "3 rows");
+        starved = false;
+        const error_code_row *row = error_code_info(ERR_OUT_OF_MEMORY);
+        assert_int_equal(got.status, row->status);
+        assert_int_equal(got.retry_after, row->retry_after);
+        assert_string_equal(got.content_type, want.content_type);
+        assert_int_equal(got.body_len, want.body_len);
+        assert_memory_equal(got.body, want.body, want.body_len);
+        reply_clear(&want);
+        reply_clear(&got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -86,6 +122,7 @@ int main(void)
         cmocka_unit_test(a_reply_takes_status_and_title_from_the_table),
         cmocka_unit_test(a_503_code_is_sent_with_retry_after),
         cmocka_unit_test(the_oip_shape_carries_the_same_code_and_status),
+        cmocka_unit_test(without_memory_the_reply_is_the_tables_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
