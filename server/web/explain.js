@@ -239,7 +239,23 @@ export function explain(view, i, j, focus = true) {
     ? [el("p", { class: "note" }, "The API computed in float32; this page redoes it in float64, so the last digits may differ.")] : []));
   $("explain").hidden = false;
   $("explain").dataset.stage = view.stage;
-  if (focus) $("explain").focus({ preventScroll: true });
+  if (focus) { $("explain").focus({ preventScroll: true }); uncover(view, i, j); }
+}
+// The box of cell (i, j) on screen: its table cell, or its square of the canvas.
+function cellBox(view, i, j) {
+  if (view.mode === "table") return view.cells[i][j].getBoundingClientRect();
+  const r = view.over.getBoundingClientRect(), top = r.top + view.top + i * view.ch;
+  return { top, bottom: top + view.ch };
+}
+// The panel sits at the bottom of the screen: a cell it would cover is
+// scrolled to the middle of the space above it (twice at most: the panel
+// moves when the page's end comes into view).
+function uncover(view, i, j) {
+  for (let pass = 0; pass < 2; pass++) {
+    const cell = cellBox(view, i, j), top = $("explain").getBoundingClientRect().top;
+    if (cell.top >= 0 && cell.bottom <= top) return;
+    scrollBy({ top: (cell.top + cell.bottom) / 2 - top / 2, behavior: "instant" });
+  }
 }
 export function closeExplain() {
   const back = explained && views[explained.id];

@@ -72,12 +72,25 @@ export function links(R, stage, i, j) {
 export let marked = [];
 export function clearMarks() { marked.forEach((v) => v.mark(null)); marked = []; }
 
-export function onPoint(view, i, j, how) {
-  if (how === "leave") { clearMarks(); return; }
-  view.readout.textContent = view.describe(i, j);
+// Outlines what cell (i, j) of view is made of and feeds.
+export function markLinks(view, i, j) {
   clearMarks();
   const L = links(lastGood, view.stage, i, j);
   for (const [id, marks] of Object.entries(L)) if (views[id]) { views[id].mark(marks); marked.push(views[id]); }
+}
+
+// A finger has no hover: the mouse events a browser makes up after a tap
+// (and again when the page scrolls under the finger's last point) would move
+// the outline off the tapped cell, so they are ignored until a real mouse moves.
+let touching = false;
+addEventListener("pointerdown", (ev) => { touching = ev.pointerType === "touch"; }, true);
+addEventListener("pointermove", (ev) => { if (ev.pointerType === "mouse") touching = false; }, true);
+
+export function onPoint(view, i, j, how) {
+  if (touching && (how === "hover" || how === "leave")) return;
+  if (how === "leave") { clearMarks(); return; }
+  view.readout.textContent = view.describe(i, j);
+  markLinks(view, i, j);
   if (how === "activate" && typeof explain === "function") explain(view, i, j);
 }
 

@@ -110,4 +110,41 @@ test("linked highlighting: pointing at weight (i, j) outlines row i of Q and the
   assert.equal(await page.locator("#stage-area td.hl, #stage-area td.hl-cell").count(), 0, "leaving clears the marks");
 });
 
+// Where the explanation sits: its height, the explained cell's box, and the cells outlined.
+const explainLayout = (id, i, j) => page.evaluate(([id, i, j]) => {
+  const panel = document.getElementById("explain").getBoundingClientRect();
+  const cell = document.querySelector(`#${id} td[data-row="${i}"][data-col="${j}"]`).getBoundingClientRect();
+  const lit = [...document.querySelectorAll(`#${id} td.hl-cell`)].map((td) => `${td.dataset.row},${td.dataset.col}`);
+  return { vh: innerHeight, panelTop: panel.top, panelHeight: panel.height, cellTop: cell.top, cellBottom: cell.bottom, lit };
+}, [id, i, j]);
+
+test("the explanation takes at most 40 % of the screen, never covers its cell, and outlines that cell (desktop, phone)", async () => {
+  try {
+    for (const [width, height, how] of [[1280, 800, "click"], [390, 844, "tap"]]) {
+      await page.setViewportSize({ width, height });
+      await rendered(() => page.click('button[data-preset="002"]'));
+      await rendered(() => page.check("#causal"));
+      // a cell low in the weights card, and a cell near the top of the page's results
+      for (const [id, i, j] of [["h0-weights", 4, 1], ["h0-q", 0, 2], ["h0-head_outputs", 3, 0]]) {
+        const sel = `#${id} td[data-row="${i}"][data-col="${j}"]`;
+        await page.locator(sel).scrollIntoViewIfNeeded();
+        await (how === "tap" ? page.tap(sel) : page.click(sel));
+        await page.waitForFunction(() => !document.getElementById("explain").hidden);
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const at = await explainLayout(id, i, j);
+        const where = `${id} (${i}, ${j}) at ${width} px`;
+        assert.ok(at.panelHeight <= 0.4 * at.vh + 0.5, `${where}: the panel is ${at.panelHeight} of ${at.vh} px`);
+        assert.ok(at.cellTop >= 0 && at.cellBottom <= at.panelTop, `${where}: the cell (${at.cellTop}–${at.cellBottom}) is under the panel (from ${at.panelTop})`);
+        assert.deepEqual(at.lit, [`${i},${j}`], `${where}: the cell outlined`);
+        if (!id.endsWith("weights")) assert.deepEqual(await explainLayout("h0-weights", 0, 0).then((a) => a.lit), [], `${where}: no weight outlined`);
+        await page.click("#explain-close");
+      }
+      if (width === 390) await shot("explain-390.png");
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await rendered(() => page.uncheck("#causal"));
+  }
+});
+
 finalChecks();
