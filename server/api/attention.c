@@ -80,19 +80,30 @@ static void encode_v1(const api_request *req, const attn_result *result,
 
 static const api_encoder v1 = {.encode = encode_v1};
 
-void api_attention(pool *workers, const request_limits *limits, budget *memory,
-                   const char *body, size_t len, reply *out,
-                   api_attention_stats *stats, attn_stop *stop)
+/* The job's body as a request; false with the refusal answered. */
+static bool decode_job(const api_job *job, api_request *req, reply *out)
 {
-    api_request req;
     codec_error err;
-    decode_options options = {.workers = workers,
+    decode_options options = {.workers = job->workers,
                               .split_min_bytes = API_SPLIT_MIN_BYTES};
-    if (!decode_request(body, len, limits, &options, &req, &err)) {
+    if (!decode_request(job->body, job->body_len, job->limits, &options, req,
+                        &err)) {
         api_codec_error_reply(&err, out);
+        return false;
+    }
+    return true;
+}
+
+void api_attention(const api_job *job, reply *out)
+{
+    if (job->deferred) {
+        api_attention_decoded(job, job->deferred, &v1, out);
+        free(job->deferred);
         return;
     }
-    api_attention_decoded(workers, limits, memory, &req, &v1, out, stats, stop);
+    api_request req;
+    if (decode_job(job, &req, out))
+        api_attention_decoded(job, &req, &v1, out);
 }
 
 double api_attention_work(const api_request *req)
@@ -116,62 +127,47 @@ double api_attention_work(const api_request *req)
                (numbers == SIZE_MAX ? (double)SIZE_MAX : (double)numbers);
 }
 
-bool api_attention_inline(const request_limits *limits, budget *memory,
-                          const char *body, size_t len, double max_work,
-                          reply *out, api_attention_stats *stats,
-                          attn_stop *stop, api_request **deferred)
+bool api_attention_inline(const api_job *job, double max_work, reply *out,
+                          void **deferred)
 {
     *deferred = NULL;
     api_request req;
-    codec_error err;
-    decode_options options = {.workers = NULL,
-                              .split_min_bytes = API_SPLIT_MIN_BYTES};
-    if (!decode_request(body, len, limits, &options, &req, &err)) {
-        api_codec_error_reply(&err, out);
+    if (!decode_job(job, &req, out))
         return true;
-    }
     if (api_attention_work(&req) <= max_work) {
-        api_attention_decoded(NULL, limits, memory, &req, &v1, out, stats,
-                              stop);
+        api_attention_decoded(job, &req, &v1, out);
         return true;
     }
-    *deferred = malloc(sizeof **deferred);
-    if (!*deferred) {
+    api_request *kept = malloc(sizeof *kept);
+    if (!kept) {
         api_request_free(&req);
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
                       "the server could not allocate memory for this "
                       "request");
         return true;
     }
-    **deferred = req;
+    *kept = req;
+    *deferred = kept;
     return false;
 }
 
-void api_attention_continue(pool *workers, const request_limits *limits,
-                            budget *memory, api_request *deferred, reply *out,
-                            api_attention_stats *stats, attn_stop *stop)
+void api_attention_drop(void *deferred)
 {
-    api_attention_decoded(workers, limits, memory, deferred, &v1, out, stats,
-                          stop);
-    free(deferred);
-}
-
-void api_attention_drop(api_request *deferred)
-{
-    if (!deferred)
+    api_request *req = deferred;
+    if (!req)
         return;
-    api_request_free(deferred);
-    free(deferred);
+    api_request_free(req);
+    free(req);
 }
 
-void api_attention_decoded(pool *workers, const request_limits *limits,
-                           budget *memory, api_request *decoded,
-                           const api_encoder *enc, reply *out,
-                           api_attention_stats *stats, attn_stop *stop)
+void api_attention_decoded(const api_job *job, api_request *decoded,
+                           const api_encoder *enc, reply *out)
 {
+    const request_limits *limits = job->limits;
+    api_attention_stats *stats = job->stats;
     api_request req = *decoded;
     memset(decoded, 0, sizeof *decoded);
-    req.problem.stop = stop;
+    req.problem.stop = job->stop;
     const attn_problem *p = &req.problem;
     stats->n = p->n;
     stats->m = p->m;
@@ -188,7 +184,7 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
     }
 
     size_t numbers = reply_numbers(&req), reply_bytes = SIZE_MAX;
-    size_t need = attn_bytes_needed(p, req.want, pool_size(workers) + 1);
+    size_t need = attn_bytes_needed(p, req.want, pool_size(job->workers) + 1);
     /* with "heads", the stages cut down to them (api_select_heads) are
      * held beside the whole ones for a moment: at most the reply's numbers
      * in the dtype, counted on top of the reply's bytes */
@@ -206,19 +202,19 @@ void api_attention_decoded(pool *workers, const request_limits *limits,
                       "at most %zu MiB per request (--max-request-memory)",
                       need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
                       limits->max_request_memory >> 20);
-    } else if (!budget_reserve(memory, need)) {
+    } else if (!budget_reserve(job->memory, need)) {
         problem_reply(out, ERR_OVERLOADED, NULL,
                       "the memory budget for requests in flight is used "
                       "up; retry shortly");
     } else {
-        compute_and_encode(workers, &req, reply_bytes, enc, out, stats);
+        compute_and_encode(job->workers, &req, reply_bytes, enc, out, stats);
         /* the reply's bytes stay reserved until it has been sent (the
          * HTTP layer clears the reply then); the rest goes back now */
         size_t held = 0;
         if (out->status == 200)
             held = out->body_len < need ? out->body_len : need;
-        budget_release(memory, need - held);
-        reply_hold(out, memory, held);
+        budget_release(job->memory, need - held);
+        reply_hold(out, job->memory, held);
     }
     api_request_free(&req);
 }

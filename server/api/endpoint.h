@@ -16,8 +16,8 @@
 #ifndef SERVER_API_ENDPOINT_H
 #define SERVER_API_ENDPOINT_H
 
+#include "core/attention.h"
 #include "core/pool.h"
-#include "server/api/attention.h"
 #include "server/base/budget.h"
 #include "server/base/reply.h"
 #include "server/base/service_limits.h"
@@ -40,6 +40,13 @@ typedef struct {
 
 /* An endpoint that answers on the event thread. */
 typedef void (*api_handler)(const api_env *env, reply *out);
+
+/* What one computing request was, for the access log and metrics. */
+typedef struct {
+    size_t n, m, d, heads;
+    double work; /* api_attention_work() */
+    double compute_seconds;
+} api_attention_stats;
 
 /* What a pool job gets; every pointer outlives the job. */
 typedef struct {
@@ -86,6 +93,20 @@ void api_static_index(const api_env *env, reply *out);
 void api_static_web(const api_env *env, reply *out);
 /* GET /openapi.yaml: the API's description. */
 void api_static_openapi(const api_env *env, reply *out);
+
+/* POST /v1/attention (attention.c), as a pool job: decodes the body (or
+ * takes job->deferred), reserves what computing and encoding it needs
+ * from job->memory (503 when it does not fit), computes on job->workers and
+ * fills out.  A 200 reply keeps its body's bytes reserved (reply_hold)
+ * until reply_clear().  The computation reads job->stop once per block of
+ * work: when it fires, out is left with status 0 and the caller, who knows
+ * why it fired (a client gone, a shutdown, the deadline), answers. */
+void api_attention(const api_job *job, reply *out);
+/* Its fast lane (an api_inline_fn) and what drops the request it deferred
+ * (an api_drop_fn). */
+bool api_attention_inline(const api_job *job, double max_work, reply *out,
+                          void **deferred);
+void api_attention_drop(void *deferred);
 
 /* The Open Inference Protocol (oip.c); errors as {"error": "..."}. */
 /* GET /v2/health/live: {"live": true} while the process answers. */

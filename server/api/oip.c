@@ -13,6 +13,7 @@
  * The routes' errors are the protocol's {"error": "..."} (their reply's
  * error_shape, set from the route table).
  */
+#include "server/api/attention.h"
 #include "server/api/endpoint.h"
 
 #include "core/attn_stop.h"
@@ -230,8 +231,7 @@ static void oip_answer(const api_job *job, api_request *req,
     oip_writing writing = {.plan = plan};
     api_encoder enc = {
         .encode = oip_write, .finish = oip_finish, .ctx = &writing};
-    api_attention_decoded(job->workers, job->limits, job->memory, req, &enc,
-                          out, job->stats, job->stop);
+    api_attention_decoded(job, req, &enc, out);
     oip_reply_plan_free(plan);
 }
 

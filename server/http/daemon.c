@@ -61,7 +61,7 @@ static void log_mhd_error(void *cls, const char *fmt, va_list ap)
     /* libmicrohttpd's messages can quote request data; they are not logged */
 }
 
-/* Metrics count requests under the route table's labels. */
+/* Metrics count requests under the routes' labels (their paths). */
 static bool label_metrics(char *err, size_t err_size)
 {
     const char *labels[METRICS_MAX_ROUTES];
@@ -72,7 +72,7 @@ static bool label_metrics(char *err, size_t err_size)
         return false;
     }
     for (size_t i = 0; i < count; i++)
-        labels[i] = routes_at(i)->label;
+        labels[i] = routes_label(routes_at(i));
     return metrics_set_routes(labels, count);
 }
 

@@ -5,7 +5,8 @@
  * A row says everything the HTTP layer needs to know about a path: the
  * methods it serves (as bits, from which the Allow header is written), the
  * endpoint and whether it runs inline or as a pool job, whether it needs the
- * bearer token, its metrics label, and the shape of its errors.  The rows
+ * bearer token, and the shape of its errors.  Its label in the metrics and
+ * the access log is its path (a prefix row's followed by "*").  The rows
  * are in the order metrics lists them.  Paths match exactly, except that a
  * prefix row serves the paths under it that no row names: the Open
  * Inference Protocol's paths carry a model name, and an unknown one gets
@@ -13,78 +14,44 @@
  */
 #include "server/http/routes.h"
 
-#include "server/api/attention.h"
-
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-/* api_attention() keeps an argument list of its own (the fuzz harness calls
- * it directly), so its row goes through this adapter. */
-static void attention_job(const api_job *job, reply *out)
-{
-    if (job->deferred)
-        api_attention_continue(job->workers, job->limits, job->memory,
-                               job->deferred, out, job->stats, job->stop);
-    else
-        api_attention(job->workers, job->limits, job->memory, job->body,
-                      job->body_len, out, job->stats, job->stop);
-}
-
-static bool attention_inline(const api_job *job, double max_work, reply *out,
-                             void **deferred)
-{
-    api_request *decoded = NULL;
-    bool answered =
-        api_attention_inline(job->limits, job->memory, job->body, job->body_len,
-                             max_work, out, job->stats, job->stop, &decoded);
-    *deferred = decoded;
-    return answered;
-}
-
-static void attention_drop(void *deferred) { api_attention_drop(deferred); }
 
 static const route table[] = {
     {.path = "/v1/attention",
      .methods = ROUTE_POST,
      .lane = ROUTE_POOL,
      .needs_auth = true,
-     .job = attention_job,
-     .try_inline = attention_inline,
-     .drop = attention_drop,
-     .label = "/v1/attention"},
+     .job = api_attention,
+     .try_inline = api_attention_inline,
+     .drop = api_attention_drop},
     {.path = "/healthz",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_healthz,
-     .label = "/healthz"},
+     .answer = api_healthz},
     {.path = "/readyz",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_readyz,
-     .label = "/readyz"},
+     .answer = api_readyz},
     {.path = "/metrics",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_metrics_page,
-     .label = "/metrics"},
+     .answer = api_metrics_page},
     {.path = "/openapi.yaml",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_static_openapi,
-     .label = "/openapi.yaml"},
+     .answer = api_static_openapi},
     {.path = "/",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_static_index,
-     .label = "/"},
+     .answer = api_static_index},
     /* the page's stylesheet and modules (server/web/) */
     {.path = "/web/",
      .prefix = true,
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
-     .answer = api_static_web,
-     .label = "/web/*"},
+     .answer = api_static_web},
     /* the Open Inference Protocol (KServe V2, Triton REST); its clients
      * (tritonclient) send no Content-Type, and binary tensor data after
      * the JSON header as application/octet-stream */
@@ -95,7 +62,6 @@ static const route table[] = {
      .job = api_oip_infer,
      .try_inline = api_oip_infer_inline,
      .drop = api_oip_drop,
-     .label = "/v2/models/attention/infer",
      .errors = REPLY_ERRORS_OIP,
      .any_content_type = true,
      .job_header = "Inference-Header-Content-Length"},
@@ -103,31 +69,26 @@ static const route table[] = {
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_live,
-     .label = "/v2/health/live",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2/health/ready",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_ready,
-     .label = "/v2/health/ready",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_server_metadata,
-     .label = "/v2",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2/models/attention",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_model_metadata,
-     .label = "/v2/models/attention",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2/models/attention/ready",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_model_ready,
-     .label = "/v2/models/attention/ready",
      .errors = REPLY_ERRORS_OIP},
     /* the model's one version, "1": its paths as the protocol writes them
      * with a version (tritonclient's, when given model_version) */
@@ -138,7 +99,6 @@ static const route table[] = {
      .job = api_oip_infer,
      .try_inline = api_oip_infer_inline,
      .drop = api_oip_drop,
-     .label = "/v2/models/attention/versions/1/infer",
      .errors = REPLY_ERRORS_OIP,
      .any_content_type = true,
      .job_header = "Inference-Header-Content-Length"},
@@ -146,27 +106,23 @@ static const route table[] = {
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_model_metadata,
-     .label = "/v2/models/attention/versions/1",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2/models/attention/versions/1/ready",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_model_ready,
-     .label = "/v2/models/attention/versions/1/ready",
      .errors = REPLY_ERRORS_OIP},
     /* server metadata asked with a trailing slash */
     {.path = "/v2/",
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_oip_server_metadata,
-     .label = "/v2/",
      .errors = REPLY_ERRORS_OIP},
     {.path = "/v2/",
      .prefix = true,
      .methods = ROUTE_GET | ROUTE_HEAD | ROUTE_POST,
      .lane = ROUTE_INLINE,
      .answer = api_oip_not_found,
-     .label = "/v2/*",
      .errors = REPLY_ERRORS_OIP},
 };
 
@@ -183,12 +139,18 @@ static const struct {
 /* Every method and OPTIONS, with separators. */
 #define ALLOW_MAX (sizeof "GET, HEAD, POST, OPTIONS")
 
-static char allow_text[ROUTE_COUNT][ALLOW_MAX];
-static pthread_once_t allow_once = PTHREAD_ONCE_INIT;
+/* A route's label: its path, and "*" after a prefix row's. */
+#define LABEL_MAX 64
 
-static void write_allow_texts(void)
+static char allow_text[ROUTE_COUNT][ALLOW_MAX];
+static char label_text[ROUTE_COUNT][LABEL_MAX];
+static pthread_once_t texts_once = PTHREAD_ONCE_INIT;
+
+static void write_texts(void)
 {
     for (size_t r = 0; r < ROUTE_COUNT; r++) {
+        snprintf(label_text[r], LABEL_MAX, "%s%s", table[r].path,
+                 table[r].prefix ? "*" : "");
         size_t len = 0;
         for (size_t m = 0; m < METHOD_COUNT; m++)
             if (table[r].methods & methods[m].bit)
@@ -222,8 +184,14 @@ bool routes_allows(const route *r, const char *method)
 
 const char *routes_allow_header(const route *r)
 {
-    pthread_once(&allow_once, write_allow_texts);
+    pthread_once(&texts_once, write_texts);
     return allow_text[routes_index(r)];
+}
+
+const char *routes_label(const route *r)
+{
+    pthread_once(&texts_once, write_texts);
+    return label_text[routes_index(r)];
 }
 
 size_t routes_count(void) { return ROUTE_COUNT; }
@@ -246,6 +214,13 @@ bool routes_check(char *err, size_t err_size)
         if (!runs) {
             snprintf(err, err_size,
                      "route %s: its lane and its endpoint disagree", row->path);
+            return false;
+        }
+        if (strlen(row->path) + sizeof "*" > LABEL_MAX) {
+            snprintf(err, err_size,
+                     "route %s: its path is longer than a label may be "
+                     "(%d bytes)",
+                     row->path, LABEL_MAX - 2);
             return false;
         }
     }

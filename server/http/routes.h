@@ -3,7 +3,7 @@
  *
  * Lookup, 404 and 405, the Allow header, the CORS preflight's allowed
  * methods, authentication, the lane a request runs in and its metrics label
- * all read this table; a new route is one row in routes.c.
+ * (its path) all read this table; a new route is one row in routes.c.
  */
 #ifndef SERVER_HTTP_ROUTES_H
 #define SERVER_HTTP_ROUTES_H
@@ -36,7 +36,6 @@ typedef struct {
      * what frees a request it deferred */
     api_inline_fn try_inline;
     api_drop_fn drop;
-    const char *label; /* the metrics route label */
     /* the shape of every error on this route, the HTTP layer's too */
     reply_error_shape errors;
     /* a body of any Content-Type (or none) is read; else only
@@ -57,14 +56,18 @@ bool routes_allows(const route *r, const char *method);
  * methods; a static string. */
 const char *routes_allow_header(const route *r);
 
+/* The label of row r (not NULL) in the metrics: its path, followed by "*"
+ * for a prefix row; a static string. */
+const char *routes_label(const route *r);
+
 /* Rows in the table; row i; the index of a row, where NULL (no route) is
  * routes_count(), which metrics count as "other". */
 size_t routes_count(void);
 const route *routes_at(size_t i);
 size_t routes_index(const route *r);
 
-/* False, with a message, when a row's lane and its endpoint disagree (the
- * server must not start then). */
+/* False, with a message, when a row's lane and its endpoint disagree, or
+ * its path is too long for its label (the server must not start then). */
 bool routes_check(char *err, size_t err_size);
 
 #endif

@@ -607,8 +607,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     reply out = {0};
     api_attention_stats stats = {0};
-    api_attention(workers, &limits, &fuzz_memory, body, size, &out, &stats,
-                  NULL);
+    api_job job = {.workers = workers,
+                   .limits = &limits,
+                   .memory = &fuzz_memory,
+                   .body = body,
+                   .body_len = size,
+                   .stats = &stats};
+    api_attention(&job, &out);
     CHECK(reply_join(&out), "could not join the reply's parts");
     check_reply(&out, data, size);
 

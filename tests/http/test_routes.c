@@ -1,10 +1,14 @@
 /*
  * test_routes.c - 404 for a path no route serves, 405 with Allow for a method
- * its route does not take.
+ * its route does not take, and each route counted in the metrics under its
+ * path.
  *
  * One group, "routes", on a server with the default flags.
  */
 #include "tests/http/harness.h"
+
+#include <stdio.h>
+#include <string.h>
 
 /* ======================================================================= */
 /* group "routes"                                                          */
@@ -60,6 +64,34 @@ static void delete_on_healthz_is_405_with_allow(void **state)
     response_free(&r);
 }
 
+/* A route's metrics label is its path, a prefix route's followed by "*";
+ * a path no route serves is counted as "other". */
+static void metrics_label_each_route_by_its_path(void **state)
+{
+    (void)state;
+    http_response asset = http(&(http_request){.path = "/web/no-such.js"});
+    expect_status(&asset, 404);
+    response_free(&asset);
+    http_response r = http(&(http_request){.path = "/metrics"});
+    expect_status(&r, 200);
+    static const char *const labels[] = {
+        "/v1/attention", "/healthz",
+        "/web/*",        "/v2/models/attention/versions/1/infer",
+        "/v2/",          "/v2/*",
+        "other"};
+    char line[160];
+    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++) {
+        snprintf(line, sizeof line,
+                 "\nattention_request_duration_seconds_count{route=\"%s\"} ",
+                 labels[i]);
+        expect(strstr(r.body.data, line) != NULL, &r);
+    }
+    expect(strstr(r.body.data, "\nattention_requests_total{route=\"/web/*\","
+                               "status=\"404\"} 1\n") != NULL,
+           &r);
+    response_free(&r);
+}
+
 /* ======================================================================= */
 
 int main(void)
@@ -72,6 +104,7 @@ int main(void)
         cmocka_unit_test(post_to_unknown_path_is_json_404),
         cmocka_unit_test(get_on_attention_is_405_with_allow),
         cmocka_unit_test(delete_on_healthz_is_405_with_allow),
+        cmocka_unit_test(metrics_label_each_route_by_its_path),
     };
 
     int failed =
