@@ -15,9 +15,10 @@ import { afterRenderHooks } from "./highlight.js";
 import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";
 import { modelViewDrawing } from "./head-view.js";
+import { shortLink } from "./short-link.js";
 
-// The whole state travels in the URL's fragment (never sent to the server):
-// the request body and the open head, as deflated JSON in base64url.
+// A state in a link's fragment (never sent to the server): deflated JSON in
+// base64url (short-link.js says what the state holds).
 export async function packState(state) {
   const stream = new Blob([JSON.stringify(state)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
   const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
@@ -442,15 +443,26 @@ export function torchScript(R) {
 }
 
 
+// The address and the share link describe what is on show (false: a newer
+// call wrote them); settle: nothing more is written after them.
+export async function writeLink(R, settle = true) {
+  const my = ++stateSeq;
+  window.attentionVisualizer.stateSettled = false;
+  const link = await shortLink(shareBody(R));
+  if (my !== stateSeq) return false;
+  history.replaceState(null, "", link.url);
+  // a link too long to hand out still reloads this page; the snapshot is offered instead
+  $("share-link").value = link.short ? link.url : "";
+  $("copy-link").disabled = !link.short;
+  $("link-too-long").hidden = link.short;
+  $("link-length").textContent = link.url.length.toLocaleString("en");
+  if (settle) Object.assign(window.attentionVisualizer, { stateUrl: location.href, stateSettled: true });
+  return true;
+}
+
 export function init() {
   afterRenderHooks.push(async (R) => {
-    const my = ++stateSeq;
-    window.attentionVisualizer.stateSettled = false;
-    const packed = await packState({ body: shareBody(R), head: ui.selectedHead, seq: ui.selectedSeq,
-      compare: [$("compare-kind").value, $("compare-a").value, $("compare-b").value] });
-    if (my !== stateSeq) return;
-    history.replaceState(null, "", `${location.pathname}${location.search}#state=${packed}`);
-    $("share-link").value = location.href;
+    if (!(await writeLink(R, false))) return;
     $("curl-command").value = curlCommand(R);
     $("numpy-script").value = numpyScript(R);
     const torch = torchScript(R);

@@ -1,6 +1,8 @@
 /*
  * state.js - what the page has on show that several modules change: the
  * open head and sequence, the lesson whose numbers are in the editors, and
- * the token-by-token decoding in progress ({x, labels, t}, or null).
+ * the token-by-token decoding in progress ({x, labels, t}, or null), and
+ * where the inputs came from ({lesson: "002"}, {random: {n, d, heads, seed}},
+ * or null; edits since do not change it: short-link.js).
  */
-export const ui = { selectedHead: 0, selectedSeq: 0, presetKey: null, decode: null };
+export const ui = { selectedHead: 0, selectedSeq: 0, presetKey: null, decode: null, source: null };

@@ -15,7 +15,7 @@ test("share: the page's URL reproduces it (inputs, options, the open head) in a 
   await rendered(() => page.fill("#tokens", "a, b, c, d, e"));
   await openHead(1);
   await stateWritten();
-  assert.match(await page.evaluate(() => location.hash), /^#state=/);
+  assert.match(await page.evaluate(() => location.search + location.hash), /^\?lesson=002#s=/, "the lesson and what was typed");
   const url = await page.evaluate(() => location.href);
   const sent = JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody));
   const want = await cells("h1-weights");

@@ -1,0 +1,130 @@
+/*
+ * short-link.js - the link to this page: it names how the inputs were made
+ * (?lesson=002, or ?random=64x32&heads=4&seed=1) and carries in its fragment
+ * only what was typed since, compressed; and the preset "Random inputs".
+ *
+ *   #s=  base64url(deflate-raw(JSON {b, h, q, c, p, o})):
+ *        b  the body's difference from the source's (a key's new value, null
+ *           for a key removed; a nested array of the same length as its
+ *           source's as {"~": [[index, difference], …]} when that is shorter)
+ *        h, q  the open head and sequence; c the compare panel's choices;
+ *        p  the open panels' ids; o  1 when "One colour scale" is on
+ *   #state=  the older link (the Python client writes it): the whole body.
+ * The fragment never reaches the server.
+ */
+import { ui } from "./state.js";
+import { $ } from "./base.js";
+import { PRESETS } from "./presets.js";
+import { loadPreset } from "./lessons.js";
+import { applyState, packState, unpackState, writeLink } from "./share.js";
+import { lastGood } from "./request.js";
+import { RANDOM_DEFAULT, randomBody, randomFromQuery, randomProblem, randomQuery, randomTitle } from "./random-inputs.js";
+
+export const SHORT_LINK_MAX = 2000; // characters: what a chat, a course platform or a QR code takes whole
+
+// The body a source makes: a lesson's numbers, or the seed's.
+export function sourceBody(source) {
+  if (!source) return {};
+  if (source.lesson) {
+    const p = PRESETS[source.lesson];
+    return { x: p.x, w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens };
+  }
+  return randomBody(source.random);
+}
+export const sourceQuery = (source) => (!source ? "" : source.lesson ? `?lesson=${source.lesson}` : `?${randomQuery(source.random)}`);
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const isPatch = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v["~"]);
+
+// What turns `from` into `to` (undefined: nothing).
+export function difference(from, to) {
+  if (same(from, to)) return undefined;
+  if (!Array.isArray(from) || !Array.isArray(to) || from.length !== to.length) return to;
+  const parts = [];
+  to.forEach((v, k) => { const d = difference(from[k], v); if (d !== undefined) parts.push([k, d]); });
+  const patch = { "~": parts };
+  return JSON.stringify(patch).length < JSON.stringify(to).length ? patch : to;
+}
+export function patched(from, d) {
+  if (!isPatch(d)) return d;
+  const out = from.slice();
+  for (const [k, dk] of d["~"]) out[k] = patched(from[k], dk);
+  return out;
+}
+export function bodyDifference(base, body) {
+  const b = {};
+  for (const k of new Set([...Object.keys(base), ...Object.keys(body)])) {
+    if (!(k in body)) b[k] = null;
+    else { const d = difference(base[k], body[k]); if (d !== undefined) b[k] = d; }
+  }
+  return b;
+}
+export function bodyPatched(base, b) {
+  const body = { ...base };
+  for (const [k, d] of Object.entries(b)) { if (d === null) delete body[k]; else body[k] = patched(base[k], d); }
+  return body;
+}
+
+const openPanels = () => [...document.querySelectorAll("details.panel.optional[open]")].map((d) => d.id).filter(Boolean);
+
+// The link to what is on show: {url, short} (short: it fits SHORT_LINK_MAX).
+export async function shortLink(body) {
+  const state = { b: bodyDifference(sourceBody(ui.source), body), h: ui.selectedHead, q: ui.selectedSeq,
+    c: [$("compare-kind").value, $("compare-a").value, $("compare-b").value], p: openPanels(), o: $("one-scale").checked ? 1 : 0 };
+  const url = `${location.origin}${location.pathname}${sourceQuery(ui.source)}#s=${await packState(state)}`;
+  return { url, short: url.length <= SHORT_LINK_MAX };
+}
+
+// Marks where the inputs came from, and says so.
+export function setSource(source, note) {
+  ui.source = source;
+  document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", String(!!source && b.dataset.preset === source.lesson)));
+  if (note) $("preset-note").textContent = note;
+}
+
+export function loadRandom(r) {
+  applyState({ body: randomBody(r) });
+  setSource({ random: r }, `Random inputs: ${randomTitle(r)} (Park–Miller; the same seed gives the same numbers).`);
+}
+
+// A link's state put back: the source's body with the link's difference,
+// the panels and the colour scale before the request goes.
+export function restore(source, s) {
+  document.querySelectorAll("details.panel.optional").forEach((d) => { d.open = (s.p || []).includes(d.id); });
+  $("one-scale").checked = !!s.o;
+  applyState({ body: bodyPatched(sourceBody(source), s.b || {}), head: s.h, seq: s.q, compare: s.c });
+  setSource(source, `Restored from a link${source ? ` (${source.lesson ? PRESETS[source.lesson].title.split(" — ")[0] : randomTitle(source.random)})` : ""}.`);
+}
+
+// The page as its address says: #s= (with its source), the older #state=,
+// ?random=…, ?lesson=…, else lesson 001.
+export function openFromAddress() {
+  const params = new URLSearchParams(location.search);
+  const lesson = params.get("lesson"), random = randomFromQuery(params);
+  const source = random ? { random } : lesson in PRESETS ? { lesson } : null;
+  const short = /^#s=([\w-]+)$/.exec(location.hash), old = /^#state=([\w-]+)$/.exec(location.hash);
+  const fallback = () => { loadPreset("001"); setSource({ lesson: "001" }); };
+  if (short) unpackState(short[1]).then((s) => restore(source, s), fallback);
+  else if (old) unpackState(old[1]).then((s) => { applyState(s); setSource(null); }, fallback);
+  else if (random) loadRandom(random);
+  else { const key = source ? lesson : "001"; loadPreset(key); setSource({ lesson: key }); }
+}
+
+export function init() {
+  // a lesson's button (lessons.js loads it) makes the lesson the source
+  $("presets").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-preset]");
+    if (b) setSource({ lesson: b.dataset.preset });
+  });
+  // the link carries the open panels and the colour scale too
+  const relink = () => { if (lastGood) writeLink(lastGood); };
+  $("one-scale").addEventListener("change", relink);
+  document.querySelectorAll("details.panel.optional").forEach((d) => d.addEventListener("toggle", relink));
+  for (const [k, v] of Object.entries(RANDOM_DEFAULT)) $(`random-${k}`).value = v;
+  $("random-make").addEventListener("click", () => {
+    const r = Object.fromEntries(Object.keys(RANDOM_DEFAULT).map((k) => [k, Number($(`random-${k}`).value)]));
+    const problem = randomProblem(r);
+    $("random-error").textContent = problem; $("random-error").hidden = !problem;
+    if (!problem) loadRandom(r);
+  });
+}
