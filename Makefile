@@ -84,7 +84,9 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/validate.c server/json/weights.c \
                server/json/positions.c server/json/torch_masks.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
-               server/json/decode.c server/json/encode.c \
+               server/json/dom_jansson.cpp \
+               server/json/decode.c server/json/encode_tensor.c \
+               server/json/encode.c \
                server/json/oip_decode.c server/json/oip_inputs.c \
                server/json/oip_binary.c server/json/oip_encode.c \
                server/json/oip_fast.cpp

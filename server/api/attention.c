@@ -17,9 +17,9 @@
  * digits, sign, point, exponent and a comma. */
 #define API_REPLY_BYTES_PER_NUMBER 26
 /* Most bytes reserved up front for the reply's first part: what this thread
- * writes itself (the envelope, tensors under encode.c's parallel threshold
- * of 65,536 numbers, about 1.7 MB); bigger tensors arrive as pieces of
- * their own. */
+ * writes itself (the envelope, tensors under encode_tensor.c's parallel
+ * threshold of 65,536 numbers, about 1.7 MB); bigger tensors arrive as pieces
+ * of their own. */
 #define API_REPLY_FIRST_PART_MAX (2u << 20)
 
 /* Tensors with at least this much text (about 3,000 numbers) are parsed row

@@ -19,42 +19,14 @@
 #include "server/json/oip.h"
 
 #include "server/json/encode.h"
+#include "server/json/encode_tensor.h"
 #include "server/json/heads.h"
-#include "server/json/numfmt.h"
 
 #include <string.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "binary tensor data is sent as memory is: little-endian"
 #endif
-
-static void encode_shape(buf *out, const size_t *dims, int rank)
-{
-    buf_append(out, "[", 1);
-    for (int i = 0; i < rank; i++) {
-        if (i)
-            buf_append(out, ",", 1);
-        buf_uint(out, dims[i]);
-    }
-    buf_append(out, "]", 1);
-}
-
-/* The values the reply echoes besides the tensors, as /v1's envelope. */
-static void encode_parameters(buf *out, const api_request *req)
-{
-    const attn_problem *p = &req->problem;
-    char scale[NUMFMT_MAX];
-    numfmt_double(req->scale, scale);
-    buf_puts(out, ",\"parameters\":{\"num_heads\":");
-    buf_uint(out, p->heads);
-    buf_puts(out, ",\"head_dim\":");
-    buf_uint(out, p->d_k);
-    buf_puts(out, ",\"value_dim\":");
-    buf_uint(out, p->d_v);
-    buf_puts(out, ",\"scale\":");
-    buf_puts(out, scale);
-    buf_puts(out, p->causal ? ",\"causal\":true}" : ",\"causal\":false}");
-}
 
 size_t oip_encode(const api_request *req, const attn_result *result,
                   const oip_reply_plan *plan, pool *workers, buf_chain *out)
@@ -68,7 +40,9 @@ size_t oip_encode(const api_request *req, const attn_result *result,
         buf_puts(b, ",\"id\":");
         buf_json_string(b, plan->id);
     }
+    buf_puts(b, ",\"parameters\":{");
     encode_parameters(b, req);
+    buf_puts(b, "}");
     buf_puts(b, ",\"outputs\":[");
     for (int i = 0; i < plan->output_count; i++) {
         attn_stage s = plan->outputs[i];

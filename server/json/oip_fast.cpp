@@ -13,6 +13,7 @@
  */
 #include "server/json/oip_fast.h"
 
+#include "server/json/dom_jansson.h"
 #include "server/json/parse_json.h"
 #include "server/base/parse_budget.h"
 #include "server/json/schema.h"
@@ -33,6 +34,7 @@ namespace
  * an object of arrays of objects of small values, so anything deeper is
  * refused by the decoder anyway, and jansson words it. */
 constexpr int COPY_MAX_DEPTH = 16;
+
 /* One input's data: leaves in row-major order, at most `left` of them. */
 struct flattener {
     size_t left = 0;
@@ -110,71 +112,12 @@ struct flattener {
     }
 };
 
-json_t *copy(dom::element e, int depth);
-
-/* Whether key may join object: no NUL (jansson refuses it), not there yet
- * (jansson refuses duplicates). */
-bool new_key(json_t *object, const std::string &key)
-{
-    return object && key.find('\0') == std::string::npos &&
-           !json_object_get(object, key.c_str());
-}
-
-/* An object's members into a new jansson object, or NULL when unsure. */
-json_t *copy_object(dom::object object, int depth)
-{
-    json_t *out = json_object();
-    for (dom::key_value_pair member : object) {
-        std::string key(member.key);
-        /* json_object_set_new() takes value, NULL or not, even when it
-         * fails */
-        if (!new_key(out, key) ||
-            json_object_set_new(out, key.c_str(),
-                                copy(member.value, depth + 1))) {
-            json_decref(out);
-            return nullptr;
-        }
-    }
-    return out;
-}
-
-/* A value as jansson reads it, or NULL when unsure. */
+/* A value of the request, found at `depth`, as jansson reads it, or NULL
+ * when unsure. */
 json_t *copy(dom::element e, int depth)
 {
-    if (depth > COPY_MAX_DEPTH)
-        return nullptr;
-    switch (e.type()) {
-    case dom::element_type::OBJECT:
-        return copy_object(e.get_object().value_unsafe(), depth);
-    case dom::element_type::ARRAY: {
-        json_t *array = json_array();
-        dom::array items = e.get_array().value_unsafe();
-        for (dom::element child : items) {
-            json_t *item = copy(child, depth + 1);
-            if (json_array_append_new(array, item)) {
-                json_decref(array);
-                return nullptr;
-            }
-        }
-        return array;
-    }
-    case dom::element_type::STRING: {
-        std::string_view s = e.get_string().value_unsafe();
-        if (s.find('\0') != std::string_view::npos)
-            return nullptr;
-        return json_stringn(s.data(), s.size());
-    }
-    case dom::element_type::DOUBLE:
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64:
-        return json_real(e.get_double().value_unsafe());
-    case dom::element_type::BOOL:
-        return json_boolean(e.get_bool().value_unsafe());
-    case dom::element_type::NULL_VALUE:
-        return json_null();
-    default:
-        return nullptr;
-    }
+    static constexpr dom_jansson_rules rules = {COPY_MAX_DEPTH, true};
+    return dom_jansson_copy(e, depth, rules);
 }
 
 /* One input: its members copied, its data flattened into *data (an empty
@@ -187,7 +130,7 @@ json_t *copy_input(dom::element e, size_t *budget, oip_fast_data *data)
     json_t *out = json_object();
     for (dom::key_value_pair member : object) {
         std::string key(member.key);
-        if (!new_key(out, key)) {
+        if (!dom_jansson_new_key(out, key)) {
             json_decref(out);
             return nullptr;
         }
@@ -221,7 +164,7 @@ bool copy_request(dom::object object, size_t budget, oip_fast *out)
         return false;
     for (dom::key_value_pair member : object) {
         std::string key(member.key);
-        if (!new_key(out->root, key))
+        if (!dom_jansson_new_key(out->root, key))
             return false;
         json_t *value = nullptr;
         dom::array inputs;

@@ -24,6 +24,7 @@
  */
 #include "server/json/parse_json.h"
 #include "server/base/parse_budget.h"
+#include "server/json/dom_jansson.h"
 #include "server/json/parse_rows.h"
 
 #include <simdjson.h>
@@ -146,44 +147,9 @@ struct tensor_walk {
     }
 };
 
-/* A small non-tensor value as jansson would have decoded it (numbers as
- * reals: JSON_DECODE_INT_AS_REAL), or NULL when unsure. */
-json_t *to_jansson(dom::element e, int depth)
-{
-    switch (e.type()) {
-    case dom::element_type::STRING: {
-        std::string_view s = e.get_string().value_unsafe();
-        if (s.find('\0') != std::string_view::npos)
-            return nullptr;
-        return json_stringn(s.data(), s.size());
-    }
-    case dom::element_type::DOUBLE:
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64: {
-        return json_real(e.get_double().value_unsafe());
-    }
-    case dom::element_type::BOOL:
-        return json_boolean(e.get_bool().value_unsafe());
-    case dom::element_type::NULL_VALUE:
-        return json_null();
-    case dom::element_type::ARRAY: {
-        if (depth > 0)
-            return nullptr;
-        json_t *array = json_array();
-        dom::array items = e.get_array().value_unsafe();
-        for (dom::element child : items) {
-            json_t *item = to_jansson(child, depth + 1);
-            if (!item || json_array_append_new(array, item)) {
-                json_decref(array);
-                return nullptr;
-            }
-        }
-        return array;
-    }
-    default:
-        return nullptr; /* objects belong nowhere in the schema */
-    }
-}
+/* A small non-tensor value: a scalar or a list of them (no object
+ * belongs in the schema's small fields; depth 1 holds no array). */
+constexpr dom_jansson_rules SMALL_VALUE = {1, false};
 
 /* A tensor in the binary form, {"shape": [...], "base64": "..."}, read as
  * parse_json.c reads it (the same dimension rule and the same decoder) once
@@ -253,7 +219,7 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
             budget = walk.budget;
             continue;
         }
-        json_t *small = to_jansson(field.value, 0);
+        json_t *small = dom_jansson_copy(field.value, 0, SMALL_VALUE);
         if (!small || json_object_set_new(raw->envelope, name.c_str(), small))
             return false;
     }

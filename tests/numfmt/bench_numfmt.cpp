@@ -3,8 +3,8 @@
  * against numfmt.c, on the value mixes a reply carries.
  *
  * Each mix is COUNT values formatted one after another into one buffer with
- * a comma between them, as encode.c does; the median of RUNS runs is shown.
- *   bench_numfmt [count] [runs]
+ * a comma between them, as encode_tensor.c does; the median of RUNS runs is
+ * shown. bench_numfmt [count] [runs]
  */
 #include "server/json/numfmt.h"
 #include "tests/numfmt/random_values.h"

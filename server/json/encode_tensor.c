@@ -1,0 +1,213 @@
+/*
+ * encode_tensor.c - tensors as JSON text, written straight into one buffer:
+ * the one number writer of every reply.
+ *
+ * Numbers go through numfmt (shortest round trip).  Space for a whole tensor
+ * is reserved up front (NUMFMT_MAX per number), so the inner loop only
+ * formats and copies.
+ */
+#include "server/json/encode_tensor.h"
+
+#include "server/json/base64.h"
+#include "server/json/numfmt.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Numbers written between two checks of the buffer's room: bounds what is
+ * reserved beyond the reply's size estimate to 256 × 33 bytes. */
+#define ENCODE_CHUNK 256
+
+void encode_numbers(buf *out, const void *data, size_t count,
+                    tensor_dtype dtype, const char *neg_inf)
+{
+    for (size_t start = 0; start < count; start += ENCODE_CHUNK) {
+        size_t end =
+            count - start < ENCODE_CHUNK ? count : start + ENCODE_CHUNK;
+        if (!buf_reserve(out, (end - start) * (NUMFMT_MAX + 1) + 1))
+            return;
+        char *dst = out->data + out->len;
+        for (size_t i = start; i < end; i++) {
+            double value = dtype == TENSOR_FLOAT32
+                               ? (double)((const float *)data)[i]
+                               : ((const double *)data)[i];
+            if (i)
+                *dst++ = ',';
+            if (neg_inf && value == -INFINITY) {
+                size_t len = strlen(neg_inf);
+                memcpy(dst, neg_inf, len);
+                dst += len;
+            } else if (dtype == TENSOR_FLOAT32) {
+                dst += numfmt_float((float)value, dst);
+            } else {
+                dst += numfmt_double(value, dst);
+            }
+        }
+        *dst = '\0';
+        out->len = (size_t)(dst - out->data);
+    }
+}
+
+/* Rows [r_begin, r_end) of a tensor of the given shape, as nested-array
+ * text: each row's numbers with the brackets and commas around it that
+ * depend only on the row's index, so that ranges can be written apart and
+ * joined in order. */
+static void encode_rows(buf *out, const void *data, const size_t *dims,
+                        int rank, size_t r_begin, size_t r_end,
+                        tensor_dtype dtype, const char *neg_inf)
+{
+    size_t row = dims[rank - 1];
+    size_t elem = tensor_dtype_size(dtype);
+    for (size_t r = r_begin; r < r_end; r++) {
+        /* one bracket per dimension that starts (ends) at this row */
+        size_t rem = r;
+        int opens = 1;
+        for (int i = rank - 2; i >= 0 && rem % dims[i] == 0; i--) {
+            opens++;
+            rem /= dims[i];
+        }
+        if (r)
+            buf_append(out, ",", 1);
+        for (int i = 0; i < opens; i++)
+            buf_append(out, "[", 1);
+        encode_numbers(out, (const char *)data + r * row * elem, row, dtype,
+                       neg_inf);
+        rem = r + 1;
+        int closes = 1;
+        for (int i = rank - 2; i >= 0 && rem % dims[i] == 0; i--) {
+            closes++;
+            rem /= dims[i];
+        }
+        for (int i = 0; i < closes; i++)
+            buf_append(out, "]", 1);
+    }
+}
+
+/* Tensors of at least this many numbers are written by several threads:
+ * below it the hand-off costs more than the writing it shares
+ * (docs/performance.md, "The server's constants"). */
+#define ENCODE_PARALLEL_MIN 65536
+/* Bytes a number usually takes: 17 significant digits, sign, point,
+ * exponent and comma (a guess for reserving, not a limit). */
+#define ENCODE_TYPICAL 24
+/* Pieces a large tensor is cut into (each thread takes pieces in turn). */
+#define ENCODE_PIECES 32
+
+typedef struct {
+    const void *data;
+    const size_t *dims;
+    int rank;
+    size_t rows;
+    tensor_dtype dtype;
+    const char *neg_inf;
+    buf piece[ENCODE_PIECES];
+} encode_job;
+
+static void encode_piece(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    encode_job *job = ctx;
+    size_t r0 = job->rows * i / ENCODE_PIECES;
+    size_t r1 = job->rows * (i + 1) / ENCODE_PIECES;
+    /* room for typical numbers up front: no doubling chain */
+    buf_reserve(&job->piece[i],
+                (r1 - r0) * (job->dims[job->rank - 1] * ENCODE_TYPICAL + 8));
+    encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
+                job->dtype, job->neg_inf);
+}
+
+void encode_tensor(buf_chain *out, pool *workers, const void *data,
+                   const size_t *dims, int rank, tensor_dtype dtype,
+                   const char *neg_inf)
+{
+    size_t rows = 1;
+    for (int i = 0; i < rank - 1; i++)
+        rows *= dims[i];
+    if (!workers || rows < ENCODE_PIECES ||
+        rows * dims[rank - 1] < ENCODE_PARALLEL_MIN) {
+        encode_rows(buf_chain_tail(out), data, dims, rank, 0, rows, dtype,
+                    neg_inf);
+        return;
+    }
+    encode_job job = {.data = data,
+                      .dims = dims,
+                      .rank = rank,
+                      .rows = rows,
+                      .dtype = dtype,
+                      .neg_inf = neg_inf};
+    pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
+    for (size_t i = 0; i < ENCODE_PIECES; i++)
+        buf_chain_adopt(out, &job.piece[i]);
+}
+
+/* A flat list of a large tensor's numbers, cut into ENCODE_PIECES runs
+ * written by the workers; piece i > 0 starts with its comma. */
+typedef struct {
+    const char *data;
+    size_t count;
+    tensor_dtype dtype;
+    const char *neg_inf;
+    buf piece[ENCODE_PIECES];
+} encode_flat_job;
+
+static void encode_flat_piece(void *ctx, size_t i, size_t worker)
+{
+    (void)worker;
+    encode_flat_job *job = ctx;
+    size_t n0 = job->count * i / ENCODE_PIECES;
+    size_t n1 = job->count * (i + 1) / ENCODE_PIECES;
+    buf_reserve(&job->piece[i], (n1 - n0) * ENCODE_TYPICAL + 1);
+    if (i)
+        buf_append(&job->piece[i], ",", 1);
+    encode_numbers(&job->piece[i],
+                   job->data + n0 * tensor_dtype_size(job->dtype), n1 - n0,
+                   job->dtype, job->neg_inf);
+}
+
+void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
+                 tensor_dtype dtype, const char *neg_inf)
+{
+    buf_append(buf_chain_tail(out), "[", 1);
+    if (!workers || count < ENCODE_PARALLEL_MIN) {
+        encode_numbers(buf_chain_tail(out), data, count, dtype, neg_inf);
+    } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
+        encode_flat_job job = {
+            .data = data, .count = count, .dtype = dtype, .neg_inf = neg_inf};
+        pool_parallel_for(workers, ENCODE_PIECES, encode_flat_piece, &job);
+        for (size_t i = 0; i < ENCODE_PIECES; i++)
+            buf_chain_adopt(out, &job.piece[i]);
+    }
+    buf_append(buf_chain_tail(out), "]", 1);
+}
+
+void encode_shape(buf *out, const size_t *dims, int rank)
+{
+    buf_append(out, "[", 1);
+    for (int i = 0; i < rank; i++) {
+        if (i)
+            buf_append(out, ",", 1);
+        buf_uint(out, dims[i]);
+    }
+    buf_append(out, "]", 1);
+}
+
+void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
+                          int rank, tensor_dtype dtype)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the binary encoding writes memory as little-endian"
+#endif
+    size_t count = 1;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    size_t bytes = count * tensor_dtype_size(dtype);
+    buf_puts(out, "{\"shape\":");
+    encode_shape(out, dims, rank);
+    buf_puts(out, ",\"base64\":\"");
+    size_t text = base64_encoded_size(bytes);
+    if (!buf_reserve(out, text + 3))
+        return;
+    base64_encode(data, bytes, out->data + out->len);
+    out->len += text;
+    buf_puts(out, "\"}");
+}
