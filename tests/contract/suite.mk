@@ -1,6 +1,8 @@
 # tests/contract - openapi.yaml and docs/api.md describe exactly what the
 # server does: its request fields, its error codes (the table of
-# server/base/error_codes.c) and its routes.
+# server/base/error_codes.c) and its routes; README.md's and docs/api.md's
+# tables of fields name exactly the schema table's fields
+# (check_docs_fields.py).
 #   make test-contract
 TEST_SUITES += test-contract
 DEB_TEST    += python3-yaml
@@ -21,3 +23,4 @@ $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
 test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \
 	  --print-schema $(PRINT_SCHEMA)
+	$(PYTHON) tests/contract/check_docs_fields.py --print-schema $(PRINT_SCHEMA)
