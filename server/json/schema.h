@@ -14,11 +14,9 @@
  * test (tests/contract).  The rules that relate fields to each other
  * (shapes that must agree) live in validate.c and positions.c.
  *
- * Adding a field: a name in api_field, its row in schema.c (with its
- * binding when its value has a member of api_request), its rule in
- * validate.c when it relates to other fields, its property in openapi.yaml
- * (and its line in InferenceParameters or RequestInput there, for /v2),
- * and tests; make test-contract names what is missing.
+ * Adding a field: docs/architecture.md, "Where a change goes", says what
+ * it takes (this row, its rule, its tests and docs, its page control);
+ * make test-contract names what is missing.
  */
 #ifndef SERVER_JSON_SCHEMA_H
 #define SERVER_JSON_SCHEMA_H
