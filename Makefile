@@ -240,7 +240,8 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-# the rooms of server/ include only rooms below them (tools/check_layout.py)
+# the rooms of server/ include only rooms below them, and no file is longer
+# than its folder allows (tools/check_layout.py)
 test-layout:
 	$(PYTHON) tools/check_layout.py
 
