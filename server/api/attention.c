@@ -138,17 +138,24 @@ bool api_attention_inline(const api_job *job, double max_work, reply *out,
         api_attention_decoded(job, &req, &v1, out);
         return true;
     }
-    api_request *kept = malloc(sizeof *kept);
-    if (!kept) {
+    if (!api_defer(&req, sizeof req, deferred, out)) {
         api_request_free(&req);
+        return true;
+    }
+    return false;
+}
+
+bool api_defer(const void *decoded, size_t size, void **deferred, reply *out)
+{
+    *deferred = malloc(size);
+    if (!*deferred) {
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
                       "the server could not allocate memory for this "
                       "request");
-        return true;
+        return false;
     }
-    *kept = req;
-    *deferred = kept;
-    return false;
+    memcpy(*deferred, decoded, size);
+    return true;
 }
 
 void api_attention_drop(void *deferred)

@@ -39,6 +39,12 @@ void api_attention_decoded(const api_job *job, api_request *req,
  * the same time (attention.c says how many). */
 double api_attention_work(const api_request *req);
 
+/* A fast lane's decoded request (size bytes at decoded, taken as they are)
+ * moved into a new block, *deferred, for its pool job; false, with out the
+ * out_of_memory reply and the request still the caller's, when there is no
+ * memory for it. */
+bool api_defer(const void *decoded, size_t size, void **deferred, reply *out);
+
 /* A codec's refusal as the reply: 503 with Retry-After, or its status with
  * the pointer; in the error shape of out's route. */
 void api_codec_error_reply(const codec_error *err, reply *out);

@@ -263,17 +263,12 @@ bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
         oip_answer(job, &req, &plan, out);
         return true;
     }
-    oip_decoded *decoded = malloc(sizeof *decoded);
-    if (!decoded) {
+    oip_decoded decoded = {req, plan};
+    if (!api_defer(&decoded, sizeof decoded, deferred, out)) {
         api_request_free(&req);
         oip_reply_plan_free(&plan);
-        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
-                      "the server could not allocate memory for this "
-                      "request");
         return true;
     }
-    *decoded = (oip_decoded){req, plan};
-    *deferred = decoded;
     return false;
 }
 
