@@ -11,6 +11,7 @@ import { init as initLessons } from "./lessons.js";
 import { init as initExplain } from "./explain.js";
 import { init as initShare } from "./share.js";
 import { init as initShortLink, openFromAddress } from "./short-link.js";
+import { init as initSnapshot } from "./snapshot.js";
 import { init as initModelView } from "./model-view.js";
 
 initForm();
@@ -21,6 +22,7 @@ initExplain();
 initShare();
 initModelView();
 initShortLink();
+initSnapshot();
 // for the browser test: the page's own formatter, palettes, luminance and mask
 Object.assign(window.attentionVisualizer, { fmt, PALETTES, luminance, maskBody });
 

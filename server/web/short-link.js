@@ -71,7 +71,7 @@ const openPanels = () => [...document.querySelectorAll("details.panel.optional[o
 export async function shortLink(body) {
   const state = { b: bodyDifference(sourceBody(ui.source), body), h: ui.selectedHead, q: ui.selectedSeq,
     c: [$("compare-kind").value, $("compare-a").value, $("compare-b").value], p: openPanels(), o: $("one-scale").checked ? 1 : 0 };
-  const url = `${location.origin}${location.pathname}${sourceQuery(ui.source)}#s=${await packState(state)}`;
+  const url = `${location.href.split(/[?#]/)[0]}${sourceQuery(ui.source)}#s=${await packState(state)}`;
   return { url, short: url.length <= SHORT_LINK_MAX };
 }
 
