@@ -45,8 +45,10 @@ ARM64_ROOT      := $(ARCH_DIR)/arm64-root
 # what the server is built against, and cmocka for the unit tests
 ARM64_PACKAGES  := $(DEB_BUILD_LIBS) libcmocka-dev
 ARM64_SERVER    := $(ARCH_DIR)/server-arm64
-ARM64_UNITS     := $(patsubst $(BUILD)/%,$(ARM64_BUILD)/%,$(UNIT_TESTS) \
-                     $(ARCH_LEVELS))
+# every unit test but those sized for a real CPU (tests/unit/suite.mk's
+# UNIT_TIMED)
+ARM64_UNITS     := $(patsubst $(BUILD)/%,$(ARM64_BUILD)/%, \
+                     $(filter-out $(UNIT_TIMED),$(UNIT_TESTS)) $(ARCH_LEVELS))
 # every HTTP test but those whose timings assume a CPU, not an emulator
 # (tests/http/suite.mk's HTTP_TIMED)
 ARM64_HTTP      = $(filter-out $(HTTP_TIMED),$(HTTP_TESTS))
