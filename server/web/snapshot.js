@@ -2,7 +2,8 @@
  * snapshot.js - "Save as a page": one HTML file that opens with no server,
  * to hand out.  It holds the page (this form, style.css inlined, every
  * module as a data: URL behind an import map), the state of the page (its
- * short link's fragment) and the API's replies to the requests on show.
+ * short link's fragment) and the API's replies to the requests of what is on
+ * show (this request for any head: the open head's, every head's weights).
  * Opened, it answers the page's own requests from those replies (a request
  * it has no reply for is answered 503, in the API's problem shape), so the
  * cards show the saved numbers; an edit says that a server is needed.
@@ -12,7 +13,7 @@ import { lastGood, setStatus } from "./request.js";
 import { download } from "./share.js";
 
 export const SNAPSHOT_REPLIES_KEPT = 4; // a render asks at most twice (the open head, every head's weights)
-const recent = new Map(); // a request's text (keys sorted) → the reply's bytes, newest last
+const recent = new Map(); // a request's text (keys sorted) → the reply's text, newest last
 
 // JSON with every object's keys sorted: the same request, whatever the order it was written in.
 export function canonical(text) {
@@ -29,9 +30,9 @@ function recordReplies() {
     const resp = await fetch0(input, init);
     if (isApi(input, init) && resp.ok) {
       const key = canonical(init.body);
-      resp.clone().arrayBuffer().then((buf) => {
+      resp.clone().text().then((text) => {
         recent.delete(key);
-        recent.set(key, new Uint8Array(buf));
+        recent.set(key, text);
         while (recent.size > SNAPSHOT_REPLIES_KEPT) recent.delete(recent.keys().next().value);
       }, () => {});
     }
@@ -70,7 +71,7 @@ function bootstrap() {
   window.fetch = async (input, init) => {
     if (!(init && init.method === "POST" && String(input).endsWith("v1/attention"))) return fetch0(input, init);
     const reply = saved.replies[JSON.stringify(sort(JSON.parse(init.body)))];
-    if (reply) return new Response(Uint8Array.from(atob(reply), (c) => c.charCodeAt(0)), { status: 200, headers: { "Content-Type": "application/json" } });
+    if (reply) return new Response(reply, { status: 200, headers: { "Content-Type": "application/json" } });
     return new Response(JSON.stringify({ status: 503, title: "No server", detail: "This is a saved page: it shows the numbers it was saved with; a change needs the server's page." }),
       { status: 503, headers: { "Content-Type": "application/problem+json" } });
   };
@@ -80,8 +81,13 @@ function bootstrap() {
 // The saved page's HTML.
 export async function snapshotHtml() {
   const [html, css, mods] = await Promise.all([fetch("./").then((r) => r.text()), fetch("web/style.css").then((r) => r.text()), modules()]);
-  const replies = {};
-  for (const [k, bytes] of recent) replies[k] = base64(bytes);
+  // the replies to this body's requests, whatever head and stages they asked for
+  const { heads: _h, return: _r, encoding: _e, ...shown } = JSON.parse(window.attentionVisualizer.lastRequestBody);
+  const replies = {}, want = canonical(JSON.stringify(shown));
+  for (const [k, text] of recent) {
+    const { heads: _h2, return: _r2, encoding: _e2, ...asked } = JSON.parse(k);
+    if (canonical(JSON.stringify(asked)) === want) replies[k] = text;
+  }
   const link = location.search + location.hash;
   const map = { imports: Object.fromEntries(Object.entries(mods).map(([n, t]) => [`attention/${n}`, `data:text/javascript;base64,${utf8Base64(t)}`])) };
   const when = new Date().toISOString().slice(0, 16).replace("T", " ");

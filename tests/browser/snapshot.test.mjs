@@ -13,6 +13,35 @@ openPage();
 const allCells = (p) => p.evaluate(() => Object.fromEntries([...document.querySelectorAll("#stage-area .card")].map((card) =>
   [card.id, [...card.querySelectorAll("td[data-value]")].map((td) => [td.dataset.row, td.dataset.col, td.dataset.value, td.textContent])])));
 
+// Saves the page, opens the file from file:// in a tab with every http request refused, and
+// returns its size, the cards it shows, what it sent, and the http requests it tried.
+async function savedAndOpened(check) {
+  const saved = await downloaded(() => page.click("#save-page"));
+  assert.equal(saved.name, "attention.html");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-snapshot-"));
+  const file = path.join(dir, "attention.html");
+  fs.copyFileSync(saved.file, file);
+  const html = fs.readFileSync(file, "utf8");
+  assert.doesNotMatch(html, /(src|href)="web\//, "nothing read from the server");
+  const other = await context.newPage();
+  const asked = [];
+  try {
+    await other.route(/^https?:/, (route) => { asked.push(route.request().url()); return route.abort(); });
+    await other.route(/^file:/, (route) => route.continue());
+    await other.goto(`file://${file}`);
+    await other.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok",
+      null, { timeout: 60_000 });
+    assert.equal(await other.evaluate(() => location.protocol), "file:");
+    const out = { bytes: Buffer.byteLength(html), cards: await allCells(other),
+                  body: await other.evaluate(() => window.attentionVisualizer.lastRequestBody), asked };
+    if (check) await check(other);
+    return out;
+  } finally {
+    await other.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test("save as a page: one file, opened from file:// with the server unreachable, shows the same cards", async () => {
   await rendered(() => page.click('button[data-preset="002"]'));
   await rendered(() => page.check("#causal"));
@@ -21,41 +50,31 @@ test("save as a page: one file, opened from file:// with the server unreachable,
   await panel("share-panel");
   const want = await allCells(page);
   const body = await page.evaluate(() => window.attentionVisualizer.lastRequestBody);
-  const saved = await downloaded(() => page.click("#save-page"));
-  assert.equal(saved.name, "attention.html");
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "visualizer-snapshot-"));
-  const file = path.join(dir, "attention.html");
-  fs.copyFileSync(saved.file, file);
-  const html = fs.readFileSync(file, "utf8");
-  console.log(`snapshot of lesson 002, causal: ${html.length} bytes`);
-  assert.doesNotMatch(html, /(src|href)="web\//, "nothing read from the server");
-  const other = await context.newPage();
-  const asked = [];
-  try {
-    // the server is unreachable from this tab: every http request fails
-    await other.route(/^https?:/, (route) => { asked.push(route.request().url()); return route.abort(); });
-    await other.route(/^file:/, (route) => route.continue());
-    await other.goto(`file://${file}`);
-    await other.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
-    assert.equal(await other.evaluate(() => window.attentionVisualizer.lastRequestBody), body, "the saved request");
-    assert.equal(await other.evaluate(() => location.protocol), "file:");
-    const got = await allCells(other);
-    assert.ok(Object.keys(got).includes("h1-weights"), "head 1 open");
-    assert.deepEqual(got, want, "every card's numbers");
+  const got = await savedAndOpened(async (other) => {
     assert.equal(await other.isChecked("#causal"), true);
     assert.match(await other.textContent("#snapshot-note"), /^A saved page/);
-    assert.deepEqual(asked, [], "nothing asked of a server");
     // an edit it has no reply for needs the server: it says so
     await other.fill("#tokens", "a, b, c, d, e");
     await other.waitForSelector("#results[data-state=error]");
     assert.match(await other.textContent("#err-general"), /saved page/);
-  } finally {
-    await other.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
+  console.log(`snapshot of lesson 002, causal: ${got.bytes} bytes`);
+  assert.equal(got.body, body, "the saved request");
+  assert.ok(Object.keys(got.cards).includes("h1-weights"), "head 1 open");
+  assert.deepEqual(got.cards, want, "every card's numbers");
+  assert.deepEqual(got.asked, [], "nothing asked of a server");
+  // 64 random tokens, the size a teacher hands out
+  await page.click("#random-box > summary");
+  await rendered(() => page.click("#random-make"), 60_000);
+  await page.click("#random-box > summary");
+  await stateWritten();
+  const want64 = await allCells(page);
+  const got64 = await savedAndOpened();
+  console.log(`snapshot of random 64 × 32, 4 heads: ${got64.bytes} bytes`);
+  assert.deepEqual(got64.cards, want64, "64 tokens: every card's numbers");
+  assert.deepEqual(got64.asked, []);
   await panel("share-panel", false);
-  await openHead(0);
-  await rendered(() => page.uncheck("#causal"));
+  await rendered(() => page.click('button[data-preset="001"]'));
 });
 
 finalChecks();
