@@ -2,8 +2,8 @@
 labelled with the tokens, and a link opening the server's page on the same
 request.
 
-The link is the page's own share link (docs/visualizer.md, "Share and
-export"): `#state=` then the JSON {"body": /v1's body without `return` and
+The link is the whole-request form the page opens (docs/visualizer.md,
+"Share and export"): `#state=` then the JSON {"body": /v1's body without `return` and
 `heads`, "head": 0, "seq": 0}, deflated raw (RFC 1951) and written in
 base64url without padding; the fragment never reaches the server.
 """
