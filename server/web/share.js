@@ -461,8 +461,11 @@ export async function writeLink(R, settle = true) {
 }
 
 export function init() {
+  let renderSeq = 0; // a newer render writes its own scripts (a link rewritten meanwhile is this render's)
   afterRenderHooks.push(async (R) => {
-    if (!(await writeLink(R, false))) return;
+    const my = ++renderSeq;
+    await writeLink(R, false);
+    if (my !== renderSeq) return;
     $("curl-command").value = curlCommand(R);
     $("numpy-script").value = numpyScript(R);
     const torch = torchScript(R);
