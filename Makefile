@@ -165,7 +165,8 @@ $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 	  asset_index_html server/web/index.html -- $(WEB_ASSETS)
 
 # The page's request fields, printed from api_schema[] by a tool built for
-# this machine: a cross build takes the native build's (build/gen/web).
+# this machine: a cross build makes it in a native build of its own,
+# $(BUILD)/host (not build/, which the image's cross stage uses as BUILD).
 GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
 $(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
                    $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
@@ -179,9 +180,10 @@ $(BUILD)/gen/web/fields.js: $(GEN_WEB_FIELDS)
 	$(GEN_WEB_FIELDS) > $@.tmp && mv $@.tmp $@
 else
 $(BUILD)/gen/web/fields.js: server/json/schema.c core/attention.c
-	$(MAKE) DEB_ARCH=$(HOST_ARCH) BUILD=build SYSROOT= build/gen/web/fields.js
+	$(MAKE) DEB_ARCH=$(HOST_ARCH) BUILD=$(BUILD)/host SYSROOT= \
+	  $(BUILD)/host/gen/web/fields.js
 	@mkdir -p $(dir $@)
-	cp build/gen/web/fields.js $@
+	cp $(BUILD)/host/gen/web/fields.js $@
 endif
 
 $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
