@@ -239,8 +239,10 @@ export function explain(view, i, j, focus = true) {
     ? [el("p", { class: "note" }, "The API computed in float32; this page redoes it in float64, so the last digits may differ.")] : []));
   $("explain").hidden = false;
   $("explain").dataset.stage = view.stage;
-  if (focus) { $("explain").focus({ preventScroll: true }); uncover(view, i, j); }
+  if (focus) { $("explain").focus({ preventScroll: true }); uncover(view, i, j); $("explain").dispatchEvent(new Event("explained")); }
 }
+// Opens the explanation of cell (i, j) of view `id` once a render has drawn it (a link's).
+export function explainAfterRender(id, i, j) { explained = { id, i, j }; }
 // The box of cell (i, j) on screen: its table cell, or its square of the canvas.
 function cellBox(view, i, j) {
   if (view.mode === "table") return view.cells[i][j].getBoundingClientRect();
@@ -261,6 +263,7 @@ export function closeExplain() {
   const back = explained && views[explained.id];
   $("explain").hidden = true;
   explained = null;
+  $("explain").dispatchEvent(new Event("explained"));
   const target = back && (back.mode === "table" ? back.cells[back.cur[0]][back.cur[1]] : back.over);
   if (target) target.focus();
 }

@@ -8,7 +8,8 @@
  *           for a key removed; a nested array of the same length as its
  *           source's as {"~": [[index, difference], …]} when that is shorter)
  *        h, q  the open head and sequence; c the compare panel's choices;
- *        p  the open panels' ids; o  1 when "One colour scale" is on
+ *        p  the open panels' ids; o  1 when "One colour scale" is on;
+ *        e  the explained cell [card id, row, column], when one is
  *   #state=  the older link (the Python client writes it): the whole body.
  * The fragment never reaches the server.
  */
@@ -18,6 +19,7 @@ import { PRESETS } from "./presets.js";
 import { loadPreset } from "./lessons.js";
 import { applyState, packState, unpackState, writeLink } from "./share.js";
 import { lastGood } from "./request.js";
+import { explainAfterRender, explained } from "./explain.js";
 import { RANDOM_DEFAULT, randomBody, randomFromQuery, randomProblem, randomQuery, randomTitle } from "./random-inputs.js";
 
 export const SHORT_LINK_MAX = 2000; // characters: what a chat, a course platform or a QR code takes whole
@@ -70,7 +72,8 @@ const openPanels = () => [...document.querySelectorAll("details.panel.optional[o
 // The link to what is on show: {url, short} (short: it fits SHORT_LINK_MAX).
 export async function shortLink(body) {
   const state = { b: bodyDifference(sourceBody(ui.source), body), h: ui.selectedHead, q: ui.selectedSeq,
-    c: [$("compare-kind").value, $("compare-a").value, $("compare-b").value], p: openPanels(), o: $("one-scale").checked ? 1 : 0 };
+    c: [$("compare-kind").value, $("compare-a").value, $("compare-b").value], p: openPanels(), o: $("one-scale").checked ? 1 : 0,
+    e: explained ? [explained.id, explained.i, explained.j] : undefined };
   const url = `${location.href.split(/[?#]/)[0]}${sourceQuery(ui.source)}#s=${await packState(state)}`;
   return { url, short: url.length <= SHORT_LINK_MAX };
 }
@@ -92,6 +95,7 @@ export function loadRandom(r) {
 export function restore(source, s) {
   document.querySelectorAll("details.panel.optional").forEach((d) => { d.open = (s.p || []).includes(d.id); });
   $("one-scale").checked = !!s.o;
+  if (s.e) explainAfterRender(...s.e);
   applyState({ body: bodyPatched(sourceBody(source), s.b || {}), head: s.h, seq: s.q, compare: s.c });
   setSource(source, `Restored from a link${source ? ` (${source.lesson ? PRESETS[source.lesson].title.split(" — ")[0] : randomTitle(source.random)})` : ""}.`);
 }
@@ -119,6 +123,7 @@ export function init() {
   // the link carries the open panels and the colour scale too
   const relink = () => { if (lastGood) writeLink(lastGood); };
   $("one-scale").addEventListener("change", relink);
+  $("explain").addEventListener("explained", relink);
   document.querySelectorAll("details.panel.optional").forEach((d) => d.addEventListener("toggle", relink));
   for (const [k, v] of Object.entries(RANDOM_DEFAULT)) $(`random-${k}`).value = v;
   $("random-make").addEventListener("click", () => {

@@ -31,6 +31,7 @@ async function opened(url) {
       head: await other.evaluate(() => document.querySelector("#group-heads button[aria-pressed='true']")?.dataset.head ?? "0"),
       panels: await other.evaluate(() => [...document.querySelectorAll("details.panel.optional[open]")].map((d) => d.id)),
       oneScale: await other.isChecked("#one-scale"),
+      explained: (await other.isVisible("#explain")) ? await other.textContent("#explain-h") : null,
       note: await other.textContent("#preset-note"),
     };
   } finally {
@@ -60,7 +61,7 @@ test("random inputs: two clicks show 64 tokens, Park–Miller from the seed; ?ra
   await page.click("#random-box > summary");
 });
 
-test("short links: a lesson or a seed and what was typed, under 2,000 characters; the head, panels and colour scale come back", async () => {
+test("short links: a lesson or a seed and what was typed, under 2,000 characters; the head, panels, colour scale and explanation come back", async () => {
   const lengths = [];
   const cases = [["lesson 002", null], ["random 64", [64, 64, 16]], ["random 128", [128, 64, 16]], ["random 256", [256, 64, 16]]];
   for (const [name, r] of cases) {
@@ -76,6 +77,7 @@ test("short links: a lesson or a seed and what was typed, under 2,000 characters
     await openHead(1);
     await page.click("#position-panel > summary");
     await page.click("#share-panel > summary");
+    if (!r) await page.click('#h1-weights td[data-row="2"][data-col="1"]'); // an explanation open
     await rendered(() => page.check("#causal"), 60_000);
     const w = (await sent()).w_q;
     w[0][0] = 0.5;
@@ -94,6 +96,8 @@ test("short links: a lesson or a seed and what was typed, under 2,000 characters
     assert.equal(got.head, "1");
     assert.deepEqual(got.panels.sort(), ["position-panel", "share-panel"]);
     assert.equal(got.oneScale, true);
+    assert.equal(got.explained, r ? null : "weights[sat → cat], head 1: how it was computed");
+    if (!r) await page.click("#explain-close");
     assert.match(got.note, /^Restored from a link/);
     await page.click("#position-panel > summary");
     await page.click("#share-panel > summary");
