@@ -76,6 +76,7 @@ function bootstrap() {
       { status: 503, headers: { "Content-Type": "application/problem+json" } });
   };
   history.replaceState(null, "", location.href.split(/[?#]/)[0] + saved.link);
+  window.attentionSnapshot = true;
 }
 
 // The saved page's HTML.
@@ -104,6 +105,8 @@ export async function snapshotHtml() {
 }
 
 export function init() {
+  // a saved page has no server to read the page from: it is saved as it is, by the browser
+  if (window.attentionSnapshot) { $("save-page").disabled = true; return; }
   recordReplies();
   $("save-page").addEventListener("click", async () => {
     if (!lastGood) return;

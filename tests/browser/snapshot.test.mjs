@@ -53,6 +53,7 @@ test("save as a page: one file, opened from file:// with the server unreachable,
   const got = await savedAndOpened(async (other) => {
     assert.equal(await other.isChecked("#causal"), true);
     assert.match(await other.textContent("#snapshot-note"), /^A saved page/);
+    assert.equal(await other.isDisabled("#save-page"), true, "a saved page saves no further page");
     // an edit it has no reply for needs the server: it says so
     await other.fill("#tokens", "a, b, c, d, e");
     await other.waitForSelector("#results[data-state=error]");
