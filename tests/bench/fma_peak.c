@@ -24,6 +24,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__)
@@ -128,7 +129,7 @@ static const fma_case cases[] = {FMA_CHAIN_CASES(AVX512_ROWS) AVX2_ROWS(8)
 static int cpu_has(const char *isa)
 {
     __builtin_cpu_init();
-    if (isa[4] == '5') /* "avx512f" */
+    if (strcmp(isa, "avx512f") == 0)
         return __builtin_cpu_supports("avx512f");
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }

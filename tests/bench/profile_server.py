@@ -18,12 +18,15 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run_bench  # noqa: E402  (bodies, server start-up, wrk)
 
 SAMPLE_HZ = 999
+# how long perf may take to attach to the server on a loaded machine
+PERF_ATTACH_SECONDS = 30
 # buckets smaller than this share are summed into one row
 MERGE_BELOW = 0.005
 
@@ -74,6 +77,20 @@ def bucket_of(frames):
     return "other"
 
 
+def wait_for_perf(perf, data):
+    """Returns once perf has written its file's header, and a little more,
+    so that it samples the whole load that follows: on a loaded machine
+    perf can take seconds to attach, and a 1 s load then went unrecorded."""
+    if os.path.exists(data):
+        os.unlink(data)
+    deadline = time.monotonic() + PERF_ATTACH_SECONDS
+    while time.monotonic() < deadline and perf.poll() is None:
+        if os.path.exists(data) and os.path.getsize(data) > 0:
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+
+
 def parse_perf_script(text):
     """Yields (thread name, frames) for every sample of `perf script`."""
     thread, frames = None, []
@@ -115,6 +132,7 @@ def main():
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(SAMPLE_HZ),
              "--call-graph", "dwarf,16384", "-p", str(server.proc.pid),
              "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_for_perf(perf, data)
         load = run_bench.run_wrk(args, server.port, body_path, args.seconds)
         perf.send_signal(signal.SIGINT)
         perf.wait(timeout=60)

@@ -198,6 +198,9 @@ def fma_peak(args, seconds):
         return None
     proc = subprocess.run([args.fma_peak, str(seconds)], capture_output=True,
                           text=True, timeout=120)
+    if not proc.stdout.strip():
+        raise BenchError(f"{args.fma_peak} printed nothing (exit status "
+                         f"{proc.returncode}): {proc.stderr.strip()}")
     answer = json.loads(proc.stdout)
     if "error" in answer:
         log(f"fma_peak: {answer['error']}")
@@ -591,9 +594,19 @@ def post_v2(conn, payload):
     data, json_size = payload
     headers = ({} if json_size is None else
                {"Inference-Header-Content-Length": str(json_size)})
-    conn.request("POST", "/v2/models/attention/infer", body=data,
-                 headers=headers)
-    r = conn.getresponse()
+    for attempt in (1, 2):
+        try:
+            conn.request("POST", "/v2/models/attention/infer", body=data,
+                         headers=headers)
+            r = conn.getresponse()
+            break
+        except (BrokenPipeError, ConnectionResetError,
+                http.client.RemoteDisconnected):
+            # a kept-alive connection the server closed after --idle-timeout
+            # while other servers were timed: opened again, as post() does
+            if attempt == 2:
+                raise
+            conn.close()
     return r.status, r.read(), r.getheader("Inference-Header-Content-Length")
 
 

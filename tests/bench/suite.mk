@@ -66,6 +66,9 @@ bench-lanes: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) --work $(BENCH_DIR)
 
 test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
+	@echo "== fma_peak on an emulated CPU without AVX-512 measures AVX2"
+	qemu-x86_64 -cpu Haswell $(BENCH_FMA) 0.01 2>/dev/null \
+	  | grep -q '"isa32":"avx2","isa64":"avx2"'
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
