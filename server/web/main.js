@@ -13,6 +13,7 @@ import { init as initShare } from "./share.js";
 import { init as initShortLink, openFromAddress } from "./short-link.js";
 import { init as initSnapshot } from "./snapshot.js";
 import { init as initModelView } from "./model-view.js";
+import { init as initGuided } from "./guided.js";
 
 initForm();
 initRequest();
@@ -23,6 +24,7 @@ initShare();
 initModelView();
 initShortLink();
 initSnapshot();
+initGuided();
 // for the browser test: the page's own formatter, palettes, luminance and mask
 Object.assign(window.attentionVisualizer, { fmt, PALETTES, luminance, maskBody });
 

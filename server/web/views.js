@@ -11,6 +11,7 @@ import { MatrixView } from "./matrix.js";
 import { compareSlot, drawWhenSeen, headStrip, renderCompare, ropeText, seqStrip } from "./compare.js";
 import { onPoint } from "./highlight.js";
 import { headView } from "./head-view.js";
+import { show as showGuided } from "./guided.js";
 
 export let views = {};
 export const PAIR_STAGES = ["scores", "scaled_scores", "masked_scores", "weights"]; // [h, n, m]
@@ -226,6 +227,7 @@ export function renderResult(R) {
     if (vs.some((v) => v.stage === "weights")) g.cards.append(headView(R, h, avail));
   }
   area.replaceChildren(...out.filter(([g2]) => g2.sec && g2 !== ga).map(([g2]) => g2.sec), gh.sec, compareSlot(), ga.sec);
+  showGuided(R);
   drawWhenSeen();
   renderCompare(R, avail);
 }
