@@ -5,7 +5,7 @@ import { ui } from "./state.js";
 import { $, API, el, range } from "./base.js";
 import { compute, lastGood, parseReply } from "./request.js";
 import { anyHead, slice } from "./reply.js";
-import { fmt } from "./format.js";
+import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
 import { group, mayMask, renderResult, views } from "./views.js";
@@ -136,25 +136,80 @@ export function openHead() {
 }
 
 // Small multiples: every head's weights, each a button that opens its head.
+// One colour scale for all of them, from 0 to the largest weight of any head
+// (the legend says which), so that at 128 tokens, where a peaked weight may
+// be 0.1, it still shows; a pixel that stands for several cells takes their
+// largest weight, so no peak is lost when a head is drawn smaller than n × m.
+export const SMALL_MULTIPLE_MAX_PX = 120;
+export function smallMultipleImage(s, ms, top, w, h) {
+  const pal = PALETTES.seq.rgb, img = new ImageData(w, h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    const i0 = Math.floor((y * s.rows) / h), i1 = Math.max(i0 + 1, Math.floor(((y + 1) * s.rows) / h));
+    const j0 = Math.floor((x * s.cols) / w), j1 = Math.max(j0 + 1, Math.floor(((x + 1) * s.cols) / w));
+    let big = -1;
+    for (let i = i0; i < i1; i++) for (let j = j0; j < j1; j++) {
+      const p = i * s.cols + j;
+      if (!(ms && ms.data[ms.off + p] === -Infinity)) big = Math.max(big, s.data[s.off + p]);
+    }
+    const col = big < 0 ? MASKED_RGB : pal[top > 0 ? Math.round(Math.min(1, big / top) * 255) : 0];
+    img.data.set([col[0], col[1], col[2], 255], 4 * (y * w + x));
+  }
+  return img;
+}
 export function headStrip(R) {
   const g = group("group-heads", "Every head's weights", el("span", { class: "shape" }, "choose a head"));
-  const side = Math.max(48, Math.min(120, Math.floor(480 / Math.ceil(Math.sqrt(R.H)))));
-  const pal = PALETTES.seq.rgb;
+  const side = Math.max(48, Math.min(SMALL_MULTIPLE_MAX_PX, Math.floor(480 / Math.ceil(Math.sqrt(R.H)))));
+  const heads = range(R.H).map((k) => [anyHead(R, "weights", k), mayMask(R) ? anyHead(R, "masked_scores", k) : null]);
+  let top = 0;
+  for (const [s] of heads) for (let p = 0; p < s.rows * s.cols; p++) top = Math.max(top, s.data[s.off + p]);
+  const readout = el("p", { class: "readout", id: "heads-readout", "aria-live": "polite" }, " ");
+  const cur = [0, 0]; // the keyboard's cell, the same in every head
+  const say = (k, i, j) => {
+    const [s] = heads[k];
+    readout.textContent = `head ${k}: weights[${R.ql[i]} → ${R.kl[j]}] = ${exact(s.data[s.off + i * s.cols + j], R.dtype)}`;
+  };
   const wrap = el("div", { class: "heads", role: "group", "aria-label": "Heads" });
-  for (let k = 0; k < R.H; k++) {
-    const s = anyHead(R, "weights", k), ms = mayMask(R) ? anyHead(R, "masked_scores", k) : null;
-    const c = el("canvas", { width: s.cols, height: s.rows, "aria-hidden": "true",
-                             style: `width:${side}px;height:${Math.max(8, Math.round(side * s.rows / s.cols))}px` });
-    const img = new ImageData(s.cols, s.rows);
-    for (let p = 0; p < s.rows * s.cols; p++) {
-      const col = ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB : pal[Math.round(Math.min(1, Math.max(0, s.data[s.off + p])) * 255)];
-      img.data[4 * p] = col[0]; img.data[4 * p + 1] = col[1]; img.data[4 * p + 2] = col[2]; img.data[4 * p + 3] = 255;
-    }
-    c.getContext("2d").putImageData(img, 0, 0);
-    wrap.append(el("button", { type: "button", "aria-pressed": String(k === ui.selectedHead), dataset: { head: k },
-      onclick: () => { ui.selectedHead = k; openHead(); } }, c, `Head ${k}`));
-  }
-  g.sec.append(wrap);
+  heads.forEach(([s, ms], k) => {
+    const w = Math.min(s.cols, side), hgt = Math.max(8, Math.round((side * s.rows) / s.cols)), h = Math.min(s.rows, hgt);
+    const c = el("canvas", { width: w, height: h, "aria-hidden": "true", style: `width:${side}px;height:${hgt}px` });
+    c.getContext("2d").putImageData(smallMultipleImage(s, ms, top, w, h), 0, 0);
+    const cursor = el("span", { class: "sm-cursor", hidden: true });
+    const place = () => {
+      Object.assign(cursor.style, { left: `${(cur[1] * side) / s.cols}px`, top: `${(cur[0] * hgt) / s.rows}px`,
+        width: `${Math.max(3, side / s.cols)}px`, height: `${Math.max(3, hgt / s.rows)}px` });
+    };
+    const b = el("button", { type: "button", "aria-pressed": String(k === ui.selectedHead), dataset: { head: k },
+      "aria-label": `Head ${k}: open it; arrow keys read its weights`, "aria-describedby": "heads-readout",
+      onclick: () => { ui.selectedHead = k; openHead(); } },
+      el("span", { class: "sm-plot" },
+        el("span", { class: "sm-x", "aria-hidden": "true" }, `key 0…${s.cols - 1} →`),
+        el("span", { class: "sm-y", "aria-hidden": "true" }, `query 0…${s.rows - 1} ↓`),
+        el("span", { class: "sm-canvas" }, c, cursor)), `Head ${k}`);
+    c.addEventListener("mousemove", (ev) => {
+      const r = c.getBoundingClientRect();
+      const i = Math.min(s.rows - 1, Math.floor(((ev.clientY - r.top) / r.height) * s.rows));
+      const j = Math.min(s.cols - 1, Math.floor(((ev.clientX - r.left) / r.width) * s.cols));
+      if (i >= 0 && j >= 0) say(k, i, j);
+    });
+    b.addEventListener("focus", () => { cursor.hidden = false; place(); say(k, cur[0], cur[1]); });
+    b.addEventListener("blur", () => { cursor.hidden = true; });
+    b.addEventListener("keydown", (ev) => {
+      const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[ev.key];
+      if (!step) return;
+      ev.preventDefault();
+      cur[0] = Math.max(0, Math.min(s.rows - 1, cur[0] + step[0])); cur[1] = Math.max(0, Math.min(s.cols - 1, cur[1] + step[1]));
+      place(); say(k, cur[0], cur[1]);
+    });
+    wrap.append(b);
+  });
+  const pal = PALETTES.seq.css;
+  const legend = el("div", { class: "legend", id: "heads-legend" }, "0",
+    el("span", { class: "bar", style: `background:linear-gradient(90deg,${[0, 64, 128, 192, 255].map((k) => pal[k]).join(",")})` }),
+    fmt(top), el("span", { class: "scale-note" }, top < 1 ? "one scale for every head: its darkest is the largest weight of any head"
+      : "one scale for every head"),
+    mayMask(R) ? [el("span", { class: "swatch masked" }), "masked"] : null);
+  g.sec.append(wrap, legend, readout,
+    el("p", { class: "note" }, "Point at a head for a weight's exact value, or focus it and use the arrow keys; a pixel that stands for several cells shows the largest of them."));
   return g;
 }
 

@@ -136,4 +136,52 @@ test("head view: one SVG line per pair, as thick as its weight; long inputs draw
   assert.deepEqual(new Set(await page.$$eval("#h0-lines line", (ls) => ls.map((x) => x.dataset.q))), new Set(["1"]));
 });
 
+test("every head's weights: a legend, query and key axes, exact values by pointer and keys; 128 tokens' peaks show", async () => {
+  const c = bigCase(128, 32, 4);
+  await typeCase(c);
+  const { json } = await api({ ...c, return: ["weights"] });
+  const W = json.weights; // (4, 128, 128)
+  const top = Math.max(...W.flat(2));
+  const { fmt, PALETTES } = await page.evaluate(() => ({ PALETTES: window.attentionVisualizer.PALETTES }))
+    .then(async (o) => ({ ...o, fmt: await page.evaluate((v) => window.attentionVisualizer.fmt(v), top) }));
+  // the legend: colour → value, from 0 to the largest weight of any head
+  const legend = await page.textContent("#heads-legend");
+  assert.ok(legend.startsWith(`0${fmt}one scale for every head`), legend);
+  // axes on each head
+  for (let k = 0; k < 4; k++) {
+    assert.equal(await page.textContent(`#group-heads button[data-head="${k}"] .sm-x`), "key 0…127 →");
+    assert.equal(await page.textContent(`#group-heads button[data-head="${k}"] .sm-y`), "query 0…127 ↓");
+  }
+  // the largest weight is the darkest colour, in the pixel that holds it (120 px for 128 keys)
+  const k = W.findIndex((m) => m.flat().includes(top)), at = W[k].flat().indexOf(top), [i, j] = [Math.floor(at / 128), at % 128];
+  // pixel x of 120 stands for cells ⌊x·128/120⌋ … ⌊(x + 1)·128/120⌋ − 1
+  const pixel = (cell) => { let x = 0; while (x + 1 < 120 && Math.floor(((x + 1) * 128) / 120) <= cell) x++; return x; };
+  const px = await page.evaluate(([h, x, y]) => Array.from(document.querySelector(`#group-heads button[data-head="${h}"] canvas`)
+    .getContext("2d").getImageData(x, y, 1, 1).data.slice(0, 3)), [k, pixel(j), pixel(i)]);
+  assert.deepEqual(px, PALETTES.seq.rgb[255], "the peak is drawn dark, not blank");
+  // every row's peak is drawn in its colour on the legend's scale: none is lost to the 120 px of 128 keys
+  const image = await page.evaluate((h) => Array.from(document.querySelector(`#group-heads button[data-head="${h}"] canvas`)
+    .getContext("2d").getImageData(0, 0, 120, 120).data), k);
+  for (let r = 0; r < 128; r++) {
+    const peak = Math.max(...W[k][r]), c = W[k][r].indexOf(peak), o = 4 * (pixel(r) * 120 + pixel(c));
+    // the pixel shows the largest weight of the cells it stands for: the peak, or a larger neighbour's
+    let block = 0;
+    for (let i = 0; i < 128; i++) for (let j = 0; j < 128; j++) if (pixel(i) === pixel(r) && pixel(j) === pixel(c)) block = Math.max(block, W[k][i][j]);
+    const want = PALETTES.seq.rgb[Math.round((block / top) * 255)];
+    assert.deepEqual(image.slice(o, o + 3), want, `head ${k}, query ${r}'s peak`);
+  }
+  // the pointer reads a weight's exact value (lesson 002: a cell is 24 px wide)
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const l = LESSONS["002"];
+  const { json: small } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["weights"] });
+  await page.locator(`#group-heads button[data-head="1"] canvas`).scrollIntoViewIfNeeded();
+  const box = await page.locator(`#group-heads button[data-head="1"] canvas`).boundingBox();
+  await page.mouse.move(box.x + ((3 + 0.5) * box.width) / 5, box.y + ((2 + 0.5) * box.height) / 5);
+  assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok2 → tok3] = ${small.weights[1][2][3]}`);
+  // and so do the keys, on a focused head
+  await page.focus(`#group-heads button[data-head="1"]`);
+  for (const key of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
+  assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok1 → tok2] = ${small.weights[1][1][2]}`);
+});
+
 finalChecks();
