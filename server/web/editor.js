@@ -5,6 +5,10 @@ import { ClientError, GRID_MAX_CELLS, el, range } from "./base.js";
 import { formatMatrix, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { showFieldError } from "./field-errors.js";
 
+export const CELL_MIN_CHARS = 3;
+// the width of a cell's input: its characters (monospace) and its padding and border
+const cellWidth = (chars) => `width:calc(${chars}ch + 10px)`;
+
 // The grid is one tab stop: arrow keys move between its cells (left and
 // right once the caret reaches the edge of the number), as in a spreadsheet.
 export class MatrixEditor {
@@ -24,6 +28,10 @@ export class MatrixEditor {
     this.grid = el("div", { class: "grid-wrap", id: `grid-${key}` });
     this.grid.addEventListener("keydown", (ev) => this.navigate(ev));
     this.grid.addEventListener("focusin", (ev) => this.rove(ev.target));
+    // a grid wider than its panel scrolls sideways, and says which columns are in view
+    this.cue = el("p", { class: "scroll-cue", id: `cue-${key}`, hidden: true });
+    this.grid.addEventListener("scroll", () => this.updateCue());
+    new ResizeObserver(() => this.updateCue()).observe(this.grid);
     // autocomplete off: the browser keeps no copy of a big matrix in each history entry
     this.text = el("textarea", { id: `text-${key}`, spellcheck: "false", hidden: true, autocomplete: "off",
                                  "aria-label": `${label} as NumPy-style text`,
@@ -39,7 +47,7 @@ export class MatrixEditor {
       el("div", { class: "toolbar" },
          el("span", { class: "seg", role: "radiogroup", "aria-label": `${label} editor` }, radios),
          this.ops),
-      this.grid, this.text, this.bigNote, this.error);
+      this.cue, this.grid, this.text, this.bigNote, this.error);
   }
 
   setValue(a) {
@@ -101,10 +109,26 @@ export class MatrixEditor {
     else (shape === "2d" ? [this.value] : this.value).forEach((m, h) => this.grid.append(this.table(m, shape === "3d" ? h : null)));
     const first = this.grid.querySelector("input");
     if (first) first.tabIndex = 0;
+    this.updateCue();
   }
 
+  // "Columns 0–2 of 8 in view", while the grid is wider than its box.
+  updateCue() {
+    const wrap = this.grid, ths = [...wrap.querySelectorAll("table.edit:first-of-type thead th[scope=col]")];
+    if (wrap.hidden || !wrap.clientWidth || wrap.scrollWidth <= wrap.clientWidth || !ths.length) { this.cue.hidden = true; return; }
+    const box = wrap.getBoundingClientRect();
+    const seen = ths.filter((th) => { const r = th.getBoundingClientRect(); return r.left >= box.left - 1 && r.right <= box.right + 1; });
+    const first = seen.length ? seen[0].textContent : "none", last = seen.length ? seen.at(-1).textContent : "none";
+    const more = [Number(first) > 0 ? "←" : null, Number(last) < ths.length - 1 ? "→" : null].filter(Boolean).join(" ");
+    this.cue.textContent = `Columns ${first}–${last} of ${ths.length} in view: scroll the grid sideways ${more}`;
+    this.cue.hidden = false;
+  }
+
+  // Each input as wide as the longest number of its column: a lesson's
+  // 17 significant digits are all in view.
   table(m, head, vector = false) {
     const cols = Math.max(...m.map((r) => r.length));
+    const chars = range(cols).map((j) => Math.max(CELL_MIN_CHARS, ...m.map((r) => (j < r.length ? String(r[j]).length : 0))));
     const base = head === null ? `/${this.key}` : `/${this.key}/${head}`;
     const at = (i, j) => (vector ? `${base}/${j}` : `${base}/${i}/${j}`);
     return el("table", { class: "edit" },
@@ -113,9 +137,9 @@ export class MatrixEditor {
       el("tbody", {}, m.map((row, i) => el("tr", {},
         el("th", { scope: "row" }, i),
         row.map((v, j) => el("td", {}, el("input", {
-          type: "text", inputmode: "decimal", value: String(v), title: String(v), tabindex: "-1",
+          type: "text", inputmode: "decimal", value: String(v), title: String(v), tabindex: "-1", style: cellWidth(chars[j]),
           "aria-label": `${this.label}${head === null ? "" : ` ${this.stack} ${head}`}${vector ? "" : ` row ${i}`} column ${j}`,
-          dataset: { pointer: at(i, j), head: head === null ? "" : head, row: i, col: j },
+          dataset: { pointer: at(i, j), head: head === null ? "" : head, row: i, col: j, chars: chars[j] },
           oninput: (ev) => this.fromCell(ev.target, head, i, j, vector) })))))));
   }
 
@@ -152,6 +176,7 @@ export class MatrixEditor {
       this.cellErrors.delete(id);
       input.removeAttribute("aria-invalid");
       input.title = String(v);
+      this.widen(input);
       this.text.value = formatMatrix(this.value);
     } catch (e) {
       this.cellErrors.add(id);
@@ -159,6 +184,17 @@ export class MatrixEditor {
       this.cellError = new ClientError(id, `${this.label}${vector ? "" : ` row ${i}`} column ${j}: ${e.message}`);
     }
     this.onChange(this);
+  }
+
+  // A number typed longer than its column widens the column.
+  widen(input) {
+    const len = input.value.length;
+    if (len <= Number(input.dataset.chars || CELL_MIN_CHARS)) return;
+    const { head, col } = input.dataset;
+    for (const n of this.grid.querySelectorAll(`input[data-head="${head}"][data-col="${col}"]`)) {
+      n.style.width = cellWidth(len).slice(6); n.dataset.chars = len;
+    }
+    this.updateCue();
   }
 
   resize(dRows, dCols) {

@@ -81,4 +81,47 @@ test("a big matrix is a canvas: keyboard cursor with the exact value, text at le
   assert.ok(worst >= 4.5, `lowest contrast of a cell's text: ${worst.toFixed(2)}:1`);
 });
 
+test("the editors show the lessons' numbers whole at 390, 1280 and 1920 px: inputs as wide as their text, a wide grid scrolls with a cue", async () => {
+  try {
+    for (const key of ["x", "w_q", "w_k", "w_v"]) await page.click(`#field-${key} .seg label:has(input[value="grid"])`);
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const key of ["000", "001", "002"]) {
+        await rendered(() => page.click(`button[data-preset="${key}"]`));
+        assert.ok(await page.isVisible("#grid-x input"), "X is edited as a grid");
+        const bad = await page.evaluate(() => {
+          const out = [], ctx = document.createElement("canvas").getContext("2d");
+          for (const inp of document.querySelectorAll("#inputs table.edit input")) {
+            if (!inp.offsetParent) continue;
+            const st = getComputedStyle(inp);
+            ctx.font = `${st.fontSize} ${st.fontFamily}`;
+            const text = ctx.measureText(inp.value).width, box = inp.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+            if (text > box + 0.5) out.push(`${inp.getAttribute("aria-label")}: "${inp.value}" ${text.toFixed(1)} px in ${box.toFixed(1)} px`);
+          }
+          // a grid wider than its panel scrolls inside it, and its cue is in view and names the columns shown
+          for (const wrap of document.querySelectorAll("#editors .grid-wrap")) {
+            if (!wrap.offsetParent) continue;
+            const panel = wrap.closest("fieldset");
+            if (panel.scrollWidth > panel.clientWidth) out.push(`${panel.id}: the panel is cut, ${panel.scrollWidth} > ${panel.clientWidth}`);
+            if (wrap.scrollWidth <= wrap.clientWidth) continue;
+            const cue = panel.querySelector(".scroll-cue");
+            if (!cue || !cue.offsetParent || !/^Columns \d+–\d+ of \d+ in view/.test(cue.textContent)) out.push(`${panel.id}: cut with no cue`);
+          }
+          return out;
+        });
+        assert.deepEqual(bad, [], `lesson ${key} at ${width} px`);
+      }
+      // lesson 002's 8 columns: scrolled to the end, the cue names the last one
+      const cue = await page.evaluate(() => {
+        const wrap = document.getElementById("grid-x");
+        wrap.scrollLeft = wrap.scrollWidth;
+        return new Promise((resolve) => setTimeout(() => resolve(document.getElementById("cue-x").hidden ? null : document.getElementById("cue-x").textContent), 100));
+      });
+      assert.match(cue ?? "no cue", /^Columns \d+–7 of 8 in view: scroll the grid sideways ←$/, `at ${width} px`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
 finalChecks();
