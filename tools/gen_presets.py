@@ -87,11 +87,16 @@ def lesson_002():
     n, d, h = 5, 8, 2
     x = rng.normal(size=(n, d))
     w_q, w_k, w_v = rng.normal(size=(3, d, d))
+    # The lesson writes "concat @ W_o (n, d)" but draws no W_o: its optional
+    # W_o is the next draw of the same generator, applied only when asked.
+    w_o = rng.normal(size=(d, d))
     return dict(title="Lesson 002 — multi-head by reshaping one projection",
                 note="X (5×8) and 8×8 W_q, W_k, W_v from "
-                     "np.random.default_rng(0); 2 heads of 4 columns each.",
+                     "np.random.default_rng(0); 2 heads of 4 columns each; "
+                     "its optional W_o (Output projection) is the "
+                     "generator's next draw, rng.normal(size=(8, 8)).",
                 tokens=["tok0", "tok1", "tok2", "tok3", "tok4"], num_heads=h,
-                x=x, w_q=w_q, w_k=w_k, w_v=w_v)
+                x=x, w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o)
 
 
 def lessons():
@@ -115,7 +120,9 @@ def render():
         out.append(f'    note: {json.dumps(lesson["note"], ensure_ascii=False)},')
         out.append(f'    tokens: {json.dumps(lesson["tokens"])},')
         out.append(f'    num_heads: {lesson["num_heads"]},')
-        for name in ("x", "w_q", "w_k", "w_v"):
+        for name in ("x", "w_q", "w_k", "w_v", "w_o"):
+            if name not in lesson:
+                continue
             a = lesson[name]
             lead = f"    {name}: "
             text = matrix(a, len(lead)) if a.ndim == 2 else stack(a, len(lead))

@@ -14,7 +14,7 @@ import { maskReasons, renderResult, views } from "./views.js";
 
 // The steps, in pipeline order, and the cards (their data-stage) each reveals.
 export const GUIDED_STEPS = [
-  { title: "Q, K, V: project each token", stages: ["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache"] },
+  { title: "Q, K, V: project each token", stages: ["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"] },
   { title: "QKᵀ: compare each query with each key", stages: ["scores"] },
   { title: "÷ √d_k: scale the scores", stages: ["scaled_scores"] },
   { title: "mask: hide the keys a query may not attend", stages: ["masked_scores"] },

@@ -24,7 +24,8 @@ export function loadPreset(key) {
   Object.assign(mask, { cells: [], keep: [], kind: "bool", perSeq: false, perHead: false, seq: 0, head: 0 });
   mask.bad.clear();
   resizeMask();
-  editors.w_o.setValue(identity(concatWidth()));
+  // the lesson's own W_o (lesson 002's), else the identity of the concatenation's width
+  editors.w_o.setValue(p.w_o ? copy(p.w_o) : identity(concatWidth()));
   editors.context.setValue(copy(p.x));
   $("context_tokens").value = "";
   showControls();

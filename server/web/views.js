@@ -96,6 +96,42 @@ export function group(id, title, extra) {
   return { sec, cards, add(...nodes) { sec.append(...nodes); return this; } };
 }
 
+// Q = X·W_q for every head at once, (n, h·d_k) with each head's columns
+// marked, then its split Qh = Q.reshape(n, h, d_k).transpose(1, 0, 2): the
+// lesson that gets its heads by reshaping one d × d projection (a per-head
+// stack has no such step).  Lesson-sized inputs only (lesson 002's Q has 40
+// numbers): it repeats every head's Q, and at 32 tokens × 8 heads of 8 it
+// would add 2 048 cells, screens of them, to every edit.
+export const SPLIT_MAX_CELLS = 512;
+export function splitViews(R) {
+  const b = R.body, w = b.w_q, W = R.H * R.dk;
+  const whole = Array.isArray(w) && Array.isArray(w[0]) && !Array.isArray(w[0][0]) && !b.q && !b.in_proj_weight && !b.q_proj_weight;
+  if (R.H < 2 || !whole || R.heads || !R.T.x || R.n * W > SPLIT_MAX_CELLS) return null;
+  const n = R.n, dk = R.dk, q = new Float64Array(n * W);
+  for (let k = 0; k < R.H; k++) {
+    const s = slice(R, "q", k);
+    for (let i = 0; i < n; i++) for (let c = 0; c < dk; c++) q[i * W + k * dk + c] = s.data[s.off + i * dk + c];
+  }
+  const say = (v, i, j, how) => { if (how !== "leave") v.readout.textContent = v.describe(i, j); };
+  const X = R.T.x_pe ? "(X + PE)" : "X", dims = `(${R.H}, ${n}, ${dk})`;
+  const all = new MatrixView({ id: "split-q", stage: "q_all", name: "Q", title: "Q, every head", dtype: R.dtype, rows: n, cols: W,
+    src: { data: q }, off: 0, shape: [n, W], rowLabels: R.ql, colLabels: range(W).map(String), kind: "div", onPoint: say,
+    groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: `head ${k}` })),
+    formula: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}: one projection for all heads; head h owns columns h·${dk} … h·${dk} + ${dk - 1}` });
+  const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype,
+    rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
+    formula: `columns ${k * dk}…${(k + 1) * dk - 1} of Q, the ${k === 0 ? "first" : k === 1 ? "second" : `${k}th`} plane of Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)`,
+    caption: `head ${k}` }));
+  heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: "one scale for Q and its heads" }));
+  all.scaleNote = "one scale for Q and its heads";
+  for (const v of [all, ...heads]) views[v.id] = v;
+  const g = group("group-split", `Split into heads: Q (${n}, ${W}) → Qh ${dims}`,
+    el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`));
+  g.add(el("p", { class: "hint" }, `K and V are split the same way${R.Hkv !== R.H ? `, into ${R.Hkv} key/value heads` : ""}; `
+    + "each head then computes attention on its own plane."), g.cards);
+  return [g, [all, ...heads]];
+}
+
 export function renderResult(R) {
   if (ui.selectedHead >= R.H) ui.selectedHead = 0;
   if (R.heads && !R.heads.includes(ui.selectedHead)) ui.selectedHead = R.heads[0];
@@ -140,6 +176,10 @@ export function renderResult(R) {
   gi.add(gi.cards);
   if (R.B) out.push([seqStrip(R), []]);
   if (inputs.length) out.push([gi, inputs]);
+
+  // one projection split into heads (lesson 002's reshape)
+  const split = splitViews(R);
+  if (split) out.push(split);
 
   // every head at once: one click opens a head
   if (R.H > 1) out.push([headStrip(R), []]);
@@ -196,8 +236,8 @@ export function renderResult(R) {
   // score stage on another, so that the scaling shows and one colour is one
   // number from card to card; otherwise each card runs to its own maximum.
   if ($("one-scale").checked) {
-    const shown = steps.flatMap(([, vs]) => vs);
-    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache"], "one scale for Q, K and V"],
+    const shown = [...steps.flatMap(([, vs]) => vs), ...(split ? split[1] : [])];
+    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"], "one scale for Q, K and V"],
                                   [["scores", "scaled_scores", "masked_scores"], "one scale for every score stage"]]) {
       const same = shown.filter((v) => stages.includes(v.stage));
       const M = Math.max(0, ...same.map((v) => v.max));

@@ -75,17 +75,47 @@ test("mask and key padding: both mean checked = may be attended; a closed panel 
   await page.click("#mask-panel > summary");
 });
 
-test("W_o: ticking it alone works (it starts as the identity), and the output is then the concatenation", async () => {
+test("W_o: lesson 002's own (its generator's next draw), else the identity; the output is concat · W_o", async () => {
+  const l = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
   await page.click("#wo-panel > summary");
   const sent = await rendered(() => page.check("#use-w_o"));
-  assert.equal(sent.w_o.length, 8);
-  assert.deepEqual(sent.w_o[3], [0, 0, 0, 1, 0, 0, 0, 0]);
-  assert.deepEqual((await cells("all-output")).map((c) => c.value), (await cells("all-concat")).map((c) => c.value));
+  assert.deepEqual(sent.w_o, l.w_o, "the lesson's W_o, not an identity it does not use");
+  const { encoding: _e, ...body } = sent; // the page's request, in JSON
+  const { json } = await api(body);
+  assert.deepEqual((await cells("all-output")).map((c) => Number(c.value)), json.output.flat());
   assert.equal(await page.textContent("#all-output .formula"), "concat · W_o");
   assert.equal(await page.textContent("#wo-state"), "on");
   await rendered(() => page.uncheck("#use-w_o"));
+  // a lesson without one: ticking it starts from the identity, so the output is the concatenation
+  await rendered(() => page.click('button[data-preset="001"]'));
+  const one = await rendered(() => page.check("#use-w_o"));
+  assert.deepEqual(one.w_o, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]);
+  assert.deepEqual((await cells("all-output")).map((c) => c.value), (await cells("all-concat")).map((c) => c.value));
+  await rendered(() => page.uncheck("#use-w_o"));
   await page.click("#wo-panel > summary");
+});
+
+test("lesson 002's reshape: Q (5×8) with each head's columns marked, and its split Qh (2, 5, 4)", async () => {
+  const l = LESSONS["002"];
+  await rendered(() => page.click('button[data-preset="002"]'));
+  const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["q"] });
+  assert.equal(await page.textContent("#group-split-h"), "Split into heads: Q (5, 8) → Qh (2, 5, 4)reshape (5, 2, 4), transpose (1, 0, 2)");
+  // Q = X · W_q, every head at once: its cells are the heads' Q side by side
+  const Q = json.q[0].map((row, i) => [...row, ...json.q[1][i]]);
+  assert.deepEqual((await cells("split-q")).map((c) => Number(c.value)), Q.flat());
+  assert.equal(await page.textContent("#split-q h3 .shape"), "(5, 8)");
+  assert.deepEqual(await page.$$eval("#split-q th.group", (ths) => ths.map((t) => [t.textContent, t.colSpan])), [["head 0", 4], ["head 1", 4]]);
+  assert.equal(await page.locator("#split-q tbody tr:first-child td.gstart").count(), 1, "a line where head 1's columns start");
+  assert.equal(await page.getAttribute("#split-q tbody tr:first-child td.gstart", "data-col"), "4");
+  // Qh[h] is columns 4h … 4h + 3 of Q
+  for (const h of [0, 1]) {
+    assert.deepEqual((await cells(`split-qh${h}`)).map((c) => Number(c.value)), json.q[h].flat());
+    assert.match(await page.textContent(`#split-qh${h} .formula`), new RegExp(`^columns ${4 * h}…${4 * h + 3} of Q`));
+  }
+  // a per-head stack (lesson 000) has no such step
+  await rendered(() => page.click('button[data-preset="000"]'));
+  assert.equal(await page.locator("#group-split").count(), 0);
 });
 
 test("cross-attention: a 2-row context gives 3×2 weights labelled with its tokens", async () => {

@@ -102,10 +102,10 @@ for (const key of ["000", "001", "002"]) {
   });
 }
 
-test("stages read in the order they are computed: X, Q, K, V, scores, weights, outputs", async () => {
+test("stages read in the order they are computed: X, Q split into heads, Q, K, V, scores, weights, outputs", async () => {
   await rendered(() => page.click('button[data-preset="002"]'));
   const ids = await page.$$eval("#stage-area .card", (cs) => cs.map((c) => c.id));
-  assert.deepEqual(ids, ["input-x", "h0-q", "h0-k", "h0-v", "h0-scores", "h0-scaled_scores", "h0-masked_scores",
+  assert.deepEqual(ids, ["input-x", "split-q", "split-qh0", "split-qh1", "h0-q", "h0-k", "h0-v", "h0-scores", "h0-scaled_scores", "h0-masked_scores",
                          "h0-weights", "h0-lines", "h0-head_outputs", "all-concat", "all-output"]);
 });
 
