@@ -209,6 +209,12 @@ void api_attention_decoded(const api_job *job, api_request *decoded,
                       "at most %zu MiB per request (--max-request-memory)",
                       need == SIZE_MAX ? SIZE_MAX >> 20 : need >> 20,
                       limits->max_request_memory >> 20);
+    } else if (!budget_ever_fits(job->memory, need)) {
+        problem_reply(out, ERR_LIMIT_EXCEEDED, NULL,
+                      "computing and returning this request needs %zu "
+                      "bytes; the memory budget of all requests in flight "
+                      "is %zu bytes (--memory-budget)",
+                      need, job->memory->limit);
     } else if (!budget_reserve(job->memory, need)) {
         problem_reply(out, ERR_OVERLOADED, NULL,
                       "the memory budget for requests in flight is used "

@@ -16,6 +16,11 @@ bool budget_reserve(budget *b, size_t bytes)
     return true;
 }
 
+bool budget_ever_fits(const budget *b, size_t bytes)
+{
+    return bytes <= b->limit;
+}
+
 void budget_release(budget *b, size_t bytes)
 {
     atomic_fetch_sub(&b->used, bytes);

@@ -1,8 +1,9 @@
 /*
  * test_overload.c - a server past its capacity answers 503 with Retry-After
  * and serves again afterwards: a full queue, and a memory budget another
- * request holds; a body that no state of the budget could hold is 413 at
- * once, never 503 (a client told to retry would retry forever).
+ * request holds; a body, or a computation, that no state of the budget
+ * could hold is 413 at once, never 503 (a client told to retry would retry
+ * forever).
  *
  * Two groups: "overload" on a server with --threads 1 --max-queue 1
  * --fast-lane off, and "budget" on one with --memory-budget 1M.
@@ -167,6 +168,44 @@ static http_response post_spaces(size_t length)
     return r;
 }
 
+/* x of `n` tokens of width 1 and weights (1, 1): its n × n weights alone
+ * (8 bytes each) are what computing and returning it needs. */
+static char *tall_body(size_t n)
+{
+    static const char head[] = "{\"x\":[",
+                      tail[] = "],\"w_q\":[[1]],\"w_k\":[[1]],\"w_v\":[[1]]}";
+    char *body = malloc(sizeof head + 4 * n + sizeof tail);
+    assert_non_null(body);
+    char *at = stpcpy(body, head);
+    for (size_t i = 0; i < n; i++)
+        at = stpcpy(at, i ? ",[1]" : "[1]");
+    strcpy(at, tail);
+    return body;
+}
+
+static void computation_no_budget_could_hold_is_413_not_503(void **state)
+{
+    (void)state;
+    /* a small body (2.4 KB) whose weights, 600 × 600 doubles (2.9 MB),
+     * exceed the whole 1 MiB budget: retrying could never help */
+    char *body = tall_body(600);
+    http_response r = post_json(body);
+    const char *detail = expect_problem(&r, 413, "limit_exceeded", NULL);
+    expect(strstr(detail, "the memory budget of all requests in flight is "
+                          "1048576 bytes (--memory-budget)") != NULL,
+           &r);
+    expect(header_count(&r, "Retry-After") == 0, &r);
+    response_free(&r);
+    free(body);
+    /* one that fits the budget is computed */
+    body = tall_body(100);
+    r = post_json(body);
+    expect_status(&r, 200);
+    response_free(&r);
+    free(body);
+    wait_budget_free(); /* its reply's bytes may still be held */
+}
+
 static void budget_held_by_another_request_is_503_then_admitted(void **state)
 {
     (void)state;
@@ -207,6 +246,7 @@ int main(void)
     const struct CMUnitTest budget[] = {
         cmocka_unit_test(body_no_budget_could_hold_is_413_before_the_body),
         cmocka_unit_test(chunked_body_no_budget_could_hold_is_413),
+        cmocka_unit_test(computation_no_budget_could_hold_is_413_not_503),
         cmocka_unit_test(budget_held_by_another_request_is_503_then_admitted),
     };
 
