@@ -340,6 +340,8 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
                               options->split_min_bytes, &raw);
     if (!ok)
         ok = parse_json_jansson(body, len, limits->max_elements, &raw, err);
+    raw.fields.text = body;
+    raw.fields.text_len = len;
     ok = ok && check_required(&raw, err) &&
          take_small_fields(raw.envelope, limits, &raw.fields, err) &&
          validate_request(&raw.fields, limits, req, err);

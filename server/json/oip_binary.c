@@ -6,14 +6,72 @@
  */
 #include "server/json/oip_reader.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Digits of the longest byte count Inference-Header-Content-Length may
  * give: a size_t has at most 20. */
 #define OIP_LENGTH_DIGITS_MAX 20
+
+/* One little-endian whole number of integer datatype dt. */
+typedef struct {
+    bool is_signed;
+    int64_t as_signed;
+    uint64_t as_unsigned;
+} whole;
+
+static whole read_int(const unsigned char *src, const oip_datatype *dt)
+{
+    whole v = {.is_signed = dt->low < 0};
+    uint64_t bits = 0;
+    for (size_t b = 0; b < dt->size; b++)
+        bits |= (uint64_t)src[b] << (8 * b);
+    v.as_unsigned = bits;
+    if (v.is_signed) {
+        /* sign-extend from dt->size bytes */
+        unsigned shift = (unsigned)(64 - 8 * dt->size);
+        v.as_signed = (int64_t)(bits << shift) >> shift;
+    }
+    return v;
+}
+
+/* The whole number at src as a double; false when beyond dt->low to
+ * dt->high (only the 64-bit types' values can be, past 2^53 - 1). */
+static bool read_whole(const unsigned char *src, const oip_datatype *dt,
+                       double *out)
+{
+    whole v = read_int(src, dt);
+    if (v.is_signed) {
+        if (v.as_signed < (int64_t)dt->low || v.as_signed > (int64_t)dt->high)
+            return false;
+        *out = (double)v.as_signed;
+    } else {
+        if (v.as_unsigned > (uint64_t)dt->high)
+            return false;
+        *out = (double)v.as_unsigned;
+    }
+    return true;
+}
+
+/* The whole number at src in digits, exactly as sent. */
+typedef struct {
+    char text[24];
+} whole_text;
+
+static whole_text whole_words(const unsigned char *src, const oip_datatype *dt)
+{
+    whole v = read_int(src, dt);
+    whole_text out;
+    if (v.is_signed)
+        snprintf(out.text, sizeof out.text, "%" PRId64, v.as_signed);
+    else
+        snprintf(out.text, sizeof out.text, "%" PRIu64, v.as_unsigned);
+    return out;
+}
 
 /* binary_data_size bytes of the binary part, little-endian. */
 bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
@@ -60,18 +118,14 @@ bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
     if (dt->element == OIP_INT) {
         double *values = t->data;
         for (size_t k = 0; k < count; k++) {
-            int64_t wide;
-            int32_t narrow;
-            if (dt->size == sizeof wide)
-                memcpy(&wide, src + k * sizeof wide, sizeof wide);
-            else
-                memcpy(&narrow, src + k * sizeof narrow, sizeof narrow);
-            values[k] = dt->size == sizeof wide ? (double)wide : narrow;
-            if (fabs(values[k]) > OIP_MAX_EXACT_INT)
+            if (!read_whole(src + k * dt->size, dt, &values[k]))
                 return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
-                                  "input %s: element %zu is beyond 2^53, "
-                                  "where whole numbers stop being exact",
-                                  name, k);
+                                  "input %s is %s: element %zu is %s, "
+                                  "beyond %.0f to %.0f, where whole numbers "
+                                  "stop being exact as doubles",
+                                  name, dt->name, k,
+                                  whole_words(src + k * dt->size, dt).text,
+                                  dt->low, dt->high);
         }
         return true;
     }

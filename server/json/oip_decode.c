@@ -376,7 +376,8 @@ static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
                      .fast = fast,
                      .budget = limits->max_elements,
                      .binary = (const unsigned char *)body + json_len,
-                     .binary_len = len - json_len};
+                     .binary_len = len - json_len,
+                     .fields = {.text = body, .text_len = json_len}};
     for (int f = 0; f < API_FIELD_COUNT; f++)
         rd.input_of[f] = -1;
     bool ok = read_envelope(root, plan, err) &&

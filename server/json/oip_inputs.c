@@ -5,6 +5,7 @@
  * the request's dtype), its shape, then its data, as JSON (flat or nested)
  * or as binary bytes after the JSON header (oip_binary.c).
  */
+#include "server/json/number_literal.h"
 #include "server/json/oip_reader.h"
 
 #include <float.h>
@@ -18,12 +19,20 @@
  * comes near it, and it keeps every dimension exact as a double. */
 #define OIP_MAX_DIM 1e15
 
+/* Whole-number datatypes hold what the type holds, and the 64-bit ones
+ * only what a double holds exactly (OIP_MAX_EXACT_INT). */
 static const oip_datatype datatypes[] = {
-    {"FP64", 8, OIP_FLOAT, TENSOR_FLOAT64},
-    {"FP32", 4, OIP_FLOAT, TENSOR_FLOAT32},
-    {"INT64", 8, OIP_INT, -1},
-    {"INT32", 4, OIP_INT, -1},
-    {"BOOL", 1, OIP_BOOL, -1},
+    {"BOOL", 1, OIP_BOOL, -1, 0, 0},
+    {"FP64", 8, OIP_FLOAT, TENSOR_FLOAT64, 0, 0},
+    {"FP32", 4, OIP_FLOAT, TENSOR_FLOAT32, 0, 0},
+    {"INT64", 8, OIP_INT, -1, -OIP_MAX_EXACT_INT, OIP_MAX_EXACT_INT},
+    {"INT32", 4, OIP_INT, -1, INT32_MIN, INT32_MAX},
+    {"INT16", 2, OIP_INT, -1, INT16_MIN, INT16_MAX},
+    {"INT8", 1, OIP_INT, -1, INT8_MIN, INT8_MAX},
+    {"UINT64", 8, OIP_INT, -1, 0, OIP_MAX_EXACT_INT},
+    {"UINT32", 4, OIP_INT, -1, 0, UINT32_MAX},
+    {"UINT16", 2, OIP_INT, -1, 0, UINT16_MAX},
+    {"UINT8", 1, OIP_INT, -1, 0, UINT8_MAX},
 };
 
 #define DATATYPE_COUNT (sizeof datatypes / sizeof *datatypes)
@@ -40,18 +49,44 @@ static bool is_input(api_field f)
 
 /* ---- one input ---------------------------------------------------------- */
 
+/* Whether datatype dt is taken by field f: whole numbers (positions, head
+ * indices) in the integer ones only, the others in FP64 or FP32, masks
+ * also in BOOL. */
+static bool takes_datatype(const schema_field *row, const oip_datatype *dt)
+{
+    if (row->whole)
+        return dt->element == OIP_INT;
+    return dt->element == OIP_BOOL
+               ? row->leaf != SCHEMA_LEAF_NUMBER
+               : dt->element == OIP_FLOAT && row->leaf != SCHEMA_LEAF_BOOL;
+}
+
+/* "FP64 or FP32": the datatypes row takes, in table order. */
+static void datatype_words(const schema_field *row, char *out, size_t size)
+{
+    size_t taken = 0, count = 0, len = 0;
+    for (size_t k = 0; k < DATATYPE_COUNT; k++)
+        count += takes_datatype(row, &datatypes[k]);
+    out[0] = '\0';
+    for (size_t k = 0; k < DATATYPE_COUNT && len < size; k++) {
+        if (!takes_datatype(row, &datatypes[k]))
+            continue;
+        taken++;
+        const char *sep = taken == 1 ? "" : taken == count ? " or " : ", ";
+        len += (size_t)snprintf(out + len, size - len, "%s%s", sep,
+                                datatypes[k].name);
+    }
+}
+
 /* The datatype named by v, accepted for field f (its row's leaves). */
 static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
                           const oip_datatype **out, codec_error *err)
 {
     const schema_field *row = &api_schema[f];
-    char ptr[CODEC_POINTER_MAX];
+    char ptr[CODEC_POINTER_MAX], takes[128];
     oip_input_pointer(ptr, i, "datatype");
     const char *name = json_string_value(v);
-    const char *takes = row->leaf == SCHEMA_LEAF_BOOL     ? "BOOL"
-                        : row->leaf == SCHEMA_LEAF_EITHER ? "BOOL, FP64 or FP32"
-                        : row->whole ? "INT64 or INT32, or FP64 or FP32"
-                                     : "FP64 or FP32";
+    datatype_words(row, takes, sizeof takes);
     if (!v)
         return codec_fail(err, ERR_MISSING_FIELD, ptr,
                           "input %s needs a datatype (%s)", row->name, takes);
@@ -63,11 +98,7 @@ static bool read_datatype(oip_reader *rd, api_field f, json_t *v, size_t i,
     for (size_t k = 0; k < DATATYPE_COUNT; k++)
         if (strcmp(datatypes[k].name, name) == 0)
             dt = &datatypes[k];
-    bool fits =
-        dt && (dt->element == OIP_BOOL  ? row->leaf != SCHEMA_LEAF_NUMBER
-               : dt->element == OIP_INT ? row->whole
-                                        : row->leaf != SCHEMA_LEAF_BOOL);
-    if (!fits)
+    if (!dt || !takes_datatype(row, dt))
         return codec_fail(err, ERR_INVALID_DATATYPE, ptr,
                           "input %s: datatype %.32s is not taken; %s takes %s",
                           row->name, name, row->name, takes);
@@ -205,26 +236,16 @@ typedef struct {
     size_t input;
     const oip_datatype *dt;
     schema_tensor *t;
-    size_t flat; /* elements written */
+    const api_fields *fields; /* its text, to quote a number as sent */
+    size_t flat;              /* elements written */
     char ptr[CODEC_POINTER_MAX];
 } data_walk;
 
-/* The whole numbers of datatype dt that a double holds exactly: INT32
- * from -2^31 to 2^31 - 1, INT64 from -2^53 to 2^53. */
-static double int_low(const oip_datatype *dt)
-{
-    return dt->size == sizeof(int32_t) ? INT32_MIN : -OIP_MAX_EXACT_INT;
-}
-
-static double int_high(const oip_datatype *dt)
-{
-    return dt->size == sizeof(int32_t) ? INT32_MAX : OIP_MAX_EXACT_INT;
-}
-
+/* Whether value is a whole number that integer datatype dt holds exactly
+ * (dt->low to dt->high). */
 static bool int_fits(const oip_datatype *dt, double value)
 {
-    return value == floor(value) && value >= int_low(dt) &&
-           value <= int_high(dt);
+    return value == floor(value) && value >= dt->low && value <= dt->high;
 }
 
 static const char *json_type_words(json_t *v)
@@ -266,12 +287,16 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
                           "input %s: expected a number, found %s", name,
                           json_type_words(v));
     double value = json_number_value(v);
-    if (w->dt->element == OIP_INT && !int_fits(w->dt, value))
+    if (w->dt->element == OIP_INT && !int_fits(w->dt, value)) {
+        /* quoted as sent: 2^53 + 1 arrives as 2^53 */
+        char sent[NUMBER_LITERAL_MAX];
+        number_literal(w->fields->text, w->fields->text_len, w->ptr, value,
+                       sent);
         return codec_fail(err, ERR_WRONG_TYPE, w->ptr,
                           "input %s is %s: expected a whole number from "
-                          "%.0f to %.0f, found %.17g",
-                          name, w->dt->name, int_low(w->dt), int_high(w->dt),
-                          value);
+                          "%.0f to %.0f, found %s",
+                          name, w->dt->name, w->dt->low, w->dt->high, sent);
+    }
     if (w->dt->dtype == TENSOR_FLOAT32 && isinf((float)value))
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, w->ptr,
                           "input %s: %g does not fit in float32 (largest %g)",
@@ -281,12 +306,12 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
 }
 
 /* data: JSON numbers or booleans, flat or nested, count of them. */
-static bool read_json_data(api_field f, json_t *data, size_t i,
-                           const oip_datatype *dt, schema_tensor *t,
+static bool read_json_data(const oip_reader *rd, api_field f, json_t *data,
+                           size_t i, const oip_datatype *dt, schema_tensor *t,
                            size_t count, codec_error *err)
 {
     const char *name = api_schema[f].name;
-    data_walk w = {.f = f, .input = i, .dt = dt, .t = t};
+    data_walk w = {.f = f, .input = i, .dt = dt, .t = t, .fields = &rd->fields};
     oip_input_pointer(w.ptr, i, "data");
     size_t found = 0;
     if (!json_is_array(data))
@@ -460,10 +485,11 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
                      1);
     if (!t->data)
         return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
-    bool ok = flat   ? take_flat_data(flat, dt, t, count, err)
-              : data ? read_json_data((api_field)f, data, i, dt, t, count, err)
-                     : oip_read_binary_data(rd, (api_field)f, i, dt,
-                                            binary_size, t, count, err);
+    bool ok = flat ? take_flat_data(flat, dt, t, count, err)
+              : data
+                  ? read_json_data(rd, (api_field)f, data, i, dt, t, count, err)
+                  : oip_read_binary_data(rd, (api_field)f, i, dt, binary_size,
+                                         t, count, err);
     t->present = ok;
     return ok;
 }

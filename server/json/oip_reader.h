@@ -17,9 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whole numbers beyond this are not all exact as a double: an INT64 input
- * (positions) holding one is refused rather than rounded. */
-#define OIP_MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
+/* Whole numbers beyond this in magnitude are not all exact as a double
+ * (2^53 + 1 is read as 2^53): an INT64 or UINT64 input (positions)
+ * holding one is refused rather than rounded. */
+#define OIP_MAX_EXACT_INT 9007199254740991.0 /* 2^53 - 1 */
 
 /* What an element of a datatype is. */
 typedef enum {
@@ -29,12 +30,13 @@ typedef enum {
 } oip_element;
 
 /* The datatypes an input may have; every other one of the protocol (FP16,
- * BF16, BYTES, the smaller and unsigned integers) is refused by name. */
+ * BF16, BYTES) is refused by name. */
 typedef struct {
     const char *name;
     size_t size; /* bytes of one element in binary data */
     oip_element element;
-    int dtype; /* OIP_FLOAT: the request's dtype it is */
+    int dtype;        /* OIP_FLOAT: the request's dtype it is */
+    double low, high; /* OIP_INT: the whole numbers it holds, exact */
 } oip_datatype;
 
 /* What reading one request keeps between its steps. */

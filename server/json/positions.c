@@ -5,6 +5,7 @@
  * sinusoidal encoding, which needs an x to add to.
  */
 #include "server/json/positions.h"
+#include "server/json/number_literal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,17 +33,20 @@ static bool take_positions(api_fields *fields, api_field f, size_t count,
         double position = schema_number(t, i);
         if (!(position >= 0) || position != floor(position) ||
             position > SCHEMA_MAX_POSITION) {
+            /* quoted as sent: 2^53 + 1 arrives as 2^53 */
+            char sent[NUMBER_LITERAL_MAX];
             codec_pointer(ptr, api_schema[f].name, &i, 1);
+            number_literal(fields->text, fields->text_len, ptr, position, sent);
             return codec_fail(err, ERR_INVALID_POSITIONS, ptr,
-                              "positions are whole numbers from 0 to 2^53, "
-                              "got %g",
-                              position);
+                              "positions are whole numbers from 0 to 2^53 - "
+                              "1, each exact as a double; got %s",
+                              sent);
         }
         (*out)[i] = (int64_t)position;
         if (past && (*out)[i] < (int64_t)past) {
             codec_pointer(ptr, api_schema[f].name, &i, 1);
             return codec_fail(err, ERR_INVALID_POSITIONS, ptr,
-                              "position %g comes before the new tokens: the "
+                              "position %.0f comes before the new tokens: the "
                               "cache (past_k, past_v) holds positions 0 to "
                               "%zu, so new ones start at %zu",
                               position, past - 1, past);

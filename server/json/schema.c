@@ -166,7 +166,7 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_CONTEXT_POSITIONS] = {"context_positions",
                                TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true},
     /* a window wider than any distance between positions hides nothing
-     * more: it lands as 2^53 + 1, which the core's int64_t arithmetic
+     * more: it lands as 2^53, which the core's int64_t arithmetic
      * holds */
     [API_WINDOW] = {"window", .kind = SCHEMA_INTEGER, .min = 1,
                     .invalid_code = ERR_INVALID_WINDOW,

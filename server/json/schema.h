@@ -88,9 +88,11 @@ typedef enum {
     API_FIELD_COUNT
 } api_field;
 
-/* Largest position a request may give: doubles hold every integer up to
- * 2^53 exactly, and distances between two such stay exact too. */
-#define SCHEMA_MAX_POSITION 9007199254740992.0
+/* Largest position a request may give, 2^53 - 1: doubles hold every
+ * integer up to 2^53 exactly, but 2^53 + 1 is read as 2^53, so a 2^53 may
+ * not be what was sent; below it every whole number read is the one
+ * written (RFC 7493's interoperable range), and distances stay exact. */
+#define SCHEMA_MAX_POSITION 9007199254740991.0
 
 /* The deepest tensor a field may hold: a batch of per-head q (B, h, n, d_k). */
 #define SCHEMA_MAX_RANK 4
@@ -267,6 +269,10 @@ typedef struct {
 typedef struct {
     schema_tensor tensor[API_FIELD_COUNT];
     schema_value value[API_FIELD_COUNT];
+    /* the JSON text they were read from, so that a refusal quotes a number
+     * as it was written (number_literal.h); NULL when unknown */
+    const char *text;
+    size_t text_len;
 } api_fields;
 
 /* The elements of t: the product of its dimensions (bounded by the

@@ -31,7 +31,8 @@ import numpy as np
 
 NP_OF = {"FP64": np.float64, "FP32": np.float32, "FP16": np.float16,
          "BOOL": np.bool_, "INT64": np.int64, "INT32": np.int32,
-         "UINT8": np.uint8}
+         "INT16": np.int16, "INT8": np.int8, "UINT64": np.uint64,
+         "UINT32": np.uint32, "UINT16": np.uint16, "UINT8": np.uint8}
 DATATYPE_OF = {np.dtype(v): k for k, v in NP_OF.items()}
 
 

@@ -31,8 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "oracle"))
 sys.path.insert(0, os.path.join(HERE, "..", "lessons"))
 from lessons import LESSONS  # noqa: E402
-from oip_client import (Client, InferInput, InferRequestedOutput,  # noqa: E402
-                        InferenceServerException, inference_request)
+from oip_client import (NP_OF, Client, InferInput,  # noqa: E402
+                        InferRequestedOutput, InferenceServerException,
+                        inference_request)
 from serverproc import Server, default_server  # noqa: E402
 import run_oracle  # noqa: E402
 
@@ -244,6 +245,31 @@ def small_inputs(binary=True, dtype=np.float64):
         for n, a in (("x", x), ("w_q", eye), ("w_k", eye), ("w_v", eye))]
 
 
+def test_positions_in_every_integer_datatype(server, client):
+    """positions as INT8 to INT64 and UINT8 to UINT64, in JSON data and in
+    binary data, give /v1's bytes."""
+    x, eye = lesson_inputs()
+    positions = [0, 2, 120]
+    req = {"x": x.tolist(), "w_q": eye.tolist(), "w_k": eye.tolist(),
+           "w_v": eye.tolist(), "positions": positions, "rope": True,
+           "return": ["output"]}
+    want = v1_bytes(server, req)["output"]
+    for datatype in ("INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32",
+                     "UINT16", "UINT8"):
+        for binary in (False, True):
+            inputs = small_inputs(binary) + [
+                InferInput("positions", (3,), datatype).set_data_from_numpy(
+                    np.array(positions, NP_OF[datatype]), binary_data=binary)]
+            result = client.infer(MODEL, inputs,
+                                  [InferRequestedOutput("output")],
+                                  parameters={"rope": True})
+            got = np.ascontiguousarray(result.as_numpy("output"),
+                                       dtype="<f8").tobytes()
+            expect(got == want, f"positions as {datatype} (binary {binary}) "
+                                "differ from /v1's")
+    print("  positions in 8 integer datatypes, JSON and binary")
+
+
 def test_binary_framing(server, client):
     # tritonclient's default: binary inputs, no outputs listed → every
     # output binary (binary_data_output), in the stages' order
@@ -419,8 +445,34 @@ def error_cases():
         ("BOOL positions", req([x] + weights + [
             {"name": "positions", "shape": [3], "datatype": "BOOL",
              "data": [True, False, True]}]), 400, "invalid_datatype",
-         "input positions: datatype BOOL is not taken; positions takes INT64 "
-         "or INT32, or FP64 or FP32", "/inputs/4/datatype"),
+         "input positions: datatype BOOL is not taken; positions takes INT64, "
+         "INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8",
+         "/inputs/4/datatype"),
+        ("FP64 positions", req([x] + weights + [
+            {"name": "positions", "shape": [3], "datatype": "FP64",
+             "data": [0, 1, 2]}]), 400, "invalid_datatype",
+         "input positions: datatype FP64 is not taken; positions takes INT64, "
+         "INT32, INT16, INT8, UINT64, UINT32, UINT16 or UINT8",
+         "/inputs/4/datatype"),
+        ("INT64 data past 2^53 - 1, quoted as sent", req([x] + weights + [
+            {"name": "positions", "shape": [3], "datatype": "INT64",
+             "data": [0, 1, 2 ** 53 + 1]}]), 400, "wrong_type",
+         "input positions is INT64: expected a whole number from "
+         "-9007199254740991 to 9007199254740991, found 9007199254740993",
+         "/inputs/4/data/2"),
+        ("UINT8 data out of its range", req([x] + weights + [
+            {"name": "positions", "shape": [3], "datatype": "UINT8",
+             "data": [0, 1, 256]}]), 400, "wrong_type",
+         "input positions is UINT8: expected a whole number from 0 to 255, "
+         "found 256", "/inputs/4/data/2"),
+        ("UINT64 binary data past 2^53 - 1",
+         (req([x] + weights + [{"name": "positions", "shape": [3],
+                                "datatype": "UINT64",
+                                "parameters": {"binary_data_size": 24}}]),
+          np.array([0, 1, 2 ** 53 + 1], "<u8").tobytes(), None), 400,
+         "number_out_of_range", "input positions is UINT64: element 2 is "
+         "9007199254740993, beyond 0 to 9007199254740991",
+         "/inputs/4/parameters/binary_data_size"),
         ("INT64 key_padding", req([x] + weights + [
             {"name": "key_padding", "shape": [3], "datatype": "INT64",
              "data": [0, 0, 1]}]), 400, "invalid_datatype",
@@ -430,7 +482,7 @@ def error_cases():
             {"name": "positions", "shape": [3], "datatype": "INT64",
              "data": [0, 1.5, 2]}]), 400, "wrong_type",
          "input positions is INT64: expected a whole number from "
-         "-9007199254740992 to 9007199254740992, found 1.5",
+         "-9007199254740991 to 9007199254740991, found 1.5",
          "/inputs/4/data/1"),
         ("INT32 data out of its range", req([x] + weights + [
             {"name": "positions", "shape": [3], "datatype": "INT32",
@@ -719,6 +771,7 @@ def main():
                                        capture_output=True, text=True).stdout)
     tests = [test_health_and_metadata, test_lessons_match_v1,
              test_oracle_cases_match_v1, test_float32_inputs_of_every_kind,
+             test_positions_in_every_integer_datatype,
              test_binary_framing, test_errors,
              test_http_errors_in_the_protocols_shape]
     passed = 0

@@ -149,6 +149,19 @@ class TestAttention(ClientTest):
         self.assertEqual(result.parameters["dtype"], "float32")
         self.assertEqual(result["q"].tolist(), [[[1, 0], [0, 1], [1, 1]]])
 
+    def test_positions_travel_as_whole_numbers(self):
+        """The server takes positions in integer datatypes only: a float32
+        request's positions give /v1's answer, a fraction is refused here."""
+        body = dict(self.BODY, positions=[0, 2, 9], rope=True)
+        result = self.client.attention(dtype="float32", **dict(
+            body, positions=np.array([0.0, 2.0, 9.0], np.float32)))
+        status, reply = SERVER.post(dict(body, dtype="float32"))
+        self.assertEqual(status, 200)
+        self.assertTrue(np.array_equal(
+            result["output"], np.array(reply["output"], np.float32)))
+        with self.assertRaisesRegex(ValueError, "positions holds whole"):
+            self.client.attention(**dict(body, positions=[0, 1.5, 2]))
+
 
 class TestMha(ClientTest):
     def test_self_attention_batch_first_averaged_weights(self):

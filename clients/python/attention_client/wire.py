@@ -22,13 +22,20 @@ NUMPY_OF = {"FP64": "<f8", "FP32": "<f4", "BOOL": "|b1", "INT64": "<i8",
             "INT32": "<i4"}
 
 
+# inputs of whole numbers, which the server takes as integers only
+WHOLE_INPUTS = ("positions", "context_positions", "heads")
+
+
 def as_input(name, array, dtype):
-    """(input's JSON, its bytes): booleans as BOOL, every other number in the
-    request's dtype (whole numbers such as positions included, as the
-    server takes them)."""
+    """(input's JSON, its bytes): booleans as BOOL, whole numbers (positions,
+    head indices) as INT64, every other number in the request's dtype."""
     a = np.asarray(array)
     if a.dtype.kind == "b":
         datatype, np_type = "BOOL", "|b1"
+    elif name in WHOLE_INPUTS:
+        datatype, np_type = "INT64", "<i8"
+        if a.dtype.kind not in "iu" and not np.array_equal(a, np.trunc(a)):
+            raise ValueError(f"{name} holds whole numbers")
     else:
         datatype, np_type = FLOAT_TYPES[dtype]
     data = np.ascontiguousarray(a, dtype=np_type).tobytes()
