@@ -100,7 +100,7 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/guards.c server/http/routes.c \
                server/http/response.c server/http/daemon.c \
                server/http/answer.c server/http/upload.c \
-               server/http/content_coding.c \
+               server/http/content_coding.c server/http/reply_coding.c \
                server/http/lanes.c server/http/completion.c \
                server/http/inflight.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \

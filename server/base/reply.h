@@ -38,6 +38,9 @@ typedef struct {
     unsigned retry_after;      /* Retry-After seconds (503), 0 = none   */
     bool www_authenticate;     /* add WWW-Authenticate: Bearer (401)    */
     const char *cache_control; /* static, or NULL                       */
+    /* Content-Encoding of the body (server/http/reply_coding.c), static,
+     * or NULL: the body as it is */
+    const char *content_encoding;
     /* Inference-Header-Content-Length: the bytes of the body's JSON, which
      * binary tensors follow (Open Inference Protocol); 0 = no header */
     size_t json_header_len;

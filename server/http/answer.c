@@ -65,6 +65,10 @@ enum MHD_Result answer_queue(request *req)
         .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
         .close = req->close || atomic_load(&srv->draining),
     };
+    if (!req->coded) /* an answer of the event thread: small but for one
+                        whose client refuses identity (reply_coding.h) */
+        reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory);
+    req->coded = true;
     completion_note_acked(req);
     enum MHD_Result ret =
         response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
@@ -145,6 +149,8 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
                      sizeof req->id);
     guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
                       sizeof req->origin_allowed);
+    req->accept = reply_coding_accept(
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
     req->route = routes_find(url);
     if (req->route) {
         req->rep.error_shape = req->route->errors;

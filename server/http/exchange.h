@@ -30,6 +30,7 @@
 #include "server/http/daemon.h"
 #include "server/http/guards.h"
 #include "server/http/inflight.h"
+#include "server/http/reply_coding.h"
 #include "server/http/routes.h"
 #include "server/obs/access_log.h"
 #include "server/setup/config.h"
@@ -93,6 +94,8 @@ typedef struct {
     void *deferred;         /* the fast lane's decoding, for the job */
     const char *lane;       /* "inline" or "pool" once computed, for the log */
     reply rep;
+    reply_accept accept;           /* what Accept-Encoding allows the reply */
+    bool coded;                    /* rep went through reply_coding_apply() */
     size_t bytes_out;              /* the body's length, once queued */
     unsigned long long acked_base; /* the socket's bytes acked at queueing */
     bool acked_known;

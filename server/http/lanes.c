@@ -116,6 +116,9 @@ static void pool_job(void *arg)
     inflight_remove(srv->computing, &req->watched);
     if (req->rep.status == 0)
         answer_stopped(req);
+    /* a big reply is compressed here, not on the event thread */
+    reply_coding_apply(&req->rep, req->accept, srv->workers, &srv->memory);
+    req->coded = true;
     req->t_work_end = clock_seconds();
     if (req->deferred) { /* not run: the client left, or the drain ended */
         req->route->drop(req->deferred);

@@ -6,8 +6,9 @@
  * where it lies, a malloc'd one is freed by the library, and a body in parts
  * (a big tensor formatted by several threads) goes out as one I/O vector
  * whose parts are freed when the response is.  Every answer says
- * nosniff, its request id and its caching; a CORS preflight (204 with Allow)
- * gets the Access-Control-Allow-* set.
+ * nosniff, its request id, its caching and Vary: Accept-Encoding (a
+ * compressed one its Content-Encoding, reply_coding.c); a CORS preflight
+ * (204 with Allow) gets the Access-Control-Allow-* set.
  */
 #include "server/http/response.h"
 
@@ -113,8 +114,12 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
                                 "X-Request-ID, Retry-After, "
                                 "Inference-Header-Content-Length");
     }
-    if (meta->vary_origin)
-        MHD_add_response_header(resp, "Vary", "Origin");
+    if (r->content_encoding)
+        MHD_add_response_header(resp, "Content-Encoding", r->content_encoding);
+    /* every answer's coding follows Accept-Encoding (reply_coding.c) */
+    MHD_add_response_header(resp, "Vary",
+                            meta->vary_origin ? "Origin, Accept-Encoding"
+                                              : "Accept-Encoding");
     if (meta->close)
         MHD_add_response_header(resp, "Connection", "close");
 }
