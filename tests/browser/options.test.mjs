@@ -126,7 +126,9 @@ test("batch: B sequences through the same weights, one shown at a time, key padd
   assert.equal(await page.getAttribute("#h0-weights h3 .shape", "title"), "a slice of weights (2, 1, 3, 3)");
   assert.equal(await page.textContent("#batch-state"), "B = 2");
   await panel("mask-panel");
-  await page.check("#use-padding");
+  // padding with every key free is a request of its own: waited for, so
+  // that the next render counted is the untick's
+  await rendered(() => page.check("#use-padding"));
   const padded = await rendered(() => page.uncheck('input[aria-label="sequence 1: key word 1 may be attended"]'));
   assert.deepEqual(padded.key_padding, [[false, false, false], [true, false, false]]);
   const one = { w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 1, tokens: l.tokens };
@@ -302,7 +304,9 @@ test("Q, K and V given directly with a batch: B × heads × rows × d_k, one seq
   const rot = (t) => t.map((head) => [...head.slice(1), head[0]]);
   assert.deepEqual([three.q[2], three.k[2], three.v[2]], [rot(json.q[1]), rot(json.k[1]), rot(json.v[1])]);
   await panel("mask-panel");
-  await page.check("#use-padding");
+  // padding with every key free is a request of its own: waited for, so
+  // that the next render counted is the untick's
+  await rendered(() => page.check("#use-padding"));
   const padded = await rendered(() => page.uncheck('input[aria-label="sequence 2: key tok0 may be attended"]'));
   const free = [false, false, false, false, false];
   assert.deepEqual(padded.key_padding, [free, free, [true, false, false, false, false]]);
