@@ -79,7 +79,7 @@ SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
 SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/codec_error.c server/json/schema.c \
                server/json/request.c server/json/raw_request.c \
-               server/json/heads.c \
+               server/json/heads.c server/json/batch_first.c \
                server/json/parse_json.c server/json/bind.c \
                server/json/validate.c server/json/weights.c \
                server/json/positions.c server/json/torch_masks.c \

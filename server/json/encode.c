@@ -4,6 +4,7 @@
  */
 #include "server/json/encode.h"
 
+#include "server/json/batch_first.h"
 #include "server/json/encode_tensor.h"
 #include "server/json/heads.h"
 #include "server/json/numfmt.h"
@@ -61,19 +62,16 @@ void encode_response(const api_request *req, const attn_result *result,
     encode_labels(out, "context_tokens", &req->context_tokens);
 
     size_t dims[ATTN_MAX_RANK];
-    /* x and context as sent: (B, rows, width) in a batch */
-    size_t lead = p->batch ? 1 : 0;
-    dims[0] = p->batch;
+    /* x and context as sent */
     buf_puts(out, ",\"shapes\":{");
     if (p->x) { /* absent when q, k and v were given */
         buf_puts(out, "\"x\":");
-        dims[lead] = p->n, dims[lead + 1] = p->d;
-        encode_shape(out, dims, 2 + (int)lead);
+        encode_shape(out, dims, batch_first_input_shape(req, p->n, p->d, dims));
     }
     if (p->context) {
         buf_puts(out, ",\"context\":");
-        dims[lead] = p->m, dims[lead + 1] = p->d_c;
-        encode_shape(out, dims, 2 + (int)lead);
+        encode_shape(out, dims,
+                     batch_first_input_shape(req, p->m, p->d_c, dims));
     }
     bool first = !p->x;
     for (int s = 0; s < ATTN_STAGE_COUNT; s++) {

@@ -3,6 +3,8 @@
  */
 #include "server/json/heads.h"
 
+#include "server/json/batch_first.h"
+
 #include "core/tensor.h"
 
 #include <stdlib.h>
@@ -33,6 +35,11 @@ int api_stage_shape(const api_request *req, attn_stage s,
         for (int i = axis; i + 1 < rank; i++)
             dims[i] = dims[i + 1];
         rank--;
+    }
+    if (batch_first_swapped(req, s)) {
+        size_t sequences = dims[0];
+        dims[0] = dims[1];
+        dims[1] = sequences;
     }
     return rank;
 }
@@ -108,6 +115,7 @@ bool api_select_heads(const api_request *req, attn_result *result)
             free(result->stage[s]);
             result->stage[s] = cut[s];
         }
+    batch_first_outputs(req, result);
     return !req->average_weights || !result->stage[ATTN_WEIGHTS] ||
            average_weights(req, result);
 }

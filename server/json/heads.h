@@ -16,14 +16,17 @@
 #include <stddef.h>
 
 /* The shape stage s is returned in: attn_stage_shape()'s, with the head
- * axis holding req->head_count heads when the request names some, and
- * without it for averaged weights. */
+ * axis holding req->head_count heads when the request names some, without
+ * it for averaged weights, and (n, B, width) for a sequence-first batch's
+ * stages of that kind (batch_first.h). */
 int api_stage_shape(const api_request *req, attn_stage s,
                     size_t dims[ATTN_MAX_RANK]);
 
-/* Replaces every per-head stage of result by its planes of the request's
- * heads (nothing to do when it names none), then averaged weights by their
- * mean over those heads; false when out of memory. */
+/* The stages of result as the reply holds them: every per-head stage
+ * replaced by its planes of the request's heads (nothing to do when it
+ * names none), a sequence-first batch's x_pe, concat and output turned
+ * (n, B, width) in place, then averaged weights by their mean over the
+ * heads; false when out of memory. */
 bool api_select_heads(const api_request *req, attn_result *result);
 
 #endif

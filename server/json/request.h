@@ -42,6 +42,9 @@ typedef struct {
     /* "average_attn_weights": weights averaged over the heads the reply
      * holds, (n, m) per sequence, as nn.MultiheadAttention returns them */
     bool average_weights;
+    /* "batch_first": false returns a batch's x_pe, concat and output
+     * sequence first, (n, B, width), as x came (batch_first.h) */
+    bool batch_first;
     uint8_t *allow, *key_padding;
 } api_request;
 

@@ -203,6 +203,10 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_AVERAGE_ATTN_WEIGHTS] = {"average_attn_weights",
                                   .kind = SCHEMA_BOOLEAN,
                                   LANDS(SCHEMA_BIND_FLAG, average_weights, 0)},
+    /* nn.MultiheadAttention's batch_first: false takes a batch of x and
+     * context sequence first, (L, N, E), and returns it so (batch_first.h) */
+    [API_BATCH_FIRST] = {"batch_first", .kind = SCHEMA_BOOLEAN,
+                         LANDS(SCHEMA_BIND_FLAG, batch_first, 1)},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,

@@ -85,6 +85,7 @@ typedef enum {
     API_KEY_PADDING_MASK,
     API_IS_CAUSAL,
     API_AVERAGE_ATTN_WEIGHTS,
+    API_BATCH_FIRST,
     API_FIELD_COUNT
 } api_field;
 

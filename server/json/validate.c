@@ -8,6 +8,7 @@
  */
 #include "server/json/validate.h"
 
+#include "server/json/batch_first.h"
 #include "server/json/bind.h"
 #include "server/json/positions.h"
 #include "server/json/torch_masks.h"
@@ -469,6 +470,8 @@ bool validate_request(api_fields *fields, const request_limits *limits,
 {
     attn_problem *p = &req->problem;
     bind_values(fields, req);
+    if (!batch_first_inputs(fields, err))
+        return false;
 
     if (!given_qkv(fields) && !present(fields, API_X)) {
         char ptr[CODEC_POINTER_MAX];

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """PyTorch as a second oracle: torch.nn.MultiheadAttention against the server.
 
-Each case builds nn.MultiheadAttention(e, h, bias=True, batch_first=True,
-kdim, vdim) in float64 or float32 with random weights and biases, runs it on
+Each case builds nn.MultiheadAttention(e, h, bias=True, batch_first, kdim,
+vdim) in float64 or float32 with random weights and biases, runs it on
 one sequence (every sixth case: a batch of 2-5, each sequence with its own
-padded tail in key_padding_mask) with need_weights=True and
+padded tail in key_padding_mask; every other batch sequence first,
+batch_first=False, x (L, N, E) and the request's batch_first false) with need_weights=True and
 average_attn_weights False (every third case True, the request then asking
 for average_attn_weights too), and sends
 the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
@@ -42,13 +43,16 @@ def random_case(rng, i):
     kdim = int(rng.integers(1, 10)) if cross and i % 4 == 3 else e
     m = int(rng.integers(1, 15)) if cross else n
     torch.manual_seed(int(rng.integers(1 << 30)))
-    mha = torch.nn.MultiheadAttention(e, heads, bias=True, batch_first=True,
-                                      kdim=kdim, vdim=kdim, dtype=tdt)
+    batch = int(rng.integers(2, 6)) if i % 6 == 5 else 0
+    # every other batch sequence first, the module's default layout
+    batch_first = not (batch and i % 12 == 5)
+    mha = torch.nn.MultiheadAttention(e, heads, bias=True,
+                                      batch_first=batch_first, kdim=kdim,
+                                      vdim=kdim, dtype=tdt)
     with torch.no_grad():  # PyTorch starts its biases at zero
         for name, p in mha.named_parameters():
             if name.endswith("bias"):
                 p.normal_()
-    batch = int(rng.integers(2, 6)) if i % 6 == 5 else 0
     seqs = batch or 1
     x = torch.tensor(rng.normal(size=(seqs, n, e)), dtype=tdt)
     ctx = torch.tensor(rng.normal(size=(seqs, m, kdim)), dtype=tdt) if cross \
@@ -57,6 +61,11 @@ def random_case(rng, i):
            "dtype": dtype, "return": ["output", "weights"]}
     if cross:
         req["context"] = ctx.tolist() if batch else ctx[0].tolist()
+    if not batch_first:  # x (L, N, E) and context (S, N, E), as the module
+        x, ctx = x.transpose(0, 1), ctx.transpose(0, 1)
+        req.update(x=x.tolist(), batch_first=False)
+        if cross:
+            req["context"] = ctx.tolist()
     for name, value in mha.state_dict().items():
         req[name] = value.tolist()  # the keys as state_dict() writes them
     kwargs = {}

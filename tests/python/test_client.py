@@ -180,6 +180,8 @@ class TestMha(ClientTest):
         x = randn(5, 3, 8)
         self.assert_mha(m, x, x, x, average_attn_weights=False)
         self.assert_mha(m, x, x, x)
+        k, v = randn(7, 3, 8, seed=2), randn(7, 3, 8, seed=3)
+        self.assert_mha(m, x, k, v, average_attn_weights=False)
 
     def test_one_unbatched_sequence(self):
         m = module()

@@ -151,6 +151,15 @@ static const rejection rejections[] = {
     {"{\"q\":[[[[1]]],[[[1]]]],\"k\":[[[[1]]],[[[1]]]],\"v\":[[[[1]]],[[[1]]]],"
      "\"attn_mask\":[[[true]]]}",
      400, "shape_mismatch", "/attn_mask"},
+    /* batch_first is the module's: true or false, and not with q, k, v */
+    {"{\"x\":[[1,2]],\"batch_first\":0," VALID_TAIL "}", 400, "wrong_type",
+     "/batch_first"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],\"batch_first\":true}", 400,
+     "conflicting_fields", "/batch_first"},
+    /* sequence first: context (S, N, E) holds as many sequences as x */
+    {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[[1,2],[3,4],[5,6]]],"
+     "\"batch_first\":false," VALID_TAIL "}",
+     400, "shape_mismatch", "/context"},
     /* batches: x (B, n, d) with context (B, m, d_c), key_padding (B, m),
      * mask (n, m) or (B, n, m) */
     {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[1,2]]," VALID_TAIL "}", 400,

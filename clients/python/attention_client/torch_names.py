@@ -61,12 +61,11 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     batched = query.dim() == 3
     dtype = float_name(module.out_proj.weight.dtype)
 
-    def rows(t):  # (N, L, E) or (L, E): the server's x and context
-        a = as_numpy(t)
-        return a.swapaxes(0, 1) if batched and not module.batch_first else a
-
+    rows = as_numpy  # (N, L, E), (L, N, E) or (L, E), as the module takes
     fields = {"x": rows(query), "num_heads": module.num_heads,
               "dtype": dtype}
+    if batched and not module.batch_first:
+        fields["batch_first"] = False
     weights = {k: as_numpy(v) for k, v in module.state_dict().items()}
     if key is query and value is query:
         pass
@@ -90,7 +89,9 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     fields.update(weights)
 
     # the masks go under PyTorch's names, senses and shapes
-    batch = fields["x"].shape[0] if batched else None
+    batch = query.shape[0 if module.batch_first else 1] if batched else None
+    queries = query.shape[1 if batched and module.batch_first else 0]
+    keys = key.shape[1 if batched and module.batch_first else 0]
     mask = None if attn_mask is None else as_numpy(attn_mask)
     if key_padding_mask is not None:
         p = as_numpy(key_padding_mask)
@@ -110,8 +111,7 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
                     if base.ndim == 3 else base[None, None]
             mask = module_mask(
                 base + added.reshape((batch or 1, 1, 1, added.shape[-1])),
-                batch, module.num_heads, fields["x"].shape[-2],
-                fields.get("context", fields["x"]).shape[-2]).astype(dtype)
+                batch, module.num_heads, queries, keys).astype(dtype)
     if mask is not None:
         fields["attn_mask"] = mask
     if is_causal:
@@ -123,10 +123,7 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     device = module.out_proj.weight.device
 
     def finish(result):
-        out = result["output"]
-        if batched and not module.batch_first:
-            out = out.swapaxes(0, 1)
-        out = torch.from_numpy(np.array(out)).to(device)
+        out = torch.from_numpy(np.array(result["output"])).to(device)
         if not need_weights:
             return out, None
         w = result["weights"]  # (N, h, L, S), (h, L, S), or averaged
