@@ -13,10 +13,15 @@
 #include <stdio.h>
 
 static const char *const kind_names[] = {
-    [SCHEMA_TENSOR] = "tensor", [SCHEMA_INTEGER] = "integer",
-    [SCHEMA_NUMBER] = "number", [SCHEMA_BOOLEAN] = "boolean",
-    [SCHEMA_ENUM] = "enum",     [SCHEMA_STAGES] = "stages",
-    [SCHEMA_LABELS] = "labels", [SCHEMA_OBJECT] = "object",
+    [SCHEMA_TENSOR] = "tensor",
+    [SCHEMA_INTEGER] = "integer",
+    [SCHEMA_NUMBER] = "number",
+    [SCHEMA_BOOLEAN] = "boolean",
+    [SCHEMA_ENUM] = "enum",
+    [SCHEMA_STAGES] = "stages",
+    [SCHEMA_LABELS] = "labels",
+    [SCHEMA_OBJECT] = "object",
+    [SCHEMA_STATE_DICT] = "state_dict",
 };
 
 /* One row as a JS object literal: { name, kind, required[, choices] }. */

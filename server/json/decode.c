@@ -13,6 +13,7 @@
 #include "server/json/parse_json.h"
 #include "server/base/parse_budget.h"
 #include "server/json/raw_request.h"
+#include "server/json/state_dict.h"
 #include "server/json/validate.h"
 
 #include <math.h>
@@ -281,8 +282,9 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
         ok = take_object(v, row, pointer, limits, out, err);
         break;
     case SCHEMA_TENSOR:
+    case SCHEMA_STATE_DICT:
         return codec_fail(err, ERR_WRONG_TYPE, pointer,
-                          "%s is a tensor, not a value", row->name);
+                          "%s holds tensors, not a value", row->name);
     }
     out->present = ok;
     return ok;
@@ -295,7 +297,7 @@ static bool take_small_fields(json_t *envelope, const request_limits *limits,
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         const schema_field *row = &api_schema[f];
         json_t *v = json_object_get(envelope, row->name);
-        if (row->kind == SCHEMA_TENSOR || !v)
+        if (row->kind == SCHEMA_TENSOR || row->kind == SCHEMA_STATE_DICT || !v)
             continue;
         char ptr[CODEC_POINTER_MAX];
         codec_pointer(ptr, row->name, NULL, 0);
@@ -342,9 +344,16 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
         ok = parse_json_jansson(body, len, limits->max_elements, &raw, err);
     raw.fields.text = body;
     raw.fields.text_len = len;
-    ok = ok && check_required(&raw, err) &&
-         take_small_fields(raw.envelope, limits, &raw.fields, err) &&
-         validate_request(&raw.fields, limits, req, err);
+    state_dict_keys keys;
+    ok = ok &&
+         state_dict_take(raw.envelope, limits->max_elements, &raw.fields, &keys,
+                         err) &&
+         check_required(&raw, err) &&
+         take_small_fields(raw.envelope, limits, &raw.fields, err);
+    if (ok && !validate_request(&raw.fields, limits, req, err)) {
+        state_dict_repoint(&keys, err);
+        ok = false;
+    }
     raw_request_free(&raw);
     parse_account_close(&account);
     if (!ok)

@@ -228,8 +228,8 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
     return true;
 }
 
-static bool tensor_parse(json_t *v, const schema_field *spec, schema_tensor *t,
-                         size_t binary_elem, size_t *budget, codec_error *err)
+bool parse_json_tensor(json_t *v, const schema_field *spec, schema_tensor *t,
+                       size_t binary_elem, size_t *budget, codec_error *err)
 {
     if (json_is_object(v))
         return tensor_parse_binary(v, spec, t, binary_elem, budget, err);
@@ -538,8 +538,8 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
         if (api_schema[f].kind != SCHEMA_TENSOR)
             continue;
         json_t *v = json_object_get(root, api_schema[f].name);
-        if (v && !tensor_parse(v, &api_schema[f], &raw->fields.tensor[f], elem,
-                               &budget, err))
+        if (v && !parse_json_tensor(v, &api_schema[f], &raw->fields.tensor[f],
+                                    elem, &budget, err))
             return false;
     }
     return true;

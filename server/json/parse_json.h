@@ -38,6 +38,12 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                                size_t count, const char *text, size_t text_len,
                                size_t elem, size_t *budget, codec_error *err);
 
+/* One tensor of spec's kind from v: nested arrays, or the binary form of
+ * numbers of binary_elem bytes; its numbers taken from *budget.  Errors
+ * point at /<spec's name>/... */
+bool parse_json_tensor(json_t *v, const schema_field *spec, schema_tensor *t,
+                       size_t binary_elem, size_t *budget, codec_error *err);
+
 /* json_loadb() under this thread's parse account (server/base/
  * parse_budget.h).  False when the tree did not fit the account: err is
  * then 413 limit_exceeded, with no pointer.  Else true, and *root is the

@@ -66,6 +66,9 @@ static const schema_field rope_members[] = {
     .groups = SCHEMA_PROJECTS | SCHEMA_FOLLOWS_LAYOUT, .gives = SCHEMA_GIVES(w)
 /* PyTorch's name of a weight or bias (out×in), giving gives */
 #define TORCH(bits) .groups = SCHEMA_PROJECTS, .gives = (bits)
+/* the same, a key state_dict() writes */
+#define TORCH_KEY(bits)                                                        \
+    .groups = SCHEMA_PROJECTS | SCHEMA_STATE_DICT_KEY, .gives = (bits)
 #define CHOICES(list)                                                          \
     .kind = SCHEMA_ENUM, .choices = (list),                                    \
     .choice_count = sizeof(list) / sizeof *(list)
@@ -124,13 +127,13 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                     .invalid_code = ERR_INVALID_LAYOUT},
     /* torch.nn.MultiheadAttention's state_dict names (always out×in) */
     [API_IN_PROJ_WEIGHT] = {"in_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                            TORCH(SCHEMA_GIVES(SCHEMA_W_Q) |
-                                  SCHEMA_GIVES(SCHEMA_W_K) |
-                                  SCHEMA_GIVES(SCHEMA_W_V))},
+                            TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_Q) |
+                                      SCHEMA_GIVES(SCHEMA_W_K) |
+                                      SCHEMA_GIVES(SCHEMA_W_V))},
     [API_IN_PROJ_BIAS] = {"in_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
-                          TORCH(SCHEMA_GIVES(SCHEMA_B_Q) |
-                                SCHEMA_GIVES(SCHEMA_B_K) |
-                                SCHEMA_GIVES(SCHEMA_B_V))},
+                          TORCH_KEY(SCHEMA_GIVES(SCHEMA_B_Q) |
+                                    SCHEMA_GIVES(SCHEMA_B_K) |
+                                    SCHEMA_GIVES(SCHEMA_B_V))},
     [API_OUT_PROJ_WEIGHT] = {"out_proj_weight",
                              TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                              TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
@@ -139,16 +142,16 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     /* its output projection's keys exactly as state_dict() writes them */
     [API_OUT_PROJ_DOT_WEIGHT] = {"out_proj.weight",
                                  TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                                 TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
+                                 TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_O))},
     [API_OUT_PROJ_DOT_BIAS] = {"out_proj.bias",
                                TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
-                               TORCH(SCHEMA_GIVES(SCHEMA_B_O))},
+                               TORCH_KEY(SCHEMA_GIVES(SCHEMA_B_O))},
     [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                           TORCH(SCHEMA_GIVES(SCHEMA_W_Q))},
+                           TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_Q))},
     [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                           TORCH(SCHEMA_GIVES(SCHEMA_W_K))},
+                           TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_K))},
     [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                           TORCH(SCHEMA_GIVES(SCHEMA_W_V))},
+                           TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_V))},
     /* given directly, as scaled_dot_product_attention takes them: (h, n,
      * d_k), (h, m, d_k), (h, m, d_v), or with a leading B */
     [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(q)},
@@ -207,6 +210,12 @@ const schema_field api_schema[API_FIELD_COUNT] = {
      * context sequence first, (L, N, E), and returns it so (batch_first.h) */
     [API_BATCH_FIRST] = {"batch_first", .kind = SCHEMA_BOOLEAN,
                          LANDS(SCHEMA_BIND_FLAG, batch_first, 1)},
+    /* module.state_dict() as it is, keys under one prefix (state_dict.h) */
+    [API_STATE_DICT] = {"state_dict", .kind = SCHEMA_STATE_DICT,
+                        .invalid_code = ERR_CONFLICTING_FIELDS,
+                        .oip_instead = "send each of the state_dict's tensors "
+                                       "as an input named by its key without "
+                                       "the module's prefix"},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,

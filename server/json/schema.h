@@ -86,6 +86,7 @@ typedef enum {
     API_IS_CAUSAL,
     API_AVERAGE_ATTN_WEIGHTS,
     API_BATCH_FIRST,
+    API_STATE_DICT,
     API_FIELD_COUNT
 } api_field;
 
@@ -99,15 +100,18 @@ typedef enum {
 #define SCHEMA_MAX_RANK 4
 
 typedef enum {
-    SCHEMA_TENSOR,  /* nested arrays, or a binary tensor {shape, base64}  */
-    SCHEMA_INTEGER, /* a whole number, at least min, at most its limit     */
-    SCHEMA_NUMBER,  /* a finite number (> 0 when positive)                 */
-    SCHEMA_BOOLEAN, /* true or false                                       */
-    SCHEMA_ENUM,    /* one of choices (a string)                           */
-    SCHEMA_STAGES,  /* a list of the core's stage names                    */
-    SCHEMA_LABELS,  /* a list of strings                                   */
-    SCHEMA_OBJECT,  /* true (every member's default), false (off), or an
-                       object of members, each a row of its own kind      */
+    SCHEMA_TENSOR,     /* nested arrays, or a binary tensor {shape, base64}  */
+    SCHEMA_INTEGER,    /* a whole number, at least min, at most its limit     */
+    SCHEMA_NUMBER,     /* a finite number (> 0 when positive)                 */
+    SCHEMA_BOOLEAN,    /* true or false                                       */
+    SCHEMA_ENUM,       /* one of choices (a string)                           */
+    SCHEMA_STAGES,     /* a list of the core's stage names                    */
+    SCHEMA_LABELS,     /* a list of strings                                   */
+    SCHEMA_OBJECT,     /* true (every member's default), false (off), or an
+                          object of members, each a row of its own kind      */
+    SCHEMA_STATE_DICT, /* an object of the SCHEMA_STATE_DICT_KEY rows'
+                          tensors, their keys under one prefix
+                          (state_dict.h)                                  */
 } schema_kind;
 
 /* The most members an object field has. */
@@ -173,6 +177,9 @@ enum {
     /* a weight or bias laid out as "layout" says; the other weights are
      * PyTorch's names, out×in always */
     SCHEMA_FOLLOWS_LAYOUT = 1u << 1,
+    /* a key of nn.MultiheadAttention's state_dict(), which the state_dict
+     * field may hold */
+    SCHEMA_STATE_DICT_KEY = 1u << 2,
 };
 
 typedef struct schema_field schema_field;

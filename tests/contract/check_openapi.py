@@ -219,6 +219,11 @@ def compare_field(schemas, table, f, prop, where):
                 failures += compare_field(schemas, table, m,
                                           members[m["name"]],
                                           f"{where}.{m['name']}")
+    elif kind == "state_dict":
+        # an object of tensors under the state_dict's keys
+        if p.get("type") != "object" or \
+                not isinstance(p.get("additionalProperties"), dict):
+            failures.append(f"{where}: spec is not an object of tensors")
     else:
         failures.append(f"{where}: kind {kind} is not compared")
     return failures

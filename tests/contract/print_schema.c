@@ -18,10 +18,15 @@
 #include <stdlib.h>
 
 static const char *const kind_names[] = {
-    [SCHEMA_TENSOR] = "tensor", [SCHEMA_INTEGER] = "integer",
-    [SCHEMA_NUMBER] = "number", [SCHEMA_BOOLEAN] = "boolean",
-    [SCHEMA_ENUM] = "enum",     [SCHEMA_STAGES] = "stages",
-    [SCHEMA_LABELS] = "labels", [SCHEMA_OBJECT] = "object",
+    [SCHEMA_TENSOR] = "tensor",
+    [SCHEMA_INTEGER] = "integer",
+    [SCHEMA_NUMBER] = "number",
+    [SCHEMA_BOOLEAN] = "boolean",
+    [SCHEMA_ENUM] = "enum",
+    [SCHEMA_STAGES] = "stages",
+    [SCHEMA_LABELS] = "labels",
+    [SCHEMA_OBJECT] = "object",
+    [SCHEMA_STATE_DICT] = "state_dict",
 };
 static const char *const leaf_names[] = {
     [SCHEMA_LEAF_NUMBER] = "number",

@@ -9,7 +9,8 @@ batch_first=False, x (L, N, E) and the request's batch_first false) with need_we
 average_attn_weights False (every third case True, the request then asking
 for average_attn_weights too), and sends
 the server the module's state_dict() as it is (in_proj_weight, in_proj_bias
-or q/k/v_proj_weight, out_proj.weight, out_proj.bias) with num_heads.
+or q/k/v_proj_weight, out_proj.weight, out_proj.bias) with num_heads; every
+fourth case under a model's prefix in the state_dict member.
 Cases vary self- and cross-attention,
 kdim = vdim ≠ e (our one `context` is both key and value), key_padding_mask,
 boolean attn_mask ((L, S), or (N·h, L, S) in a batch) and additive float
@@ -66,8 +67,14 @@ def random_case(rng, i):
         req.update(x=x.tolist(), batch_first=False)
         if cross:
             req["context"] = ctx.tolist()
+    # the keys as state_dict() writes them; every fourth case as a model's
+    # state_dict holds them, under the module's prefix in state_dict
+    prefix = "encoder.layers.0.self_attn." if i % 4 == 1 else None
     for name, value in mha.state_dict().items():
-        req[name] = value.tolist()  # the keys as state_dict() writes them
+        if prefix:
+            req.setdefault("state_dict", {})[prefix + name] = value.tolist()
+        else:
+            req[name] = value.tolist()
     kwargs = {}
     if batch:
         lengths = rng.integers(1, m + 1, size=batch)
@@ -102,7 +109,7 @@ def random_case(rng, i):
     if not batch:
         out, weights = out[0], weights[0]
     return out.numpy().astype(np.float64), \
-        weights.numpy().astype(np.float64), req
+        weights.numpy().astype(np.float64), req, mha
 
 
 def compare(got, want, hidden_row, tolerance):
@@ -133,7 +140,7 @@ def main():
     failures, worst = 0, {"float64": 0.0, "float32": 0.0}
     with Server(args.server, "--threads", "2") as server:
         for i in range(args.cases):
-            out, weights, req = random_case(rng, i)
+            out, weights, req, mha = random_case(rng, i)
             status, body = server.post(req)
             if status != 200:
                 print(f"case {i}: status {status}: {body}")
@@ -141,8 +148,8 @@ def main():
                 continue
             # the server's output is (n, e); weights (h, n, m)
             tol = TOLERANCE[req["dtype"]]
-            e_out, z_out = compare(body["output"], out,
-                                   np.asarray(req["out_proj.bias"]), tol)
+            b_o = mha.out_proj.bias.detach().numpy().astype(np.float64)
+            e_out, z_out = compare(body["output"], out, b_o, tol)
             e_w, z_w = compare(body["weights"], weights, 0.0, tol)
             err = max(e_out, e_w)
             worst[req["dtype"]] = max(worst[req["dtype"]], err)

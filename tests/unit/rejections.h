@@ -156,6 +156,21 @@ static const rejection rejections[] = {
      "/batch_first"},
     {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],\"batch_first\":true}", 400,
      "conflicting_fields", "/batch_first"},
+    /* state_dict: one module's keys, each once, errors at its key */
+    {"{\"x\":[[1,2]],\"state_dict\":{\"a.in_proj_bias\":[1],"
+     "\"b.in_proj_weight\":[[1]]}}",
+     400, "conflicting_fields", "/state_dict/b.in_proj_weight"},
+    {"{\"x\":[[1,2]],\"state_dict\":{\"a.linear1.weight\":[[1]]}}", 400,
+     "unknown_field", "/state_dict/a.linear1.weight"},
+    {"{\"x\":[[1,2]],\"state_dict\":{\"a.in_proj_bias\":[[1],[2]]}}", 400,
+     "wrong_rank", "/state_dict/a.in_proj_bias/0"},
+    {"{\"x\":[[1,2]],\"in_proj_bias\":[1],\"state_dict\":{\"in_proj_bias\":[1]}"
+     "}",
+     400, "conflicting_fields", "/state_dict/in_proj_bias"},
+    {"{\"x\":[[1,2]],\"state_dict\":[1]}", 400, "wrong_type", "/state_dict"},
+    {"{\"x\":[[1,2]],\"state_dict\":{\"m.in_proj_weight\":[[1,0],[0,1],[1,0],"
+     "[0,1],[1,0],[0,1]],\"m.in_proj_bias\":[1,2]}}",
+     400, "shape_mismatch", "/state_dict/m.in_proj_bias"},
     /* sequence first: context (S, N, E) holds as many sequences as x */
     {"{\"x\":[[[1,2]],[[3,4]]],\"context\":[[[1,2],[3,4],[5,6]]],"
      "\"batch_first\":false," VALID_TAIL "}",

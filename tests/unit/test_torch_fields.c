@@ -85,12 +85,44 @@ static void batch_first_leaves_one_sequence_and_defaults_to_true(void **state)
     }
 }
 
+/* The module's state_dict under a model's prefix gives the problem its
+ * keys give as fields. */
+static void a_state_dict_under_a_prefix_is_its_keys_as_fields(void **state)
+{
+    (void)state;
+#define IN_PROJ "[[1,0],[0,1],[2,0],[0,2],[1,1],[0,3]]"
+    const char *fields = "{\"x\":[[1,2],[3,4]],\"in_proj_weight\":" IN_PROJ
+                         ",\"in_proj_bias\":[1,2,3,4,5,6],"
+                         "\"out_proj.weight\":[[1,2],[3,4]]}";
+    const char *dict = "{\"x\":[[1,2],[3,4]],\"state_dict\":{"
+                       "\"encoder.layers.0.self_attn.in_proj_weight\":" IN_PROJ
+                       ",\"encoder.layers.0.self_attn.in_proj_bias\":"
+                       "[1,2,3,4,5,6],"
+                       "\"encoder.layers.0.self_attn.out_proj.weight\":"
+                       "[[1,2],[3,4]]}}";
+    api_request a, b;
+    codec_error err;
+    assert_true(
+        decode_request(fields, strlen(fields), &limits, NULL, &a, &err));
+    assert_true(decode_request(dict, strlen(dict), &limits, NULL, &b, &err));
+    assert_memory_equal(a.w_q, b.w_q, 4 * sizeof(double));
+    assert_memory_equal(a.w_k, b.w_k, 4 * sizeof(double));
+    assert_memory_equal(a.w_v, b.w_v, 4 * sizeof(double));
+    assert_memory_equal(a.w_o, b.w_o, 4 * sizeof(double));
+    assert_memory_equal(a.b_v, b.b_v, 2 * sizeof(double));
+    const double b_v[2] = {5, 6};
+    assert_memory_equal(b.b_v, b_v, sizeof b_v);
+    api_request_free(&a);
+    api_request_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_transpose_moves_every_row_where_it_belongs),
         cmocka_unit_test(a_sequence_first_batch_is_read_batch_first),
         cmocka_unit_test(batch_first_leaves_one_sequence_and_defaults_to_true),
+        cmocka_unit_test(a_state_dict_under_a_prefix_is_its_keys_as_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
