@@ -46,6 +46,9 @@ typedef struct {
      * sequence first, (n, B, width), as x came (batch_first.h) */
     bool batch_first;
     uint8_t *allow, *key_padding;
+    /* bytes the rules made beside the body's numbers (masks.h), charged to
+     * the parse account of the thread that decoded it */
+    size_t parse_held;
 } api_request;
 
 /* Frees what req owns and empties it (safe on an empty request). */

@@ -199,8 +199,10 @@ const schema_field api_schema[API_FIELD_COUNT] = {
      * projected, scaled_dot_product_attention's with q, k and v */
     [API_ATTN_MASK] = {"attn_mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER),
                        .minus_infinity = true},
+    /* booleans, or numbers added to their keys' scores (PyTorch 2's) */
     [API_KEY_PADDING_MASK] = {"key_padding_mask",
-                              TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
+                              TENSOR(1, 2, SCHEMA_LEAF_EITHER),
+                              .minus_infinity = true},
     [API_IS_CAUSAL] = {"is_causal", .kind = SCHEMA_BOOLEAN},
     /* nn.MultiheadAttention's default: weights averaged over the heads */
     [API_AVERAGE_ATTN_WEIGHTS] = {"average_attn_weights",

@@ -74,13 +74,6 @@ bool torch_masks_pick(api_fields *fields, bool projects, attn_problem *p,
         schema_tensor *t = &fields->tensor[API_ATTN_MASK];
         if (projects && !as_module_means(t, p, err))
             return false;
-        if (!projects && p->batch && t->rank == 3) {
-            char ptr[CODEC_POINTER_MAX];
-            return codec_fail(err, ERR_SHAPE_MISMATCH,
-                              schema_pointer(API_ATTN_MASK, ptr),
-                              "attn_mask has 3 dimensions; with a batch of "
-                              "q, k and v send (L, S) or (N, h, L, S)");
-        }
     }
     if (!one_name(fields, API_KEY_PADDING, API_KEY_PADDING_MASK, &torch, err))
         return false;

@@ -8,10 +8,11 @@
  */
 #include "server/json/validate.h"
 
+#include "server/base/parse_budget.h"
 #include "server/json/batch_first.h"
 #include "server/json/bind.h"
+#include "server/json/masks.h"
 #include "server/json/positions.h"
-#include "server/json/torch_masks.h"
 #include "server/json/weights.h"
 
 #include <math.h>
@@ -261,7 +262,7 @@ static bool take_cache(api_fields *fields, const request_limits *limits,
     return true;
 }
 
-/* ---- the scale, the masks, the labels ----------------------------------- */
+/* ---- the scale, the heads, the labels ----------------------------------- */
 
 /* The scale in the request's dtype; the reply's effective scale (the
  * problem's 0 divides by √d_k). */
@@ -279,111 +280,6 @@ static bool take_scale(api_request *req, codec_error *err)
                           "%g does not fit in float32", scale);
     }
     req->scale = scale;
-    return true;
-}
-
-/* An additive mask's −∞ hides its key: the core takes it as an allow mask
- * beside the numbers (0 there), so masked_scores says −∞ and a query whose
- * every key is hidden gets zero weights, as with a boolean mask. */
-static bool hide_minus_infinity(api_request *req, size_t count,
-                                codec_error *err)
-{
-    bool f32 = req->problem.dtype == TENSOR_FLOAT32;
-    float *bias32 = req->bias;
-    double *bias64 = req->bias;
-    size_t i = 0;
-    while (i < count && !isinf(f32 ? bias32[i] : bias64[i]))
-        i++;
-    if (i == count)
-        return true;
-    uint8_t *allow = malloc(count);
-    if (!allow)
-        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
-    for (i = 0; i < count; i++) {
-        bool hidden = isinf(f32 ? bias32[i] : bias64[i]);
-        allow[i] = !hidden;
-        if (hidden && f32)
-            bias32[i] = 0;
-        else if (hidden)
-            bias64[i] = 0;
-    }
-    req->allow = allow;
-    return true;
-}
-
-/* mask: (n, m) for every sequence and head; (h, n, m), one per head, for
- * one sequence; in a batch (B, n, m), one per sequence, or (B, h, n, m), one
- * per sequence and head.  key_padding: (m), or (B, m) in a batch.  Under
- * our names or PyTorch's (torch_masks.c). */
-static bool take_masks(api_fields *fields, api_request *req, codec_error *err)
-{
-    attn_problem *p = &req->problem;
-    char ptr[CODEC_POINTER_MAX];
-    api_field mask_f, pad_f;
-    if (!torch_masks_pick(fields, !given_qkv(fields), p, &mask_f, &pad_f, err))
-        return false;
-    schema_tensor *mask = &fields->tensor[mask_f];
-    const char *name = api_schema[mask_f].name;
-    if (mask->present) {
-        schema_pointer(mask_f, ptr);
-        size_t lead = p->batch && mask->rank >= 3 ? 1 : 0;
-        size_t heads = mask->rank - lead == 3 ? 1 : 0;
-        if (mask->rank == 4 && !p->batch)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s has 4 dimensions, (B, h, n, m), but x is "
-                              "one sequence: send (n, m) or (h, n, m)",
-                              name);
-        if (lead && mask->dims[0] != p->batch)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s holds %zu masks but x holds %zu sequences",
-                              name, mask->dims[0], p->batch);
-        if (heads && mask->dims[lead] != p->heads)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s holds %zu masks per sequence but there "
-                              "are %zu heads",
-                              name, mask->dims[lead], p->heads);
-        size_t rows = mask->dims[lead + heads];
-        size_t cols = mask->dims[lead + heads + 1];
-        if (rows != p->n || cols != p->m)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s is %zu×%zu but the scores are %zu×%zu "
-                              "(queries × keys)",
-                              name, rows, cols, p->n, p->m);
-        p->mask_per_sequence = lead;
-        p->mask_per_head = heads;
-        if (mask->is_bool) {
-            req->allow = mask->data;
-            mask->data = NULL;
-        } else if (!bind_numbers(fields, mask_f, p->dtype, &req->bias, err) ||
-                   !hide_minus_infinity(req, schema_element_count(mask), err)) {
-            return false;
-        }
-    }
-    schema_tensor *padding = &fields->tensor[pad_f];
-    name = api_schema[pad_f].name;
-    if (padding->present) {
-        schema_pointer(pad_f, ptr);
-        int rank = p->batch ? 2 : 1;
-        if (padding->rank != rank)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s has %d dimensions; %s", name, padding->rank,
-                              p->batch ? "a batch takes (B, m), one row of "
-                                         "keys per sequence"
-                                       : "one sequence takes (m)");
-        if (p->batch && padding->dims[0] != p->batch)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s has %zu rows for %zu sequences", name,
-                              padding->dims[0], p->batch);
-        if (padding->dims[rank - 1] != p->m)
-            return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                              "%s has %zu entries for %zu keys", name,
-                              padding->dims[rank - 1], p->m);
-        req->key_padding = padding->data;
-        padding->data = NULL;
-    }
-    p->allow = req->allow;
-    p->bias = req->bias;
-    p->key_padding = req->key_padding;
     return true;
 }
 
@@ -465,8 +361,9 @@ static bool take_labels(api_fields *fields, api_field f, size_t count,
     return true;
 }
 
-bool validate_request(api_fields *fields, const request_limits *limits,
-                      api_request *req, codec_error *err)
+/* Every rule, in the order a person fixes them. */
+static bool take_all(api_fields *fields, const request_limits *limits,
+                     api_request *req, codec_error *err)
 {
     attn_problem *p = &req->problem;
     bind_values(fields, req);
@@ -483,7 +380,8 @@ bool validate_request(api_fields *fields, const request_limits *limits,
                       : take_inputs(fields, limits, req, err) &&
                             weights_take(fields, limits, req, err);
     if (!inputs || !take_cache(fields, limits, req, err) ||
-        !take_scale(req, err) || !take_masks(fields, req, err) ||
+        !take_scale(req, err) ||
+        !masks_take(fields, given_qkv(fields), req, err) ||
         !positions_take(fields, req, err) ||
         !positions_rotations(fields, req, err) || !check_stages(req, err) ||
         !take_heads(fields, req, err) ||
@@ -500,4 +398,16 @@ bool validate_request(api_fields *fields, const request_limits *limits,
      * threads will work on it */
     return take_labels(fields, API_CONTEXT_TOKENS, attn_new_keys(p), p->batch,
                        &req->context_tokens, err);
+}
+
+bool validate_request(api_fields *fields, const request_limits *limits,
+                      api_request *req, codec_error *err)
+{
+    if (take_all(fields, limits, req, err))
+        return true;
+    /* a refused request's arrays go with it: the account (which may parse
+     * the body again, jansson after the fast parser) no longer holds them */
+    parse_budget_drop(req->parse_held);
+    req->parse_held = 0;
+    return false;
 }

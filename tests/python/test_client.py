@@ -293,6 +293,27 @@ class TestMhaMasks(ClientTest):
                              attn_mask=as_attn)
         self.assertLess(rel_error(got, want), TOLERANCE)
 
+    def test_float_key_padding_mask_with_an_attn_mask(self):
+        # added to the module's attn_mask, a boolean one as −∞ (PyTorch 2)
+        additive = randn(3, 6, seed=9)
+        additive[2, 5] = float("-inf")
+        for attn_mask in (randn(5, 6, seed=5), self.hidden):
+            got, got_w = self.client.mha(
+                self.m, self.x, self.memory, self.memory,
+                key_padding_mask=additive, attn_mask=attn_mask,
+                average_attn_weights=False)
+            base = attn_mask if attn_mask.dtype != torch.bool else \
+                torch.zeros(5, 6, dtype=F64).masked_fill(attn_mask,
+                                                        float("-inf"))
+            as_attn = (base + additive[:, None, None, :]) \
+                .expand(3, 2, 5, 6).reshape(6, 5, 6)
+            with torch.no_grad():
+                want, want_w = self.m(self.x, self.memory, self.memory,
+                                      attn_mask=as_attn,
+                                      average_attn_weights=False)
+            self.assertLess(rel_error(got, want), TOLERANCE)
+            self.assertLess(rel_error(got_w, want_w), TOLERANCE)
+
     def test_is_causal_is_the_causal_mask(self):
         # PyTorch 1.13's module has no is_causal: its causal attn_mask
         causal = torch.ones(5, 5, dtype=torch.bool).triu(diagonal=1)
@@ -333,6 +354,17 @@ class TestSdpa(ClientTest):
         added = randn(2, 1, 4, 6, seed=4)
         added[:, :, 1:, 3] = float("-inf")
         self.assert_sdpa(self.q, self.k, self.v, attn_mask=added)
+
+    def test_masks_broadcast_over_queries_keys_and_heads(self):
+        rng = np.random.default_rng(3)
+        keys = torch.tensor(rng.random((1, 6)) > 0.3)
+        keys[0, 0] = True
+        self.assert_sdpa(self.q, self.k, self.v, attn_mask=keys)
+        self.assert_sdpa(self.q, self.k, self.v, attn_mask=randn(4, 1, seed=5))
+        self.assert_sdpa(self.q, self.k, self.v,
+                         attn_mask=randn(3, 4, 6, seed=6))
+        self.assert_sdpa(self.q, self.k, self.v,
+                         attn_mask=randn(2, 1, 1, 6, seed=7))
 
     def test_causal_and_scale(self):
         self.assert_sdpa(self.q, self.k, self.v, is_causal=True)

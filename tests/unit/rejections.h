@@ -148,9 +148,22 @@ static const rejection rejections[] = {
     {"{\"x\":[[[1,2]],[[3,4]]],\"attn_mask\":[[[true]],[[true]],[[true]]]"
      "," VALID_TAIL "}",
      400, "shape_mismatch", "/attn_mask"},
+    /* with q, k and v attn_mask broadcasts: each dimension the scores' or 1 */
     {"{\"q\":[[[[1]]],[[[1]]]],\"k\":[[[[1]]],[[[1]]]],\"v\":[[[[1]]],[[[1]]]],"
-     "\"attn_mask\":[[[true]]]}",
+     "\"attn_mask\":[[[true]],[[true]]]}",
      400, "shape_mismatch", "/attn_mask"},
+    {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],"
+     "\"attn_mask\":[[[[true]]]]}",
+     400, "shape_mismatch", "/attn_mask"},
+    {"{\"q\":[[[1]]],\"k\":[[[1],[2]]],\"v\":[[[1],[2]]],"
+     "\"attn_mask\":[[true,true,true]]}",
+     400, "shape_mismatch", "/attn_mask"},
+    /* a float key_padding_mask: NaN and +∞ refused, as in every mask */
+    {"{\"x\":[[1,2]],\"key_padding_mask\":{\"shape\":[1],\"base64\":"
+     "\"AAAAAAAA8H8=\"}," VALID_TAIL "}",
+     400, "number_out_of_range", "/key_padding_mask/base64"},
+    {"{\"x\":[[1,2]],\"key_padding\":[0.5]," VALID_TAIL "}", 400, "wrong_type",
+     "/key_padding/0"},
     /* batch_first is the module's: true or false, and not with q, k, v */
     {"{\"x\":[[1,2]],\"batch_first\":0," VALID_TAIL "}", 400, "wrong_type",
      "/batch_first"},

@@ -116,6 +116,123 @@ static void a_state_dict_under_a_prefix_is_its_keys_as_fields(void **state)
     api_request_free(&b);
 }
 
+/* The allow mask (one byte per score) and bias of a decoded body; false
+ * when refused (err then says why). */
+static bool masks_of(const char *body, uint8_t *allow, double *bias,
+                     size_t count, api_request *req, codec_error *err)
+{
+    if (!decode_request(body, strlen(body), &limits, NULL, req, err))
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        allow[i] = req->problem.allow ? req->problem.allow[i] : 1;
+        bias[i] =
+            req->problem.bias ? ((const double *)req->problem.bias)[i] : 0;
+    }
+    return true;
+}
+
+#define QKV_2X3 "\"q\":[[[1],[2]]],\"k\":[[[1],[2],[3]]],\"v\":[[[1],[2],[3]]]"
+
+/* With q, k and v, a mask of (1, S), (L, 1) or (1, 1, 1) broadcasts to the
+ * (L, S) it stands for, as scaled_dot_product_attention's does. */
+static void an_sdpa_attn_mask_broadcasts_to_the_scores(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mask;
+        uint8_t allow[6];
+    } cases[] = {
+        {"[[true,false,true]]", {1, 0, 1, 1, 0, 1}},
+        {"[[true],[false]]", {1, 1, 1, 0, 0, 0}},
+        {"[[[false]]]", {0, 0, 0, 0, 0, 0}},
+        {"[[true,false,true],[false,true,true]]", {1, 0, 1, 0, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char body[256];
+        snprintf(body, sizeof body, "{" QKV_2X3 ",\"attn_mask\":%s}",
+                 cases[c].mask);
+        uint8_t allow[6];
+        double bias[6];
+        api_request req;
+        codec_error err;
+        if (!masks_of(body, allow, bias, 6, &req, &err))
+            fail_msg("%s: %s", cases[c].mask, err.detail);
+        assert_false(req.problem.mask_per_head);
+        assert_memory_equal(allow, cases[c].allow, 6);
+        api_request_free(&req);
+    }
+}
+
+/* In a batch of q, k and v, a 3-D attn_mask is one per head (h, L, S), as
+ * broadcasting reads it, not one per sequence. */
+static void a_3d_sdpa_attn_mask_in_a_batch_is_per_head(void **state)
+{
+    (void)state;
+    const char *body = "{\"q\":[[[[1]],[[2]]],[[[3]],[[4]]]],"
+                       "\"k\":[[[[1]],[[2]]],[[[3]],[[4]]]],"
+                       "\"v\":[[[[1]],[[2]]],[[[3]],[[4]]]],"
+                       "\"attn_mask\":[[[0.5]],[[-1]]]}";
+    api_request req;
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    assert_false(req.problem.mask_per_sequence);
+    assert_true(req.problem.mask_per_head);
+    const double bias[2] = {0.5, -1};
+    assert_memory_equal(req.problem.bias, bias, sizeof bias);
+    api_request_free(&req);
+}
+
+/* A float key_padding_mask is added to its keys' scores over the mask's
+ * numbers; −∞ there hides the key.  (base64 of [0.25, −∞] and [1, 2]) */
+static void a_float_key_padding_mask_is_added_to_its_keys(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                       ",\"key_padding_mask\":{\"shape\":[2],\"base64\":"
+                       "\"AAAAAAAA0D8AAAAAAADw/w==\"},"
+                       "\"attn_mask\":[[1,2],[3,4]]}";
+    uint8_t allow[4];
+    double bias[4];
+    api_request req;
+    codec_error err;
+    assert_true(masks_of(body, allow, bias, 4, &req, &err));
+    const uint8_t want_allow[4] = {1, 0, 1, 0};
+    const double want_bias[4] = {1.25, 0, 3.25, 0};
+    assert_memory_equal(allow, want_allow, 4);
+    assert_memory_equal(bias, want_bias, sizeof want_bias);
+    assert_null(req.problem.key_padding);
+    api_request_free(&req);
+}
+
+/* Arrays the body did not hold are charged to the parse account: the
+ * allow mask of an additive mask's −∞, and a broadcast mask, which a small
+ * body cannot make larger than its account (413). */
+static void arrays_made_from_the_body_are_charged_to_its_account(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                       ",\"mask\":{\"shape\":[2,2],\"base64\":"
+                       "\"AAAAAAAAAAAAAAAAAADw/wAAAAAAAAAAAAAAAAAAAAA=\"}}";
+    api_request req;
+    codec_error err;
+    assert_true(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    assert_int_equal(req.parse_held, 4);
+    api_request_free(&req);
+    /* q and k of 1000 rows (12 KB of body): a (1, 1) mask broadcast to a
+     * million scores */
+    static char rows[4096] = "[[", big[16384];
+    for (int i = 0; i < 1000; i++)
+        strcat(rows, i ? ",[1]" : "[1]");
+    strcat(rows, "]]");
+    snprintf(big, sizeof big,
+             "{\"q\":%s,\"k\":%s,\"v\":%s,\"attn_mask\":[[true]]}", rows, rows,
+             rows);
+    request_limits wide = limits;
+    wide.max_tokens = 1000;
+    assert_false(decode_request(big, strlen(big), &wide, NULL, &req, &err));
+    assert_int_equal(err.code, ERR_LIMIT_EXCEEDED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -123,6 +240,10 @@ int main(void)
         cmocka_unit_test(a_sequence_first_batch_is_read_batch_first),
         cmocka_unit_test(batch_first_leaves_one_sequence_and_defaults_to_true),
         cmocka_unit_test(a_state_dict_under_a_prefix_is_its_keys_as_fields),
+        cmocka_unit_test(an_sdpa_attn_mask_broadcasts_to_the_scores),
+        cmocka_unit_test(a_3d_sdpa_attn_mask_in_a_batch_is_per_head),
+        cmocka_unit_test(a_float_key_padding_mask_is_added_to_its_keys),
+        cmocka_unit_test(arrays_made_from_the_body_are_charged_to_its_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,12 +45,13 @@ def split(fields, tensor_names):
 def json_mask(name, mask, fields):
     """A mask holding −∞ in JSON, which has none: booleans when its other
     numbers are all 0 (in the field's sense: attn_mask projecting x is
-    nn.MultiheadAttention's, true = masked out; otherwise true = may
-    attend), else the binary form."""
+    nn.MultiheadAttention's, true = masked out, and key_padding_mask true =
+    padding; otherwise true = may attend), else the binary form."""
     hidden = np.isneginf(mask)
     if not np.where(hidden, 0.0, mask).any():
-        module = name == "attn_mask" and "q" not in fields
-        return (hidden if module else ~hidden).tolist()
+        true_hides = name == "key_padding_mask" or \
+            (name == "attn_mask" and "q" not in fields)
+        return (hidden if true_hides else ~hidden).tolist()
     little = mask.astype(mask.dtype.newbyteorder("<"))
     return {"shape": list(mask.shape),
             "base64": base64.b64encode(little.tobytes()).decode()}

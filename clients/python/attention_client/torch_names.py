@@ -20,28 +20,6 @@ def float_name(dtype):
     return name
 
 
-# ---- masks ---------------------------------------------------------------
-
-def split_float_mask(mask):
-    """A float key_padding_mask as (hidden, added): its −∞ entries as
-    booleans, the finite rest as numbers or None when all zero."""
-    hidden = np.isneginf(mask)
-    finite = np.where(hidden, 0.0, mask)
-    return hidden, (finite if finite.any() else None)
-
-
-def module_mask(mask4, batch, heads, queries, keys):
-    """A (A, H, L, S) mask (A 1 or N, H 1 or h; L and S may be 1 and
-    broadcast) as nn.MultiheadAttention's attn_mask: (L, S), (h, L, S) for
-    one sequence, and in a batch (N, h, L, S), which the server also
-    takes."""
-    if mask4.shape[:2] == (1, 1):
-        return np.broadcast_to(mask4[0, 0], (queries, keys))
-    if batch is None:
-        return np.broadcast_to(mask4[0], (heads, queries, keys))
-    return np.broadcast_to(mask4, (batch, heads, queries, keys))
-
-
 # ---- nn.MultiheadAttention -------------------------------------------------
 
 def mha_request(module, query, key, value, key_padding_mask, attn_mask,
@@ -88,32 +66,14 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
             [np.zeros((wv.shape[0], k_rows.shape[-1])), wv], axis=1)
     fields.update(weights)
 
-    # the masks go under PyTorch's names, senses and shapes
-    batch = query.shape[0 if module.batch_first else 1] if batched else None
-    queries = query.shape[1 if batched and module.batch_first else 0]
-    keys = key.shape[1 if batched and module.batch_first else 0]
-    mask = None if attn_mask is None else as_numpy(attn_mask)
+    # the masks go under PyTorch's names, senses and shapes (a float
+    # key_padding_mask is added to its keys' scores, as PyTorch 2 does)
+    if attn_mask is not None:
+        fields["attn_mask"] = as_numpy(attn_mask)
     if key_padding_mask is not None:
         p = as_numpy(key_padding_mask)
-        added = None
-        if p.dtype.kind in "bu":
-            fields["key_padding_mask"] = p.astype(bool)
-        else:
-            fields["key_padding_mask"], added = split_float_mask(p)
-        if added is not None:
-            # a float key_padding_mask is added to its keys' scores, as
-            # PyTorch 2 does; the server takes booleans only: into attn_mask
-            base = np.zeros((1, 1, 1, 1))
-            if mask is not None:
-                base = np.where(mask, -np.inf, 0.0) if mask.dtype.kind in "bu" \
-                    else mask
-                base = base.reshape((batch or 1, -1) + base.shape[-2:]) \
-                    if base.ndim == 3 else base[None, None]
-            mask = module_mask(
-                base + added.reshape((batch or 1, 1, 1, added.shape[-1])),
-                batch, module.num_heads, queries, keys).astype(dtype)
-    if mask is not None:
-        fields["attn_mask"] = mask
+        fields["key_padding_mask"] = p.astype(bool) if p.dtype.kind in "bu" \
+            else p
     if is_causal:
         fields["is_causal"] = True
 
@@ -154,9 +114,11 @@ def sdpa_request(q, k, v, attn_mask, is_causal, scale):
     fields = {"q": fold(qa), "k": fold(ka), "v": fold(va),
               "dtype": dtype}
     if attn_mask is not None:
-        # the function's sense (booleans true = may attend), −∞ included
+        # the function's sense (booleans true = may attend), −∞ included;
+        # the server broadcasts it as the function does, over its own
+        # leading dimensions (B, h)
         mask = as_numpy(attn_mask)
-        fields["attn_mask"] = mask if mask.ndim == 2 else fold(mask)
+        fields["attn_mask"] = mask if len(lead) <= 2 else fold(mask)
     if is_causal:
         fields["is_causal"] = True
     if scale is not None:
