@@ -51,6 +51,7 @@ const error_code_row error_codes[ERR_CODE_COUNT] = {
     [ERR_UNSUPPORTED_MEDIA_TYPE] = {"unsupported_media_type",
                                     UNSUPPORTED_MEDIA_TYPE},
     [ERR_NON_FINITE_RESULT] = {"non_finite_result", UNPROCESSABLE_CONTENT},
+    [ERR_UNSUPPORTED_OPTION] = {"unsupported_option", UNPROCESSABLE_CONTENT},
     [ERR_HEADERS_TOO_LARGE] = {"headers_too_large", HEADERS_TOO_LARGE},
     [ERR_UNSUPPORTED_TRANSFER_CODING] = {"unsupported_transfer_coding",
                                          NOT_IMPLEMENTED},

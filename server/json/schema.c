@@ -212,6 +212,15 @@ const schema_field api_schema[API_FIELD_COUNT] = {
      * context sequence first, (L, N, E), and returns it so (batch_first.h) */
     [API_BATCH_FIRST] = {"batch_first", .kind = SCHEMA_BOOLEAN,
                          LANDS(SCHEMA_BIND_FLAG, batch_first, 1)},
+    /* add_bias_kv's parameters (1, 1, e) and add_zero_attn: refused, 422
+     * (module_options.c) */
+    [API_BIAS_K] = {"bias_k", TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
+                    .invalid_code = ERR_UNSUPPORTED_OPTION, TORCH_KEY(0)},
+    [API_BIAS_V] = {"bias_v", TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
+                    .invalid_code = ERR_UNSUPPORTED_OPTION, TORCH_KEY(0)},
+    [API_ADD_ZERO_ATTN] = {"add_zero_attn", .kind = SCHEMA_BOOLEAN,
+                           .invalid_code = ERR_UNSUPPORTED_OPTION,
+                           .groups = SCHEMA_PROJECTS},
     /* module.state_dict() as it is, keys under one prefix (state_dict.h) */
     [API_STATE_DICT] = {"state_dict", .kind = SCHEMA_STATE_DICT,
                         .invalid_code = ERR_CONFLICTING_FIELDS,

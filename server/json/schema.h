@@ -87,6 +87,9 @@ typedef enum {
     API_AVERAGE_ATTN_WEIGHTS,
     API_BATCH_FIRST,
     API_STATE_DICT,
+    API_BIAS_K,
+    API_BIAS_V,
+    API_ADD_ZERO_ATTN,
     API_FIELD_COUNT
 } api_field;
 

@@ -12,6 +12,7 @@
 #include "server/json/batch_first.h"
 #include "server/json/bind.h"
 #include "server/json/masks.h"
+#include "server/json/module_options.h"
 #include "server/json/positions.h"
 #include "server/json/weights.h"
 
@@ -367,7 +368,7 @@ static bool take_all(api_fields *fields, const request_limits *limits,
 {
     attn_problem *p = &req->problem;
     bind_values(fields, req);
-    if (!batch_first_inputs(fields, err))
+    if (!module_options_check(fields, err) || !batch_first_inputs(fields, err))
         return false;
 
     if (!given_qkv(fields) && !present(fields, API_X)) {

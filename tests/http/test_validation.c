@@ -283,6 +283,15 @@ static void nesting_far_deeper_than_the_schema_is_rejected(void **state)
     assert_true(server_alive(&g_srv));
 }
 
+/* ---- options not computed ---------------------------------------------- */
+
+static void add_zero_attn_is_422_unsupported_option(void **state)
+{
+    (void)state;
+    expect_rejected_change("{\"add_zero_attn\":true}", 422,
+                           "unsupported_option", "/add_zero_attn");
+}
+
 /* ---- non-finite results ----------------------------------------------- */
 
 static void overflowing_scores_are_422_not_infinity(void **state)
@@ -324,6 +333,7 @@ int main(void)
 
     const struct CMUnitTest validation[] = {
         cmocka_unit_test(num_heads_zero_is_rejected),
+        cmocka_unit_test(add_zero_attn_is_422_unsupported_option),
         cmocka_unit_test(num_heads_negative_is_rejected),
         cmocka_unit_test(num_heads_fractional_is_rejected),
         cmocka_unit_test(num_heads_not_dividing_width_is_rejected),

@@ -391,6 +391,14 @@ class TestErrors(ClientTest):
         self.assertEqual(e.detail, "w_q has 3 rows but x has 2 columns: "
                                    "x @ W needs them equal")
 
+    def test_add_bias_kv_and_add_zero_attn_are_422(self):
+        x = randn(2, 4, 8)
+        for options in ({"add_bias_kv": True}, {"add_zero_attn": True}):
+            m = module(batch_first=True, **options)
+            e = self.raised(self.client.mha, module=m, query=x)
+            self.assertEqual((e.status, e.code), (422, "unsupported_option"))
+            self.assertIn("q, k and v", e.detail)
+
     def test_an_unknown_field(self):
         e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1.0]],
                         w_k=[[1.0]], w_v=[[1.0]], W_q=1)

@@ -164,6 +164,13 @@ static const rejection rejections[] = {
      400, "number_out_of_range", "/key_padding_mask/base64"},
     {"{\"x\":[[1,2]],\"key_padding\":[0.5]," VALID_TAIL "}", 400, "wrong_type",
      "/key_padding/0"},
+    /* add_bias_kv and add_zero_attn: 422, not computed */
+    {"{\"x\":[[1,2]],\"bias_k\":[[[1]]]," VALID_TAIL "}", 422,
+     "unsupported_option", "/bias_k"},
+    {"{\"x\":[[1,2]],\"state_dict\":{\"m.bias_v\":[[[1]]]}," VALID_TAIL "}",
+     422, "unsupported_option", "/state_dict/m.bias_v"},
+    {"{\"x\":[[1,2]],\"add_zero_attn\":true," VALID_TAIL "}", 422,
+     "unsupported_option", "/add_zero_attn"},
     /* batch_first is the module's: true or false, and not with q, k, v */
     {"{\"x\":[[1,2]],\"batch_first\":0," VALID_TAIL "}", 400, "wrong_type",
      "/batch_first"},

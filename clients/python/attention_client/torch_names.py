@@ -28,9 +28,6 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     module(query, key, value, ...), and finish(result) → what it returns."""
     import torch
 
-    if module.bias_k is not None or module.add_zero_attn:
-        raise NotImplementedError("add_bias_kv and add_zero_attn are not "
-                                  "computed by the server")
     if module.training and module.dropout > 0:
         raise ValueError("the server computes no dropout: call "
                          "module.eval() or build it with dropout=0")
@@ -44,6 +41,8 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
               "dtype": dtype}
     if batched and not module.batch_first:
         fields["batch_first"] = False
+    if module.add_zero_attn:  # refused by the server, which says why (422)
+        fields["add_zero_attn"] = True
     weights = {k: as_numpy(v) for k, v in module.state_dict().items()}
     if key is query and value is query:
         pass
