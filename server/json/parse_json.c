@@ -259,6 +259,23 @@ bool parse_json_tensor(json_t *v, const schema_field *spec, schema_tensor *t,
     return true;
 }
 
+/* The non-JSON number Python's json.dumps writes (-Infinity, Infinity,
+ * NaN) that jansson stopped at, byte `at` of text (its token's end, or
+ * just after a minus sign), or NULL. */
+static const char *python_number(const char *text, size_t len, size_t at)
+{
+    static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
+    size_t from = at > 9 ? at - 9 : 0;
+    for (size_t i = from; i <= at && i < len; i++)
+        for (size_t w = 0; w < 3; w++) {
+            size_t n = strlen(words[w]);
+            if (n <= len - i && memcmp(text + i, words[w], n) == 0 &&
+                i + n >= at)
+                return words[w];
+        }
+    return NULL;
+}
+
 /* One open array or object on the way to a value (overflow_pointer()). */
 typedef struct {
     bool array;
@@ -502,6 +519,16 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                               "the request body is empty; send a JSON object");
         if (parse_json_number_overflow(body, len, &jerr, flags, err))
             return false;
+        const char *word = python_number(body, len, (size_t)jerr.position);
+        if (word)
+            return codec_fail(err, ERR_INVALID_JSON, NULL,
+                              "invalid JSON at line %d, column %d: JSON has "
+                              "no %s (Python's json.dumps writes it; "
+                              "allow_nan=False refuses it). Send −∞ in a "
+                              "mask's binary form {\"shape\": [...], "
+                              "\"base64\": \"...\"}, as a boolean mask, or "
+                              "through attention_client",
+                              jerr.line, jerr.column, word);
         return codec_fail(err, ERR_INVALID_JSON, NULL,
                           "invalid JSON at line %d, column %d: %s", jerr.line,
                           jerr.column, jerr.text);

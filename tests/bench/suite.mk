@@ -75,3 +75,16 @@ test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --quick
+
+# what looking for JSON's -Infinity in every body would cost, beside the
+# fast parse (docs/api.md, "−∞ in JSON")
+BENCH_INF := $(BENCH_DIR)/bench_minus_infinity
+
+.PHONY: bench-infinity
+
+$(BENCH_INF): tests/bench/bench_minus_infinity.c $(CORE_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+bench-infinity: $(BENCH_INF)
+	$(BENCH_INF)

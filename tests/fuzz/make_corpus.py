@@ -283,6 +283,43 @@ bad["binary_length"] = variant(x={"shape": [3, 4], "base64": B64_ONE_TWO_F64})
 bad["binary_alphabet"] = variant(x={"shape": [1, 2],
                                     "base64": B64_ONE_TWO_F64[:-3] + "-=="})
 
+# PyTorch's forms (drawn after the seeds above): a sequence-first batch, a
+# model's state_dict under its prefix, the masks under PyTorch's names (a
+# float key_padding_mask, an SDPA mask that broadcasts), the options the
+# server refuses (422) and Python's -Infinity (400)
+MINUS_INF_ZERO_F64 = "AAAAAAAA8P8AAAAAAAAAAA=="  # -inf, 0.0 as <f8
+valid["batch_first_false"] = dict(base(3, 4), x=[mat(2, 4)] * 3,
+                                  context=[mat(2, 4)] * 4, batch_first=False,
+                                  **{"return": ["output", "concat"]})
+valid["state_dict_prefixed"] = {
+    "x": mat(3, 4), "num_heads": 2,
+    "state_dict": {"encoder.layers.0.self_attn.in_proj_weight": mat(12, 4),
+                   "encoder.layers.0.self_attn.in_proj_bias": [0.1] * 12,
+                   "encoder.layers.0.self_attn.out_proj.weight": mat(4, 4),
+                   "encoder.layers.0.self_attn.out_proj.bias": [0.2] * 4}}
+valid["torch_masks_float_padding"] = dict(
+    base(2, 4), x=[mat(2, 4)] * 2, attn_mask=[[True, False], [False, False]],
+    key_padding_mask=[[0.5, -1], [0, 0]], is_causal=True,
+    average_attn_weights=True)
+valid["float_padding_minus_infinity"] = dict(
+    base(2, 2), key_padding_mask={"shape": [2], "base64": MINUS_INF_ZERO_F64})
+valid["sdpa_mask_broadcast"] = {"q": [stack(2, 3, 2)] * 2,
+                                "k": [stack(2, 4, 2)] * 2,
+                                "v": [stack(2, 4, 3)] * 2,
+                                "attn_mask": [[[0.5, -1, 0, 2]]]}
+bad["state_dict_two_prefixes"] = variant(
+    w_q=None, w_k=None, w_v=None,
+    state_dict={"a.in_proj_weight": mat(6, 2), "b.in_proj_bias": [0] * 6})
+bad["state_dict_unknown_key"] = variant(state_dict={"m.linear1.weight":
+                                                    mat(2, 2)})
+bad["batch_first_with_qkv"] = dict(valid["given_qkv"], batch_first=False)
+bad["sdpa_mask_not_broadcasting"] = dict(valid["sdpa_mask_broadcast"],
+                                         attn_mask=[[0, 1, 2]])
+bad["bias_k_422"] = variant(bias_k=[[[1, 2]]])
+bad["add_zero_attn_422"] = variant(add_zero_attn=True)
+raw["python_minus_infinity"] = (b'{"x":[[1,2],[3,4]],' + SMALL
+                                + b',"mask":[[0,-Infinity],[0,0]]}')
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(

@@ -233,6 +233,21 @@ static void arrays_made_from_the_body_are_charged_to_its_account(void **state)
     assert_int_equal(err.code, ERR_LIMIT_EXCEEDED);
 }
 
+/* What Python's json.dumps writes for −∞ is not JSON: 400 invalid_json,
+ * and the detail says how to send −∞. */
+static void python_minus_infinity_says_how_to_send_it(void **state)
+{
+    (void)state;
+    const char *body = "{\"x\":[[1,0],[0,1]]," IDENTITY_WEIGHTS
+                       ",\"mask\":[[0,-Infinity],[0,0]]}";
+    api_request req;
+    codec_error err;
+    assert_false(decode_request(body, strlen(body), &limits, NULL, &req, &err));
+    assert_int_equal(err.code, ERR_INVALID_JSON);
+    assert_non_null(strstr(err.detail, "JSON has no -Infinity"));
+    assert_non_null(strstr(err.detail, "binary form"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +259,7 @@ int main(void)
         cmocka_unit_test(a_3d_sdpa_attn_mask_in_a_batch_is_per_head),
         cmocka_unit_test(a_float_key_padding_mask_is_added_to_its_keys),
         cmocka_unit_test(arrays_made_from_the_body_are_charged_to_its_account),
+        cmocka_unit_test(python_minus_infinity_says_how_to_send_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
