@@ -114,4 +114,4 @@ robust-parse-memory: $(SERVER_BIN)
 	$(ROBUST_PY)/test_parse_memory.py $(SERVER_BIN)
 
 robust-soak: $(SERVER_BIN)
-	$(ROBUST_PY)/test_soak.py $(SERVER_BIN) --seconds 60
+	$(ROBUST_PY)/test_soak.py $(SERVER_BIN) --seconds 90
