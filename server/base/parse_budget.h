@@ -19,14 +19,13 @@
  * of the reservation, which the account leaves them.
  *
  * Why an account rather than a reservation at jansson's worst case: what
- * jansson's tree costs depends on the body's structure, not on its size.
- * Per body byte (make parse-cost): "{}," 83, "[[]]," 56, "[]," 51, "[1],"
- * 46, "[0,0]," 36, "\"\"," 35, "0," 28, "\"a\"," 26, a float64 at full
- * precision 2.  A reservation that covers every body would be priced at
- * the first, more than twice what any valid request needs, and the budget
- * would admit fewer than half as many big requests, for the sake of bodies
- * that are refused anyway.  The account charges what is really allocated and
- * stops any body, whatever its shape, at what it reserved.
+ * jansson's tree costs depends on the body's structure, not on its size
+ * (`make parse-cost` measures it per pattern; docs/reliability.md holds the
+ * table).  A reservation that covers every body would be priced at the
+ * costliest pattern, empty objects, more than twice what any valid request
+ * needs, and the budget would admit fewer than half as many big requests,
+ * for the sake of bodies that are refused anyway.  The account charges what is
+ * really allocated and stops any body, whatever its shape, at what it reserved.
  */
 #ifndef SERVER_BASE_PARSE_BUDGET_H
 #define SERVER_BASE_PARSE_BUDGET_H
@@ -42,8 +41,9 @@ extern "C" {
 
 /* Memory parsing may hold, per byte of body.  Valid requests are numbers:
  * the densest, one digit each in a flat array ("0,", /v2's data), cost
- * jansson's tree up to 28 bytes a byte (where its table's last doubling
- * falls) and the numbers taken out 4 more; an eighth more is margin.  The
+ * jansson's tree the most per byte (where its table's last doubling falls;
+ * docs/reliability.md) and the numbers taken out 4 more; an eighth more is
+ * margin.  The
  * fast parser needs less: its DOM (PARSE_BUDGET_DOM_PER_BODY_BYTE) and the
  * numbers.  A body whose tree does not fit is refused (413). */
 #define PARSE_BUDGET_PER_BODY_BYTE 36
