@@ -49,8 +49,9 @@ TRIPLET   := $(or $(TRIPLET_$(DEB_ARCH)),$(error no cross toolchain known \
 CC        := $(TRIPLET)-gcc$(if $(SYSROOT), --sysroot=$(SYSROOT))
 CXX       := $(TRIPLET)-g++$(if $(SYSROOT), --sysroot=$(SYSROOT))
 STRIP     := $(TRIPLET)-strip
-# (and gcc for this machine: tools/embed.c runs during the build)
-DEB_BUILD := make gcc libc6-dev gcc-$(TRIPLET) g++-$(TRIPLET) \
+# (and gcc and jansson for this machine: tools/embed.c and
+# tools/gen_web_fields.c run during the build)
+DEB_BUILD := make gcc libc6-dev libjansson-dev gcc-$(TRIPLET) g++-$(TRIPLET) \
              $(DEB_BUILD_LIBS:%=%:$(DEB_ARCH))
 endif
 DEB_TEST  := $(DEB_BUILD) python3-numpy \
@@ -69,7 +70,7 @@ define apt_install
 endef
 
 CORE_SRC   := core/pool.c core/attention.c core/attn_stop.c core/softmax_rows.c core/arch.c \
-              core/attend_kernels.c
+              core/attend_kernels.c core/stages.c
 # server/, one folder a room; a room includes only rooms below it
 # (make test-layout): base ← json ← api ← http, with obs and setup beside.
 SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
@@ -170,11 +171,14 @@ $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 # this machine: a cross build makes it in a native build of its own,
 # $(BUILD)/host (not build/, which the image's cross stage uses as BUILD).
 GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
+# It links the core's stage names and softmax checks only, and jansson: what
+# a cross build's machine has of its own (deps).
 $(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
                    $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
                    $(BUILD)/server/json/codec_error.o \
-                   $(BUILD)/server/base/error_codes.o $(CORE_OBJ)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+                   $(BUILD)/server/base/error_codes.o $(BUILD)/core/stages.o \
+                   $(BUILD)/core/softmax_rows.o $(BUILD)/core/arch.o
+	$(CC) $(CFLAGS) $^ -ljansson -lm -o $@
 
 ifeq ($(CROSS),)
 $(BUILD)/gen/web/fields.js: $(GEN_WEB_FIELDS)

@@ -57,29 +57,6 @@
     (ATTN_WANT(ATTN_SCORES) | ATTN_WANT(ATTN_SCALED_SCORES) |                  \
      ATTN_WANT(ATTN_MASKED_SCORES) | ATTN_WANT(ATTN_WEIGHTS))
 
-static const char *const stage_names[ATTN_STAGE_COUNT] = {
-    [ATTN_X_PE] = "x_pe",
-    [ATTN_Q] = "q",
-    [ATTN_K] = "k",
-    [ATTN_V] = "v",
-    [ATTN_Q_ROPE] = "q_rope",
-    [ATTN_K_ROPE] = "k_rope",
-    [ATTN_K_CACHE] = "k_cache",
-    [ATTN_V_CACHE] = "v_cache",
-    [ATTN_SCORES] = "scores",
-    [ATTN_SCALED_SCORES] = "scaled_scores",
-    [ATTN_MASKED_SCORES] = "masked_scores",
-    [ATTN_WEIGHTS] = "weights",
-    [ATTN_HEAD_OUTPUTS] = "head_outputs",
-    [ATTN_CONCAT] = "concat",
-    [ATTN_OUTPUT] = "output",
-};
-
-const char *attn_stage_name(attn_stage s)
-{
-    return (unsigned)s < ATTN_STAGE_COUNT ? stage_names[s] : NULL;
-}
-
 bool attn_stage_applies(const attn_problem *p, attn_stage s)
 {
     switch (s) {
