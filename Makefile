@@ -85,6 +85,7 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/validate.c server/json/weights.c \
                server/json/positions.c server/json/torch_masks.c \
                server/json/number_literal.cpp server/json/state_dict.c \
+               server/json/literal_walk.c server/json/whole_literals.c \
                server/json/masks.c server/json/module_options.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/dom_jansson.cpp \

@@ -54,3 +54,22 @@ bool codec_pointer(char out[CODEC_POINTER_MAX], const char *name,
     }
     return true;
 }
+
+size_t codec_pointer_tokens(const char *pointer, size_t most,
+                            char tokens[][CODEC_POINTER_MAX])
+{
+    size_t count = 0;
+    for (const char *p = pointer; *p == '/'; count++) {
+        size_t n = 0;
+        for (p++; *p && *p != '/'; p++) {
+            char c = *p;
+            if (c == '~' && (p[1] == '0' || p[1] == '1'))
+                c = *++p == '0' ? '~' : '/';
+            if (count < most && n + 1 < CODEC_POINTER_MAX)
+                tokens[count][n++] = c;
+        }
+        if (count < most)
+            tokens[count][n] = '\0';
+    }
+    return count;
+}

@@ -46,6 +46,12 @@ bool codec_pointer_append(char *out, size_t size, const char *token);
 bool codec_pointer(char out[CODEC_POINTER_MAX], const char *name,
                    const size_t *index, int depth);
 
+/* The tokens of pointer (RFC 6901, ~1 and ~0 decoded), at most `most` of
+ * them into tokens[] (each cut to fit); returns how many it has, which is
+ * more than `most` for a deeper pointer. */
+size_t codec_pointer_tokens(const char *pointer, size_t most,
+                            char tokens[][CODEC_POINTER_MAX]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 #include "server/json/raw_request.h"
 #include "server/json/state_dict.h"
 #include "server/json/validate.h"
+#include "server/json/whole_literals.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -325,6 +326,13 @@ static bool check_required(const raw_request *raw, codec_error *err)
     return true;
 }
 
+/* Where a /v1 body's numbers must be whole (whole_literals.h). */
+static error_code whole_slot(void *ctx, const char *pointer)
+{
+    (void)ctx;
+    return schema_whole_code(pointer);
+}
+
 bool decode_request(const char *body, size_t len, const request_limits *limits,
                     const decode_options *options, api_request *req,
                     codec_error *err)
@@ -342,6 +350,8 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
                               options->split_min_bytes, &raw);
     if (!ok)
         ok = parse_json_jansson(body, len, limits->max_elements, &raw, err);
+    ok = ok && (!raw.whole_unsure ||
+                whole_literals_check(body, len, whole_slot, NULL, err));
     raw.fields.text = body;
     raw.fields.text_len = len;
     state_dict_keys keys;

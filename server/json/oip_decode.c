@@ -13,6 +13,7 @@
  * parameter.
  */
 #include "server/json/oip_reader.h"
+#include "server/json/whole_literals.h"
 
 #include "server/base/parse_budget.h"
 #include "server/json/decode_value.h"
@@ -360,6 +361,33 @@ static void repoint(const oip_reader *rd, codec_error *err)
     memcpy(err->detail + head - 2, ": ", 2);
 }
 
+/* Where a request's numbers must be whole (whole_literals.h); ctx is its
+ * parsed root. */
+static error_code whole_slot(void *ctx, const char *pointer)
+{
+    char token[2][CODEC_POINTER_MAX];
+    size_t depth = codec_pointer_tokens(pointer, 2, token);
+    if (depth >= 2 && strcmp(token[0], "parameters") == 0) {
+        for (size_t i = 0;
+             i < sizeof scheduling_parameters / sizeof *scheduling_parameters;
+             i++)
+            if (strcmp(token[1], scheduling_parameters[i]) == 0)
+                return depth == 2 ? ERR_WRONG_TYPE /* as it refuses */
+                                  : ERR_NONE;
+        int f = schema_field_of(token[1]);
+        return f >= 0 && api_schema[f].kind != SCHEMA_TENSOR
+                   ? schema_whole_code(pointer + strlen("/parameters"))
+                   : ERR_NONE; /* a tensor is refused as a parameter */
+    }
+    if (depth < 3 || strcmp(token[0], "inputs") != 0 ||
+        token[1][strspn(token[1], "0123456789")] != '\0')
+        return ERR_NONE;
+    json_t *input = json_array_get(json_object_get(ctx, "inputs"),
+                                   strtoul(token[1], NULL, 10));
+    const char *below = strchr(pointer + strlen("/inputs/"), '/');
+    return input ? oip_input_whole_code(input, below) : ERR_NONE;
+}
+
 /* ---- the request -------------------------------------------------------- */
 
 /* Reads a parsed request (root; with the fast reader's flattened data, or
@@ -372,6 +400,10 @@ static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
     memset(req, 0, sizeof *req);
     memset(plan, 0, sizeof *plan);
     memset(err, 0, sizeof *err);
+    /* jansson reads every number as a real: only the text tells */
+    if ((!fast || fast->whole_unsure) &&
+        !whole_literals_check(body, json_len, whole_slot, root, err))
+        return false;
     oip_reader rd = {.limits = limits,
                      .fast = fast,
                      .budget = limits->max_elements,

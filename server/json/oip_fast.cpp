@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace simdjson;
@@ -39,6 +40,9 @@ constexpr int COPY_MAX_DEPTH = 16;
 struct flattener {
     size_t left = 0;
     bool typed = false, is_bool = false;
+    /* the input's datatype holds whole numbers, and one of them was
+     * written with a fraction or an exponent */
+    bool whole = false, whole_unsure = false;
     int depth = 0;
     std::vector<double> numbers;
     std::vector<uint8_t> bools;
@@ -71,6 +75,7 @@ struct flattener {
             bools.push_back(e.get_bool().value_unsafe() ? 1 : 0);
         else
             numbers.push_back(e.get_double().value_unsafe());
+        whole_unsure |= whole && type == dom::element_type::DOUBLE;
         return true;
     }
 
@@ -120,9 +125,31 @@ json_t *copy(dom::element e, int depth)
     return dom_jansson_copy(e, depth, rules);
 }
 
+/* Whether a small value (a shape, parameters, outputs) holds a number
+ * written with a fraction or an exponent, `depth` levels down at most. */
+bool holds_real(dom::element e, int depth)
+{
+    dom::array items;
+    dom::object members;
+    if (e.type() == dom::element_type::DOUBLE)
+        return true;
+    if (depth > 0 && !e.get_array().get(items)) {
+        for (dom::element item : items)
+            if (holds_real(item, depth - 1))
+                return true;
+    } else if (depth > 0 && !e.get_object().get(members)) {
+        for (dom::key_value_pair member : members)
+            if (holds_real(member.value, depth - 1))
+                return true;
+    }
+    return false;
+}
+
 /* One input: its members copied, its data flattened into *data (an empty
- * array stands in its place). */
-json_t *copy_input(dom::element e, size_t *budget, oip_fast_data *data)
+ * array stands in its place); *whole_unsure set when a whole number in it
+ * may have been written with a fraction or an exponent. */
+json_t *copy_input(dom::element e, size_t *budget, oip_fast_data *data,
+                   bool *whole_unsure)
 {
     dom::object object;
     if (e.get_object().get(object))
@@ -139,13 +166,18 @@ json_t *copy_input(dom::element e, size_t *budget, oip_fast_data *data)
             flattener flat;
             flat.left = *budget;
             flat.reserve(object);
+            std::string_view datatype;
+            flat.whole = !object["datatype"].get_string().get(datatype) &&
+                         oip_datatype_whole(std::string(datatype).c_str());
             if (!flat.walk(member.value, 0) || !flat.finish(data)) {
                 json_decref(out);
                 return nullptr;
             }
             *budget = flat.left;
+            *whole_unsure |= flat.whole_unsure;
             value = json_array();
         } else {
+            *whole_unsure |= holds_real(member.value, COPY_MAX_DEPTH);
             value = copy(member.value, 3);
         }
         if (json_object_set_new(out, key.c_str(), value)) {
@@ -179,7 +211,8 @@ bool copy_request(dom::object object, size_t budget, oip_fast *out)
             value = json_array();
             size_t i = 0;
             for (dom::element input : inputs) {
-                json_t *item = copy_input(input, &budget, &out->data[i++]);
+                json_t *item = copy_input(input, &budget, &out->data[i++],
+                                          &out->whole_unsure);
                 /* takes item, NULL or not, even when it fails */
                 if (json_array_append_new(value, item)) {
                     json_decref(value);
@@ -187,6 +220,7 @@ bool copy_request(dom::object object, size_t budget, oip_fast *out)
                 }
             }
         } else {
+            out->whole_unsure |= holds_real(member.value, COPY_MAX_DEPTH);
             value = copy(member.value, 1);
         }
         if (json_object_set_new(out->root, key.c_str(), value))

@@ -36,6 +36,10 @@ typedef struct {
     json_t *root;
     oip_fast_data *data; /* one per element of "inputs" (malloc'd) */
     size_t inputs;
+    /* a whole number (integer data, a shape, a parameter) may have been
+     * written with a fraction or an exponent: the text is to be read again
+     * (whole_literals.h) */
+    bool whole_unsure;
 } oip_fast;
 
 /* Parses json[0, len) when it is a JSON object that jansson accepts with
@@ -46,6 +50,10 @@ bool oip_parse_fast(const char *json, size_t len, size_t max_elements,
                     oip_fast *out);
 
 void oip_fast_free(oip_fast *f);
+
+/* Whether the datatype named `name` holds whole numbers (INT8 to UINT64;
+ * oip_inputs.c). */
+bool oip_datatype_whole(const char *name);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,30 @@ const char *oip_datatype_name(tensor_dtype dtype)
     return dtype == TENSOR_FLOAT32 ? "FP32" : "FP64";
 }
 
+bool oip_datatype_whole(const char *name)
+{
+    for (size_t k = 0; name && k < DATATYPE_COUNT; k++)
+        if (strcmp(datatypes[k].name, name) == 0)
+            return datatypes[k].element == OIP_INT;
+    return false;
+}
+
+error_code oip_input_whole_code(json_t *input, const char *pointer)
+{
+    char token[2][CODEC_POINTER_MAX];
+    size_t depth = codec_pointer_tokens(pointer, 2, token);
+    if (depth == 2 && (strcmp(token[0], "shape") == 0 ||
+                       (strcmp(token[0], "parameters") == 0 &&
+                        strcmp(token[1], "binary_data_size") == 0)))
+        return ERR_WRONG_TYPE; /* as read_shape() and read_input_parameters() */
+    const char *datatype =
+        json_string_value(json_object_get(input, "datatype"));
+    return depth >= 2 && strcmp(token[0], "data") == 0 &&
+                   oip_datatype_whole(datatype)
+               ? ERR_WRONG_TYPE /* as fill_leaves() refuses */
+               : ERR_NONE;
+}
+
 static bool is_input(api_field f)
 {
     return api_schema[f].kind == SCHEMA_TENSOR;

@@ -79,6 +79,11 @@ void oip_shape_words(const schema_tensor *t, char *out, size_t size);
  * used up; the numeric inputs' datatype becomes the dtype. */
 bool oip_read_inputs(oip_reader *rd, json_t *inputs, codec_error *err);
 
+/* The code that refuses a number at `pointer` below one input (its
+ * shape, binary_data_size, or the data of an integer datatype) that is not
+ * whole; ERR_NONE where any number may stand (whole_literals.h). */
+error_code oip_input_whole_code(json_t *input, const char *pointer);
+
 /* Input i's binary_data_size (`size`) bytes of the binary part, the next
  * ones not yet used, into t (count elements of datatype dt). */
 bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,

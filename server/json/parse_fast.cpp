@@ -53,6 +53,8 @@ struct tensor_walk {
         0}; /* the first array at each depth */
     std::vector<double> numbers;
     std::vector<uint8_t> bools;
+    /* a whole-number field holds a number with a fraction or exponent */
+    bool whole_unsure = false;
 
     bool leaf(dom::element e, int depth)
     {
@@ -97,6 +99,7 @@ struct tensor_walk {
         double d;
         if (e.get_double().get(d))
             return false;
+        whole_unsure |= spec->whole && type == dom::element_type::DOUBLE;
         numbers.push_back(d);
         return true;
     }
@@ -155,7 +158,7 @@ constexpr dom_jansson_rules SMALL_VALUE = {1, false};
  * parse_json.c reads it (the same dimension rule and the same decoder) once
  * the request's dtype gives elem; anything else is jansson's to word. */
 bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
-                   size_t elem, size_t *budget)
+                   size_t elem, size_t *budget, bool *whole_unsure)
 {
     dom::object object;
     dom::array shape;
@@ -180,6 +183,7 @@ bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
         double d;
         if (dim.get_double().get(d) || !parse_json_binary_dim(d))
             return false;
+        *whole_unsure |= dim.type() == dom::element_type::DOUBLE;
         t->dims[i++] = (size_t)d;
         if (!tensor_mul_size(count, (size_t)d, &count))
             count = SIZE_MAX;
@@ -187,6 +191,21 @@ bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
     codec_error err;
     return parse_json_binary_numbers(spec, t, count, text.data(), text.size(),
                                      elem, budget, &err);
+}
+
+/* Whether small field `row`, an integer or an object of members, holds a
+ * number written with a fraction or an exponent. */
+bool holds_whole_real(const schema_field &row, dom::element value)
+{
+    if (row.kind == SCHEMA_INTEGER)
+        return value.type() == dom::element_type::DOUBLE;
+    dom::object members;
+    if (row.kind != SCHEMA_OBJECT || value.get_object().get(members))
+        return false;
+    for (dom::key_value_pair member : members)
+        if (member.value.type() == dom::element_type::DOUBLE)
+            return true; /* whole_literals_check() asks which member */
+    return false;
 }
 
 bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
@@ -217,8 +236,10 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
             if (!walk.walk(field.value, 0) || !walk.finish(t))
                 return false;
             budget = walk.budget;
+            raw->whole_unsure |= walk.whole_unsure;
             continue;
         }
+        raw->whole_unsure |= holds_whole_real(api_schema[known], field.value);
         json_t *small = dom_jansson_copy(field.value, 0, SMALL_VALUE);
         if (!small || json_object_set_new(raw->envelope, name.c_str(), small))
             return false;
@@ -232,7 +253,7 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
         dtype < 0 ? TENSOR_FLOAT64 : static_cast<tensor_dtype>(dtype));
     for (auto &[f, value] : binary)
         if (!binary_tensor(value, &api_schema[f], &raw->fields.tensor[f], elem,
-                           &budget))
+                           &budget, &raw->whole_unsure))
             return false;
     return true;
 }

@@ -6,6 +6,7 @@
 #include "server/json/parse_json.h"
 
 #include "server/json/base64.h"
+#include "server/json/literal_walk.h"
 #include "server/base/parse_budget.h"
 
 #include <errno.h>
@@ -167,7 +168,7 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
         json_t *dim = json_array_get(shape, (size_t)i);
         double d = json_number_value(dim);
         if (!json_is_number(dim) || !parse_json_binary_dim(d))
-            return codec_fail(err, ERR_WRONG_TYPE, ptr,
+            return codec_fail(err, SCHEMA_DIM_CODE, ptr,
                               "shape holds whole numbers of at least 1");
         t->dims[i] = (size_t)d;
         if (!tensor_mul_size(count, t->dims[i], &count))
@@ -276,37 +277,21 @@ static const char *python_number(const char *text, size_t len, size_t at)
     return NULL;
 }
 
-/* One open array or object on the way to a value (overflow_pointer()). */
+/* The literal that holds byte `end` - 1 of the text (overflow_pointer()). */
 typedef struct {
-    bool array;
-    size_t index;    /* the element's index in an array */
-    const char *key; /* the member's name in an object, raw */
-    size_t key_len;
-    bool after_colon; /* an object's member value comes next */
-} json_level;
+    size_t end;
+    char *ptr;
+} literal_at;
 
-/* The RFC 6901 token of a member name as written between its quotes, its
- * escapes decoded (the API's names have none).  False when it does not fit,
- * or holds a \u escape (not decoded here): the caller then names the
- * parent, which exists, rather than a member that does not. */
-static bool name_token(const char *raw, size_t len, char *out, size_t size)
+static bool find_literal_at(void *ctx, const literal_path *path,
+                            const char *text, size_t at, size_t n)
 {
-    static const char escaped[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (n + 1 >= size)
-            return false;
-        char c = raw[i];
-        if (c == '\\' && i + 1 < len) {
-            const char *at = strchr(escaped, raw[++i]);
-            if (!at || !*at)
-                return false; /* \u (or text jansson would have refused) */
-            c = decoded[at - escaped];
-        }
-        out[n++] = c;
-    }
-    out[n] = '\0';
-    return true;
+    (void)text;
+    literal_at *want = ctx;
+    if (!(at < want->end && want->end <= at + n))
+        return true;
+    literal_pointer(path, want->ptr);
+    return false;
 }
 
 /* The pointer of the number that ends at byte `end` of the JSON text
@@ -316,63 +301,9 @@ static bool name_token(const char *raw, size_t len, char *out, size_t size)
 static void overflow_pointer(const char *text, size_t len, size_t end,
                              char ptr[CODEC_POINTER_MAX])
 {
-    /* levels beyond those a pointer can name are counted, not kept */
-    json_level stack[CODEC_POINTER_MAX / 2];
-    size_t depth = 0, kept_max = sizeof stack / sizeof *stack;
-    for (size_t i = 0; i < len && i < end;) {
-        char c = text[i];
-        json_level *top = depth && depth <= kept_max ? &stack[depth - 1] : NULL;
-        if (c == '{' || c == '[') {
-            if (depth < kept_max)
-                stack[depth] = (json_level){.array = c == '['};
-            depth++;
-            i++;
-        } else if (c == '}' || c == ']') {
-            depth -= depth > 0;
-            i++;
-        } else if (c == ',') {
-            if (top && top->array)
-                top->index++;
-            else if (top)
-                top->after_colon = false;
-            i++;
-        } else if (c == ':') {
-            if (top)
-                top->after_colon = true;
-            i++;
-        } else if (c == '"') {
-            size_t start = ++i;
-            while (i < len && text[i] != '"')
-                i += text[i] == '\\' ? 2 : 1;
-            if (top && !top->array && !top->after_colon) {
-                top->key = text + start;
-                top->key_len = i - start;
-            }
-            i++;
-        } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            i++;
-        } else { /* a number or a literal (any other byte: one step) */
-            size_t start = i++;
-            while (i < len && text[i] && !strchr(",]} \t\n\r", text[i]))
-                i++;
-            if (start < end && end <= i)
-                break; /* this is the number: its parents are on the stack */
-        }
-    }
+    literal_at want = {end, ptr};
     ptr[0] = '\0';
-    for (size_t level = 0; level < depth && level < kept_max; level++) {
-        char token[CODEC_POINTER_MAX];
-        const json_level *at = &stack[level];
-        if (at->array)
-            snprintf(token, sizeof token, "%zu", at->index);
-        else if (!name_token(at->key, at->key_len, token, sizeof token))
-            return; /* a name too long for a pointer: its parent */
-        char longer[CODEC_POINTER_MAX];
-        memcpy(longer, ptr, sizeof longer);
-        if (!codec_pointer_append(longer, sizeof longer, token))
-            return;
-        memcpy(ptr, longer, sizeof longer);
-    }
+    literal_walk(text, len < end ? len : end, find_literal_at, &want);
 }
 
 /* Is text[0, run) one number as JSON writes it (RFC 8259: -?(0|[1-9]d*)
@@ -534,6 +465,7 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                           jerr.column, jerr.text);
     }
     raw->envelope = root;
+    raw->whole_unsure = true; /* every number is a real to jansson */
     if (!json_is_object(root))
         return codec_fail(err, ERR_INVALID_BODY, "",
                           "the request body must be a JSON object");

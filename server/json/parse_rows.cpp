@@ -243,8 +243,10 @@ bool scan_object(const char *b, size_t len, size_t min_bytes,
         if (field >= 0 && split_already[field])
             return false; /* twice: the usual path words the error */
         size_t value_end = NPOS;
+        /* (whole numbers stay with simdjson's DOM, which tells how each
+         * was written: whole_literals.h) */
         if (field >= 0 && api_schema[field].leaf != SCHEMA_LEAF_BOOL &&
-            i + 1 < len && b[i] == '[') {
+            !api_schema[field].whole && i + 1 < len && b[i] == '[') {
             tensor_scan t;
             t.field = field;
             t.value_begin = i;

@@ -23,6 +23,10 @@ extern "C" {
 typedef struct {
     api_fields fields; /* the tensors (slots of tensor rows) */
     json_t *envelope;  /* the other fields, an object (owned reference) */
+    /* a whole-number field may hold a number written with a fraction or
+     * an exponent, which a double may have rounded to a whole one: the
+     * text is to be read again (whole_literals.h) */
+    bool whole_unsure;
 } raw_request;
 
 void raw_request_free(raw_request *raw);

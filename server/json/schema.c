@@ -165,9 +165,10 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                           .invalid_code = ERR_INVALID_NUM_KV_HEADS},
     /* whole numbers ≥ 0, one per query (n) and per key (m) */
     [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
-                       .whole = true},
+                       .whole = true, .invalid_code = ERR_INVALID_POSITIONS},
     [API_CONTEXT_POSITIONS] = {"context_positions",
-                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true},
+                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+                               .invalid_code = ERR_INVALID_POSITIONS},
     /* a window wider than any distance between positions hides nothing
      * more: it lands as 2^53, which the core's int64_t arithmetic
      * holds */
@@ -193,7 +194,8 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
                     NUMBERS(past_v)},
     /* the query heads the reply holds, in this order (heads.h) */
-    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true},
+    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+                   .invalid_code = ERR_INVALID_HEADS},
     /* PyTorch's masks under its names and in the sense of the function the
      * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is
      * projected, scaled_dot_product_attention's with q, k and v */
@@ -269,6 +271,38 @@ int schema_tensor_of(const char *name)
 {
     int f = schema_field_of(name);
     return f >= 0 && api_schema[f].kind == SCHEMA_TENSOR ? f : -1;
+}
+
+error_code schema_whole_code(const char *pointer)
+{
+    char token[4][CODEC_POINTER_MAX];
+    size_t depth = codec_pointer_tokens(pointer, 4, token);
+    int f = depth ? schema_field_of(token[0]) : -1;
+    if (f < 0)
+        return ERR_NONE;
+    const schema_field *row = &api_schema[f];
+    switch (row->kind) {
+    case SCHEMA_INTEGER:
+        return depth == 1 ? row->invalid_code : ERR_NONE;
+    case SCHEMA_OBJECT:
+        for (size_t m = 0; depth == 2 && m < row->member_count; m++)
+            if (strcmp(row->members[m].name, token[1]) == 0)
+                return row->members[m].kind == SCHEMA_INTEGER
+                           ? row->members[m].invalid_code
+                           : ERR_NONE;
+        return ERR_NONE;
+    case SCHEMA_TENSOR: /* its elements, or its binary form's shape */
+        if (depth == 3 && strcmp(token[1], "shape") == 0)
+            return SCHEMA_DIM_CODE;
+        return row->whole && depth == 1 + (size_t)row->max_rank
+                   ? row->invalid_code
+                   : ERR_NONE;
+    case SCHEMA_STATE_DICT: /* a binary tensor's shape */
+        return depth == 4 && strcmp(token[2], "shape") == 0 ? SCHEMA_DIM_CODE
+                                                            : ERR_NONE;
+    default:
+        return ERR_NONE;
+    }
 }
 
 int schema_choice_of(api_field f, const char *name)

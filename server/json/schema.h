@@ -303,6 +303,16 @@ int schema_field_of(const char *name);
 /* The row named name when it is a tensor, or -1. */
 int schema_tensor_of(const char *name);
 
+/* The code of a binary tensor's shape that does not hold whole numbers of
+ * at least 1. */
+#define SCHEMA_DIM_CODE ERR_WRONG_TYPE
+
+/* The code that refuses a number at `pointer` of a /v1 body that is not
+ * whole where a whole number belongs (an integer field or member, an
+ * element of positions or heads, a binary tensor's shape); ERR_NONE where
+ * any number may stand (whole_literals.h). */
+error_code schema_whole_code(const char *pointer);
+
 /* The value of the choice of enum field f named name, or -1. */
 int schema_choice_of(api_field f, const char *name);
 

@@ -320,6 +320,16 @@ bad["add_zero_attn_422"] = variant(add_zero_attn=True)
 raw["python_minus_infinity"] = (b'{"x":[[1,2],[3,4]],' + SMALL
                                 + b',"mask":[[0,-Infinity],[0,0]]}')
 
+# a fraction a double rounds away, where a whole number belongs (refused)
+# and where any number may stand (taken)
+raw["position_rounded_to_whole"] = (b'{"x":[[1,2],[3,4]],' + SMALL
+                                    + b',"positions":[0,1.00000000000000001]}')
+raw["num_heads_rounded_to_whole"] = (b'{"x":[[1,2],[3,4]],"w_q":[[1,0],[0,1]],'
+                                     b'"w_k":[[1,0],[0,1]],"w_v":[[1,0],[0,1]],'
+                                     b'"num_heads":1.00000000000000001}')
+raw["x_rounded_to_whole"] = (b'{"x":[[0.99999999999999999,1e-400],[3,4]],'
+                             + SMALL + b',"positions":[0.0,1e0]}')
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(

@@ -5,7 +5,8 @@
 #   CMOCKA_TEST_FILTER='*softmax*' make test-unit   only the tests matching
 # the server's modules, one program each (tests/unit/test_MODULE.c)
 UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
-               block_cache parse_budget whole_numbers torch_fields
+               block_cache parse_budget whole_numbers whole_literals \
+               torch_fields
 UNIT_SERVER_TESTS := $(UNIT_SERVER:%=$(BUILD)/tests/test_%)
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attention_masks \

@@ -4,7 +4,9 @@
  * is refused with the number as the client wrote it, on both parsers of
  * /v1 and /v2, in JSON and in binary data; /v2's integer datatypes (INT8
  * to INT64, UINT8 to UINT64) hold exactly their own range, and
- * whole-number inputs take only them.
+ * whole-number inputs take only them; and a whole number must be written as
+ * one: a fraction a double rounds away is refused wherever a whole number
+ * belongs (whole_literals.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,10 +75,12 @@ static void positions_past_2_to_53_are_refused_as_written(void **state)
              "9007199254740991]," VALID_TAIL "}");
 }
 
-/* A /v2 request of x, the weights and one input `extra` (JSON), followed
- * by `binary` bytes when given. */
-static bool v2_decode(const char *extra, const void *binary, size_t binary_len,
-                      codec_error *err, bool jansson)
+/* A /v2 request of x, the weights and one input `extra` (JSON), then the
+ * request's members `members` (JSON, after a comma, or ""), followed by
+ * `binary` bytes when given. */
+static bool v2_decode_with(const char *extra, const char *members,
+                           const void *binary, size_t binary_len,
+                           codec_error *err, bool jansson)
 {
     char json[2048];
     int len = snprintf(
@@ -86,8 +90,8 @@ static bool v2_decode(const char *extra, const void *binary, size_t binary_len,
         "{\"name\":\"w_q\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":"
         "[1,0,0,1]},{\"name\":\"w_k\",\"shape\":[2,2],\"datatype\":\"FP64\","
         "\"data\":[1,0,0,1]},{\"name\":\"w_v\",\"shape\":[2,2],\"datatype\":"
-        "\"FP64\",\"data\":[1,0,0,1]},%s]}",
-        extra);
+        "\"FP64\",\"data\":[1,0,0,1]},%s]%s}",
+        extra, members);
     assert_true(len > 0 && (size_t)len + binary_len < sizeof json);
     char body[2048];
     memcpy(body, json, (size_t)len);
@@ -105,6 +109,12 @@ static bool v2_decode(const char *extra, const void *binary, size_t binary_len,
         oip_reply_plan_free(&plan);
     }
     return ok;
+}
+
+static bool v2_decode(const char *extra, const void *binary, size_t binary_len,
+                      codec_error *err, bool jansson)
+{
+    return v2_decode_with(extra, "", binary, binary_len, err, jansson);
 }
 
 static void v2_refuses(const char *extra, const void *binary, size_t len,
@@ -203,6 +213,100 @@ static void whole_number_inputs_take_integer_datatypes_only(void **state)
                "mask takes BOOL, FP64 or FP32");
 }
 
+/* "…, and X is not one, though a double rounds it to Y" */
+#define ROUNDED(sent, read)                                                    \
+    sent " is not one, though a double rounds it to " read
+
+/* A fraction a double rounds away (more digits than it keeps, or a number
+ * below its smallest) is refused wherever a whole number belongs, quoted as
+ * sent; a whole number written with a point or an exponent is taken. */
+static void v1_whole_fields_refuse_a_fraction_a_double_rounds_away(void **s)
+{
+    (void)s;
+    v1_refuses("{\"x\":[[1,2],[3,4]],\"positions\":[0, "
+               "1.00000000000000001]," VALID_TAIL "}",
+               ERR_INVALID_POSITIONS, "/positions/1",
+               ROUNDED("1.00000000000000001", "1"));
+    v1_refuses(
+        "{\"x\":[[1,2],[3,4]],\"positions\":[4503599627370496.5, 0]," VALID_TAIL
+        "}",
+        ERR_INVALID_POSITIONS, "/positions/0",
+        ROUNDED("4503599627370496.5", "4503599627370496"));
+    v1_refuses("{\"x\":[[1,2],[3,4]],\"positions\":[1e-400, 1]," VALID_TAIL "}",
+               ERR_INVALID_POSITIONS, "/positions/0", ROUNDED("1e-400", "0"));
+    v1_refuses("{\"x\":[[1,2]],\"num_heads\":2,\"heads\":["
+               "0.99999999999999999]," VALID_TAIL "}",
+               ERR_INVALID_HEADS, "/heads/0",
+               ROUNDED("0.99999999999999999", "1"));
+    v1_refuses("{\"x\":[[1,2]],\"num_heads\":2.00000000000000001," VALID_TAIL
+               "}",
+               ERR_INVALID_NUM_HEADS, "/num_heads",
+               ROUNDED("2.00000000000000001", "2"));
+    v1_refuses(
+        "{\"x\":[[1,2]],\"rope\":{\"dims\":2.00000000000000001}," VALID_TAIL
+        "}",
+        ERR_INVALID_ROPE, "/rope/dims", ROUNDED("2.00000000000000001", "2"));
+    /* a binary tensor's shape: (1, 2) float64, 16 zero bytes */
+    v1_refuses("{\"x\":{\"shape\":[1.00000000000000001,2],\"base64\":"
+               "\"AAAAAAAAAAAAAAAAAAAAAA==\"}," VALID_TAIL "}",
+               ERR_WRONG_TYPE, "/x/shape/0",
+               ROUNDED("1.00000000000000001", "1"));
+    /* whole numbers however written, and any number where any may stand */
+    v1_takes("{\"x\":[[0.99999999999999999,1e-400],[3,4]],\"positions\":"
+             "[0.0, 1e0],\"num_heads\":2.0,\"heads\":[10e-1],\"rope\":"
+             "{\"dims\":2.0}," VALID_TAIL "}");
+}
+
+static void v2_whole_values_refuse_a_fraction_a_double_rounds_away(void **s)
+{
+    (void)s;
+    v2_refuses(POSITIONS("INT64", "[0, 1, 2.00000000000000001]"), NULL, 0,
+               ERR_WRONG_TYPE, "/inputs/4/data/2",
+               ROUNDED("2.00000000000000001", "2"));
+    v2_refuses("{\"name\":\"positions\",\"shape\":[3.00000000000000001],"
+               "\"datatype\":\"INT64\",\"data\":[0,1,2]}",
+               NULL, 0, ERR_WRONG_TYPE, "/inputs/4/shape/0",
+               ROUNDED("3.00000000000000001", "3"));
+    int64_t positions[3] = {0, 1, 2};
+    v2_refuses(BINARY_POSITIONS("INT64", "24.000000000000001"), positions,
+               sizeof positions, ERR_WRONG_TYPE,
+               "/inputs/4/parameters/binary_data_size",
+               ROUNDED("24.000000000000001", "24"));
+    v2_takes(POSITIONS("INT64", "[0.0, 1e0, 20e-1]"), NULL, 0);
+    const struct {
+        const char *members, *pointer;
+        error_code code;
+    } parameters[] = {
+        {",\"parameters\":{\"num_heads\":1.00000000000000001}",
+         "/parameters/num_heads", ERR_INVALID_NUM_HEADS},
+        {",\"parameters\":{\"rope\":{\"dims\":2.00000000000000001}}",
+         "/parameters/rope/dims", ERR_INVALID_ROPE},
+        {",\"parameters\":{\"timeout\":1000000.00000000001}",
+         "/parameters/timeout", ERR_WRONG_TYPE},
+    };
+    for (size_t i = 0; i < sizeof parameters / sizeof *parameters; i++)
+        for (int jansson = 0; jansson < 2; jansson++) {
+            codec_error err;
+            bool ok =
+                v2_decode_with(POSITIONS("INT64", "[0, 1, 2]"),
+                               parameters[i].members, NULL, 0, &err, jansson);
+            if (ok || err.code != parameters[i].code ||
+                strcmp(err.pointer, parameters[i].pointer) != 0 ||
+                !strstr(err.detail, "though a double rounds it to"))
+                fail_msg("%s (jansson %d): ok %d, '%s' %s",
+                         parameters[i].members, jansson, ok, err.pointer,
+                         err.detail);
+        }
+    codec_error err;
+    for (int jansson = 0; jansson < 2; jansson++)
+        if (!v2_decode_with(POSITIONS("INT64", "[0, 1, 2]"),
+                            ",\"parameters\":{\"num_heads\":1.0,"
+                            "\"timeout\":1e6}",
+                            NULL, 0, &err, jansson))
+            fail_msg("whole parameters as reals (jansson %d): %s", jansson,
+                     err.detail);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +314,10 @@ int main(void)
         cmocka_unit_test(v2_integer_data_past_2_to_53_is_refused_as_written),
         cmocka_unit_test(v2_unsigned_and_small_integers_hold_their_own_range),
         cmocka_unit_test(whole_number_inputs_take_integer_datatypes_only),
+        cmocka_unit_test(
+            v1_whole_fields_refuse_a_fraction_a_double_rounds_away),
+        cmocka_unit_test(
+            v2_whole_values_refuse_a_fraction_a_double_rounds_away),
     };
     return cmocka_run_group_tests_name("whole_numbers", tests, NULL, NULL);
 }
