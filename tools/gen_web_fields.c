@@ -12,23 +12,11 @@
 
 #include <stdio.h>
 
-static const char *const kind_names[] = {
-    [SCHEMA_TENSOR] = "tensor",
-    [SCHEMA_INTEGER] = "integer",
-    [SCHEMA_NUMBER] = "number",
-    [SCHEMA_BOOLEAN] = "boolean",
-    [SCHEMA_ENUM] = "enum",
-    [SCHEMA_STAGES] = "stages",
-    [SCHEMA_LABELS] = "labels",
-    [SCHEMA_OBJECT] = "object",
-    [SCHEMA_STATE_DICT] = "state_dict",
-};
-
 /* One row as a JS object literal: { name, kind, required[, choices] }. */
 static void print_field(const schema_field *row)
 {
     printf("  { name: \"%s\", kind: \"%s\", required: %s", row->name,
-           kind_names[row->kind], row->required ? "true" : "false");
+           schema_kind_name(row->kind), row->required ? "true" : "false");
     if (row->kind == SCHEMA_ENUM) {
         printf(", choices: [");
         for (size_t i = 0; i < row->choice_count; i++)

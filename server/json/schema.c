@@ -259,6 +259,22 @@ void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
     codec_pointer(out, api_schema[f].name, index, t->rank);
 }
 
+const char *schema_kind_name(schema_kind kind)
+{
+    static const char *const names[] = {
+        [SCHEMA_TENSOR] = "tensor",
+        [SCHEMA_INTEGER] = "integer",
+        [SCHEMA_NUMBER] = "number",
+        [SCHEMA_BOOLEAN] = "boolean",
+        [SCHEMA_ENUM] = "enum",
+        [SCHEMA_STAGES] = "stages",
+        [SCHEMA_LABELS] = "labels",
+        [SCHEMA_OBJECT] = "object",
+        [SCHEMA_STATE_DICT] = "state_dict",
+    };
+    return names[kind];
+}
+
 int schema_field_of(const char *name)
 {
     for (int f = 0; f < API_FIELD_COUNT; f++)

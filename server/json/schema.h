@@ -297,6 +297,10 @@ const char *schema_pointer(api_field f, char out[CODEC_POINTER_MAX]);
 void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
                             const schema_tensor *t, size_t flat);
 
+/* The kind's name in the schema's descriptions ("tensor", "integer", ...:
+ * tests/contract/print_schema.c, tools/gen_web_fields.c). */
+const char *schema_kind_name(schema_kind kind);
+
 /* The row named name, or -1. */
 int schema_field_of(const char *name);
 

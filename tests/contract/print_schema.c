@@ -17,17 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *const kind_names[] = {
-    [SCHEMA_TENSOR] = "tensor",
-    [SCHEMA_INTEGER] = "integer",
-    [SCHEMA_NUMBER] = "number",
-    [SCHEMA_BOOLEAN] = "boolean",
-    [SCHEMA_ENUM] = "enum",
-    [SCHEMA_STAGES] = "stages",
-    [SCHEMA_LABELS] = "labels",
-    [SCHEMA_OBJECT] = "object",
-    [SCHEMA_STATE_DICT] = "state_dict",
-};
 static const char *const leaf_names[] = {
     [SCHEMA_LEAF_NUMBER] = "number",
     [SCHEMA_LEAF_BOOL] = "boolean",
@@ -52,7 +41,7 @@ static void print_row(const schema_field *row)
 {
     printf("{\"name\": ");
     print_string(row->name);
-    printf(", \"kind\": \"%s\", \"required\": %s", kind_names[row->kind],
+    printf(", \"kind\": \"%s\", \"required\": %s", schema_kind_name(row->kind),
            row->required ? "true" : "false");
     if (row->kind == SCHEMA_TENSOR)
         printf(", \"min_rank\": %d, \"max_rank\": %d, \"leaf\": \"%s\", "
