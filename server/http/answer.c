@@ -30,6 +30,7 @@
 #include "server/base/problem.h"
 #include "server/http/framing.h"
 #include "server/http/response.h"
+#include "server/http/static_coding.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,9 +66,12 @@ enum MHD_Result answer_queue(request *req)
         .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
         .close = req->close || atomic_load(&srv->draining),
     };
-    if (!req->coded) /* an answer of the event thread: small but for one
-                        whose client refuses identity (reply_coding.h) */
+    if (!req->coded) { /* an answer of the event thread: an embedded asset,
+                          coded at start-up, or small but for one whose
+                          client refuses identity (reply_coding.h) */
+        static_coding_apply(&req->rep, req->accept);
         reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory);
+    }
     req->coded = true;
     completion_note_acked(req);
     enum MHD_Result ret =

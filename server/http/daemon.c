@@ -14,6 +14,7 @@
 #include "server/http/exchange.h"
 #include "server/base/clock.h"
 #include "server/http/framing.h"
+#include "server/http/static_coding.h"
 #include "server/obs/metrics.h"
 
 #include <arpa/inet.h>
@@ -108,6 +109,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         return start_failed(srv);
     }
     atomic_init(&srv->next_request_id, 1);
+    static_coding_init(); /* out of memory: coded per request instead */
     if (cfg->api_key_file[0] &&
         !guard_load_api_key(&srv->api_key, cfg->api_key_file, err, err_size))
         return start_failed(srv);

@@ -26,6 +26,8 @@
  */
 #include "server/http/reply_coding.h"
 
+#include "server/obs/metrics.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,14 +339,15 @@ static reply_part *assemble(coding_job *job, size_t count, size_t *parts_out)
     return parts;
 }
 
-/* Whether accept asks r's body to be compressed. */
-static bool wanted(const reply *r, reply_accept accept)
+reply_coding_kind reply_coding_wanted(const reply *r, reply_accept accept)
 {
     if (r->content_encoding || accept.best == REPLY_CODING_IDENTITY ||
         r->body_len == 0 || !is_text(r->content_type))
-        return false;
-    return accept.identity_refused ||
-           (accept.compress_big && r->body_len >= REPLY_CODING_MIN_BYTES);
+        return REPLY_CODING_IDENTITY;
+    return accept.identity_refused || (accept.compress_big &&
+                                       r->body_len >= REPLY_CODING_MIN_BYTES)
+               ? accept.best
+               : REPLY_CODING_IDENTITY;
 }
 
 /* The reservation the compressed pieces may need. */
@@ -378,7 +381,7 @@ static void swap_body(reply *r, reply_part *parts, size_t count, budget *memory,
 void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
                         budget *memory)
 {
-    if (!wanted(r, accept))
+    if (reply_coding_wanted(r, accept) == REPLY_CODING_IDENTITY)
         return;
     size_t count = (r->body_len + CODING_CHUNK - 1) / CODING_CHUNK;
     size_t reserved = bound_of(r->body_len, count);
@@ -401,10 +404,12 @@ void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
         ok = job.pieces[i].ok;
     size_t part_count = 0;
     reply_part *parts = ok ? assemble(&job, count, &part_count) : NULL;
-    if (parts)
+    if (parts) {
         swap_body(r, parts, part_count, memory, reserved, job.gzip);
-    else
+        metrics_note_compression();
+    } else {
         budget_release(memory, reserved);
+    }
     for (size_t i = 0; job.pieces && i < count; i++)
         free(job.pieces[i].out);
     for (size_t t = 0; job.threads && t < threads; t++)

@@ -38,13 +38,18 @@ typedef struct {
  * then goes out as it is). */
 reply_accept reply_coding_accept(const char *accept_encoding);
 
-/* Compresses r's body with `accept`'s coding when it is text (JSON, YAML,
- * HTML, CSS, JavaScript, plain text) and the client refuses identity or
- * the body is at least REPLY_CODING_MIN_BYTES; sets r->content_encoding.
- * Pieces of the body are compressed side by side on `workers` (NULL: on
- * this thread).  The compressed bytes are reserved in `memory` while both
- * copies exist; when they do not fit, or zlib fails, r goes out as it is.
- * A reply already coded is left alone. */
+/* The coding r's body is compressed with under `accept`: accept.best when
+ * the body is text (JSON, YAML, HTML, CSS, JavaScript, plain text) and the
+ * client refuses identity or the body is at least REPLY_CODING_MIN_BYTES;
+ * IDENTITY otherwise, and for a reply already coded. */
+reply_coding_kind reply_coding_wanted(const reply *r, reply_accept accept);
+
+/* Compresses r's body with the coding reply_coding_wanted() names, if any,
+ * and sets r->content_encoding.  Pieces of the body are compressed side by side
+ * on `workers` (NULL: on this thread).  The compressed bytes are reserved in
+ * `memory` while both copies exist; when they do not fit, or zlib fails, r goes
+ * out as it is. A reply already coded is left alone.  Each body compressed
+ * counts in /metrics (attention_reply_compressions_total). */
 void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
                         budget *memory);
 

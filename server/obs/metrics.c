@@ -24,6 +24,7 @@ static atomic_ullong requests[METRICS_MAX_ROUTES + 1][STATUS_COUNT + 1];
 static atomic_ullong latency_buckets[METRICS_MAX_ROUTES + 1][BUCKET_COUNT + 1];
 static atomic_ullong latency_sum_us[METRICS_MAX_ROUTES + 1];
 static atomic_ullong bytes_in_total, bytes_out_total;
+static atomic_ullong compressions_total;
 
 /* set before the daemon starts its threads, read-only after */
 static const char *build_arch = "unknown", *build_simd = "unknown",
@@ -65,6 +66,11 @@ void metrics_record(size_t route, unsigned status, double seconds,
                      (unsigned long long)(seconds * 1e6));
     atomic_fetch_add(&bytes_in_total, bytes_in);
     atomic_fetch_add(&bytes_out_total, bytes_out);
+}
+
+void metrics_note_compression(void)
+{
+    atomic_fetch_add(&compressions_total, 1);
 }
 
 void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
@@ -135,6 +141,11 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
                "# HELP attention_sent_bytes_total Response body bytes.\n"
                "# TYPE attention_sent_bytes_total counter\n"
                "attention_sent_bytes_total %llu\n"
+               "# HELP attention_reply_compressions_total Reply bodies "
+               "compressed, the embedded assets' gzip and deflate forms made "
+               "once at start-up included.\n"
+               "# TYPE attention_reply_compressions_total counter\n"
+               "attention_reply_compressions_total %llu\n"
                "# HELP attention_build_info Version, architecture, the SIMD "
                "level of the core's loops, what computes the products, and "
                "OpenBLAS's kernels.\n"
@@ -143,5 +154,6 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
                "products=\"%s\",blas_core=\"%s\"} 1\n",
                in_flight, queue_depth, memory_reserved, connections,
                atomic_load(&bytes_in_total), atomic_load(&bytes_out_total),
-               version, build_arch, build_simd, build_products, blas_core);
+               atomic_load(&compressions_total), version, build_arch,
+               build_simd, build_products, blas_core);
 }

@@ -2,7 +2,8 @@
  * metrics.h - counters for GET /metrics (Prometheus text format 0.0.4).
  *
  * Lock-free: every counter is an atomic, updated once per request in the
- * "request completed" callback, read when /metrics is scraped.  The routes
+ * "request completed" callback (and once per reply body compressed), read
+ * when /metrics is scraped.  The routes
  * are not listed here: the HTTP layer's route table names them.
  */
 #ifndef SERVER_METRICS_H
@@ -34,6 +35,9 @@ void metrics_set_build_info(const char *arch, const char *simd,
 /* Records one finished request. */
 void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out);
+
+/* Records one reply body compressed (server/http/reply_coding.c). */
+void metrics_note_compression(void);
 
 /* Appends the exposition; gauges are passed in by the caller, who owns them. */
 void metrics_render(buf *out, size_t in_flight, size_t queue_depth,

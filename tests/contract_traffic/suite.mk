@@ -27,11 +27,13 @@ CONTRACT_NODE   := $(CONTRACT_DIR)/node_modules/.package-lock.json
 CONTRACT_RECORD := $(BUILD)/contract_traffic
 # the HTTP tests whose traffic is recorded: every one but those of timing
 # (tests/http/suite.mk's HTTP_TIMED), of the listening port, which a relay
-# would change, and of the visualizer's files (x-prefix-routes in
-# openapi.yaml: a prefix, no operation to check them against)
+# would change, and of the visualizer's files, plain and coded
+# (x-prefix-routes in openapi.yaml: a prefix, no operation to check them
+# against)
 CONTRACT_HTTP    = $(filter-out $(HTTP_TIMED) \
                      $(addprefix $(BUILD)/tests/http/, \
-                       test_one_server_per_port test_web_assets), \
+                       test_one_server_per_port test_web_assets \
+                       test_static_coding), \
                      $(HTTP_TESTS))
 CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
 CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
