@@ -11,6 +11,7 @@ import { lastGood } from "./request.js";
 import { kvHead, slice } from "./reply.js";
 import { exact, fmt, MINUS } from "./format.js";
 import { maskReasons, renderResult, views } from "./views.js";
+import { afterRender } from "./highlight.js";
 
 // The steps, in pipeline order, and the cards (their data-stage) each reveals.
 export const GUIDED_STEPS = [
@@ -226,11 +227,13 @@ export function setGuided(on) {
   if (!on) $("guided-toggle").focus();
 }
 
-// A cell chosen in any card: the query, key and column it stands for.
+// A cell chosen in any card: the query, key and column it stands for (in
+// the split into heads, also the head: a cell of another head opens it).
 function choose(card) {
   const v = views[card.id], R = lastGood;
   if (!v || !v.cur || !R) return;
   const [r, c] = v.cur, s = card.dataset.stage;
+  if (s === "q_all" || s === "q_head") { chooseSplit(R, card.id, r, c, s === "q_all" ? Math.floor(c / R.dk) : v.head); return; }
   if (["scores", "scaled_scores", "masked_scores", "weights"].includes(s)) Object.assign(guided, { i: r, j: c });
   else if (["q", "q_rope", "head_outputs", "x", "x_pe"].includes(s)) Object.assign(guided, { i: r, c: s.startsWith("x") ? guided.c : c });
   else if (["k", "v", "k_rope"].includes(s)) Object.assign(guided, { j: r + R.m0, c });
@@ -240,6 +243,20 @@ function choose(card) {
   else return;
   guided.guesses = null; guided.revealed = false;
   show(R);
+}
+
+// Query r, column c of head hd's Q, chosen in a card of the split (the card
+// `id`); the cell keeps the focus when the head changes and the cards are
+// drawn again.
+function chooseSplit(R, id, r, c, hd) {
+  Object.assign(guided, { i: r, c: c % R.dk, guesses: null, revealed: false });
+  if (hd === ui.selectedHead) { show(R); return; }
+  const had = document.activeElement && document.activeElement.closest("td[data-row]");
+  ui.selectedHead = hd;
+  renderResult(R);
+  afterRender(R);
+  const v = views[id];
+  if (v && v.mode === "table") v.moveTo(r, c, !!had);
 }
 
 export function init() {

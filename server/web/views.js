@@ -121,7 +121,7 @@ export function splitViews(R) {
   const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype,
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
     formula: `columns ${k * dk}…${(k + 1) * dk - 1} of Q, the ${k === 0 ? "first" : k === 1 ? "second" : `${k}th`} plane of Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)`,
-    caption: `head ${k}` }));
+    caption: `head ${k}`, head: k }));
   heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: "one scale for Q and its heads" }));
   all.scaleNote = "one scale for Q and its heads";
   for (const v of [all, ...heads]) views[v.id] = v;
