@@ -10,6 +10,7 @@ import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
 import { group, mayMask, renderResult, views } from "./views.js";
 import { afterRender, onPoint } from "./highlight.js";
+import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
 import { exportOptions } from "./share.js";
 
 // "heads" subtracts two heads of this result; "dtype" and "mask" ask the API
@@ -136,10 +137,11 @@ export function openHead() {
 }
 
 // Small multiples: every head's weights, each a button that opens its head.
-// One colour scale for all of them, from 0 to the largest weight of any head
-// (the legend says which), so that at 128 tokens, where a peaked weight may
-// be 0.1, it still shows; a pixel that stands for several cells takes their
-// largest weight, so no peak is lost when a head is drawn smaller than n × m.
+// Coloured from 0 to a largest weight (weight-scale.js: of any head with one
+// colour scale, else the head's own; the legend says which), so that at 128
+// tokens, where a peaked weight may be 0.1, it still shows; a pixel that
+// stands for several cells takes their largest weight, so no peak is lost
+// when a head is drawn smaller than n × m.
 export const SMALL_MULTIPLE_MAX_PX = 120;
 export function smallMultipleImage(s, ms, top, w, h) {
   const pal = PALETTES.seq.rgb, img = new ImageData(w, h);
@@ -151,7 +153,7 @@ export function smallMultipleImage(s, ms, top, w, h) {
       const p = i * s.cols + j;
       if (!(ms && ms.data[ms.off + p] === -Infinity)) big = Math.max(big, s.data[s.off + p]);
     }
-    const col = big < 0 ? MASKED_RGB : pal[top > 0 ? Math.round(Math.min(1, big / top) * 255) : 0];
+    const col = big < 0 ? MASKED_RGB : pal[weightShade(big, top)];
     img.data.set([col[0], col[1], col[2], 255], 4 * (y * w + x));
   }
   return img;
@@ -160,8 +162,6 @@ export function headStrip(R) {
   const g = group("group-heads", "Every head's weights", el("span", { class: "shape" }, "choose a head"));
   const side = Math.max(48, Math.min(SMALL_MULTIPLE_MAX_PX, Math.floor(480 / Math.ceil(Math.sqrt(R.H)))));
   const heads = range(R.H).map((k) => [anyHead(R, "weights", k), mayMask(R) ? anyHead(R, "masked_scores", k) : null]);
-  let top = 0;
-  for (const [s] of heads) for (let p = 0; p < s.rows * s.cols; p++) top = Math.max(top, s.data[s.off + p]);
   const readout = el("p", { class: "readout", id: "heads-readout", "aria-live": "polite" }, " ");
   const cur = [0, 0]; // the keyboard's cell, the same in every head
   const say = (k, i, j) => {
@@ -172,7 +172,7 @@ export function headStrip(R) {
   heads.forEach(([s, ms], k) => {
     const w = Math.min(s.cols, side), hgt = Math.max(8, Math.round((side * s.rows) / s.cols)), h = Math.min(s.rows, hgt);
     const c = el("canvas", { width: w, height: h, "aria-hidden": "true", style: `width:${side}px;height:${hgt}px` });
-    c.getContext("2d").putImageData(smallMultipleImage(s, ms, top, w, h), 0, 0);
+    c.getContext("2d").putImageData(smallMultipleImage(s, ms, weightTop(R, k), w, h), 0, 0);
     const cursor = el("span", { class: "sm-cursor", hidden: true });
     const place = () => {
       Object.assign(cursor.style, { left: `${(cur[1] * side) / s.cols}px`, top: `${(cur[0] * hgt) / s.rows}px`,
@@ -202,11 +202,7 @@ export function headStrip(R) {
     });
     wrap.append(b);
   });
-  const pal = PALETTES.seq.css;
-  const legend = el("div", { class: "legend", id: "heads-legend" }, "0",
-    el("span", { class: "bar", style: `background:linear-gradient(90deg,${[0, 64, 128, 192, 255].map((k) => pal[k]).join(",")})` }),
-    fmt(top), el("span", { class: "scale-note" }, top < 1 ? "one scale for every head: its darkest is the largest weight of any head"
-      : "one scale for every head"),
+  const legend = el("div", { class: "legend", id: "heads-legend" }, ...weightLegend(R, range(R.H)),
     mayMask(R) ? [el("span", { class: "swatch masked" }), "masked"] : null);
   g.sec.append(wrap, legend, readout,
     el("p", { class: "note" }, "Point at a head for a weight's exact value, or focus it and use the arrow keys; a pixel that stands for several cells shows the largest of them."));

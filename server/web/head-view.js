@@ -10,13 +10,21 @@ import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
 import { mayMask, views } from "./views.js";
+import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
 
 // bertviz's head view on SVG: queries on the left, keys on the right, one
-// line per pair, as thick and as dark as its weight.  Past HEAD_VIEW_MAX_LINES
+// line per pair, as thick and as dark as its weight on the small multiples'
+// colour scale (weight-scale.js: from 0 to a largest weight, which the
+// legend names, so that the weights of many keys show).  Past HEAD_VIEW_MAX_LINES
 // pairs only the chosen query's lines are drawn (arrow keys or pointing
 // choose it), so long inputs stay readable.
 export const HEAD_VIEW_MAX_LINES = 2500;
 export const SVG_NS = "http://www.w3.org/2000/svg";
+// A line's stroke, width and opacity for weight w on a scale to top.
+export function lineLook(w, top) {
+  const t = top > 0 ? Math.min(1, Math.max(0, w) / top) : 0;
+  return { stroke: PALETTES.seq.css[weightShade(w, top)], width: (0.5 + 5 * t).toFixed(2), opacity: (0.6 + 0.4 * t).toFixed(3) };
+}
 export function svg(tag, attrs, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, v);
@@ -31,9 +39,9 @@ export function headViewDrawing(R, h, chosen) {
   const rowH = Math.max(3, Math.min(18, 640 / Math.max(n, m))), every = Math.ceil(11 / rowH);
   const label = "11px DejaVu Sans, sans-serif", side = 100, width = 480, top = 30;
   const y = (i) => top + (i + 0.5) * rowH;
-  const head = R.H > 1 ? `, head ${h}` : "", seq = R.B ? `, sequence ${ui.selectedSeq}` : "";
+  const head = R.H > 1 ? `, head ${h}` : "", seq = R.B ? `, sequence ${ui.selectedSeq}` : "", darkest = weightTop(R, h);
   const texts = [{ x: 4, y: 16, anchor: "start", fill: "#1d2330", font: "bold 13px DejaVu Sans, sans-serif",
-    text: `Head view${head}${seq}: query → key, as thick as the weight${dense ? `; the lines of query ${R.ql[chosen]}` : ""}` }];
+    text: `Head view${head}${seq}: query → key, as thick and dark as the weight, darkest ${fmt(darkest)}${dense ? `; the lines of query ${R.ql[chosen]}` : ""}` }];
   for (let i = 0; i < n; i += every) texts.push({ x: side - 6, y: y(i) + 4, text: shorten(R.ql[i], 12), font: label, anchor: "end", fill: "#545c6b" });
   for (let j = 0; j < m; j += every) texts.push({ x: width - side + 6, y: y(j) + 4, text: shorten(R.kl[j], 12), font: label, anchor: "start", fill: "#545c6b" });
   const lines = [];
@@ -41,8 +49,7 @@ export function headViewDrawing(R, h, chosen) {
     if (dense && i !== chosen) continue;
     for (let j = 0; j < m; j++) {
       const w = W.data[W.off + i * m + j];
-      if (w > 0) lines.push({ x1: side, y1: y(i), x2: width - side, y2: y(j), stroke: "#225ea8", width: (0.5 + 5 * w).toFixed(2),
-                              opacity: (0.15 + 0.85 * w).toFixed(3), q: i, k: j, w: exact(w, R.dtype) });
+      if (w > 0) lines.push({ x1: side, y1: y(i), x2: width - side, y2: y(j), ...lineLook(w, darkest), q: i, k: j, w: exact(w, R.dtype) });
     }
   }
   return { width, height: Math.ceil(top + Math.max(n, m) * rowH + 8), rects: [], texts, lines };
@@ -55,14 +62,15 @@ export function modelViewDrawing(R) {
   const n = R.n, m = R.m, pal = PALETTES.seq.rgb, label = "11px DejaVu Sans, sans-serif";
   const cs = Math.max(1, Math.min(24, Math.floor(240 / Math.max(n, m)))), per = Math.min(R.H, 4), gap = 16, top = 44;
   const headW = m * cs, headH = n * cs, seq = R.B ? `, sequence ${ui.selectedSeq}` : "";
-  const title = `Every head's weights${seq} (${n}×${m} each): 0 to 1, grey = masked`;
+  const tops = range(R.H).map((k) => weightTop(R, k)), one = tops.every((t) => t === tops[0]);
+  const title = `Every head's weights${seq} (${n}×${m} each): 0 to ${one ? fmt(tops[0]) : "each head's largest"}, grey = masked`;
   const texts = [{ x: 4, y: 16, text: title, font: "bold 13px DejaVu Sans, sans-serif", anchor: "start", fill: "#1d2330" }];
   const rects = [], images = [];
   for (let k = 0; k < R.H; k++) {
     const W = anyHead(R, "weights", k), ms = mayMask(R) ? anyHead(R, "masked_scores", k) : null;
     const x0 = 8 + (k % per) * (headW + gap), y0 = top + Math.floor(k / per) * (headH + 18 + gap);
-    texts.push({ x: x0, y: y0 - 5, text: `head ${k}`, font: label, anchor: "start", fill: "#1d2330" });
-    const colour = (p) => (ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB : pal[Math.round(Math.min(1, Math.max(0, W.data[W.off + p])) * 255)]);
+    texts.push({ x: x0, y: y0 - 5, text: `head ${k}${one ? "" : ` (to ${fmt(tops[k])})`}`, font: label, anchor: "start", fill: "#1d2330" });
+    const colour = (p) => (ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB : pal[weightShade(W.data[W.off + p], tops[k])]);
     if (n * m <= 4096) {
       for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) rects.push({ x: x0 + j * cs, y: y0 + i * cs, w: cs, h: cs,
         fill: `rgb(${colour(i * m + j).join(",")})`, head: k, row: i, col: j, value: exact(W.data[W.off + i * m + j], R.dtype) });
@@ -85,10 +93,10 @@ export function headView(R, h, avail) {
   const every = Math.ceil(11 / rowH);
   const width = Math.min(avail, 460), side = 90, height = Math.max(n, m) * rowH + 8;
   const y = (i) => 4 + (i + 0.5) * rowH;
-  const readout = el("p", { class: "readout", "aria-live": "polite" }, " ");
+  const readout = el("p", { class: "readout", "aria-live": "polite" }, " "), top = weightTop(R, h);
   const lines = svg("g", { class: "lines" });
   const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, tabindex: "0", role: "img",
-    "aria-label": `Head ${h}: lines from each query (left) to the keys it attends (right), as thick as the weight; `
+    "aria-label": `Head ${h}: lines from each query (left) to the keys it attends (right), as thick and dark as the weight; `
       + "arrow keys choose a query and read its strongest keys" });
   const labels = svg("g", { class: "labels", "font-size": "11", fill: "#545c6b" });
   for (let i = 0; i < n; i += every) labels.append(svg("text", { x: side - 6, y: y(i), "text-anchor": "end", "dominant-baseline": "middle" }, shorten(R.ql[i], 12)));
@@ -102,9 +110,9 @@ export function headView(R, h, avail) {
       for (let j = 0; j < m; j++) {
         const w = W.data[W.off + i * m + j];
         if (w <= 0) continue;
-        lines.append(svg("line", { x1: side, y1: y(i), x2: width - side, y2: y(j), stroke: "#225ea8",
-          "stroke-width": (0.5 + 5 * w).toFixed(2), "stroke-opacity": (0.15 + 0.85 * w).toFixed(3),
-          "data-q": i, "data-k": j, "data-w": exact(w, R.dtype) }));
+        const look = lineLook(w, top);
+        lines.append(svg("line", { x1: side, y1: y(i), x2: width - side, y2: y(j), stroke: look.stroke,
+          "stroke-width": look.width, "stroke-opacity": look.opacity, "data-q": i, "data-k": j, "data-w": exact(w, R.dtype) }));
       }
     }
   };
@@ -128,9 +136,10 @@ export function headView(R, h, avail) {
   root.addEventListener("mouseleave", () => lines.querySelectorAll("line.dim").forEach((l) => l.classList.remove("dim")));
   const card = el("div", { class: "card", id: `h${h}-lines`, dataset: { stage: "lines" } },
     el("h3", {}, "Head view", el("span", { class: "shape" }, `${n} → ${m}`)),
-    el("p", { class: "formula" }, dense ? `Each query's lines to the keys, as thick as the weight; ${n}×${m} pairs are too many at once: `
-      + "point at a query or focus and use the arrow keys." : "Each query (left) to the keys it attends (right), as thick as the weight."),
-    el("div", { class: "scroll" }, root), readout);
+    el("p", { class: "formula" }, dense ? `Each query's lines to the keys, as thick and dark as the weight; ${n}×${m} pairs are too many at once: `
+      + "point at a query or focus and use the arrow keys." : "Each query (left) to the keys it attends (right), as thick and dark as the weight."),
+    el("div", { class: "scroll" }, root), readout,
+    el("div", { class: "legend" }, ...weightLegend(R, [h])));
   // linked highlighting: a pointed weight lights its line
   views[card.id] = { id: card.id, drawing: () => headViewDrawing(R, h, chosen), mark(marks) {
     lines.querySelectorAll("line.hl").forEach((l) => l.classList.remove("hl"));

@@ -7,9 +7,11 @@
  */
 import { $, API, el, range } from "./base.js";
 import { STATE_DICT_KEYS } from "./form.js";
-import { MASKED_RGB, PALETTES } from "./colour.js";
 import { parseReply } from "./request.js";
 import { applyState } from "./share.js";
+import { smallMultipleImage } from "./compare.js";
+import { fmt } from "./format.js";
+import { largestWeight, legendNodes, oneScale } from "./weight-scale.js";
 
 // A small multiple's side in CSS pixels: at most this wide, however many keys.
 const MULTIPLE_MAX_PX = 96, MULTIPLE_MIN_PX = 40;
@@ -59,36 +61,36 @@ function plane(t, h) {
   return { rows, cols, off: h * rows * cols, data: t.data };
 }
 
-function multiple(layer, li, h) {
+// A head's weights, one pixel a cell, on the small multiples' colour scale
+// to top (weight-scale.js).
+function multiple(layer, li, h, top) {
   const w = plane(layer.weights, h), ms = layer.masked ? plane(layer.masked, h) : null;
   const side = Math.max(MULTIPLE_MIN_PX, Math.min(MULTIPLE_MAX_PX, 4 * w.cols));
   const c = el("canvas", { width: w.cols, height: w.rows, "aria-hidden": "true",
                            style: `width:${side}px;height:${Math.max(8, Math.round((side * w.rows) / w.cols))}px` });
-  const img = new ImageData(w.cols, w.rows), pal = PALETTES.seq.rgb;
-  for (let p = 0; p < w.rows * w.cols; p++) {
-    const col = ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB
-      : pal[Math.round(Math.min(1, Math.max(0, w.data[w.off + p])) * 255)];
-    img.data.set([...col, 255], 4 * p);
-  }
-  c.getContext("2d").putImageData(img, 0, 0);
+  c.getContext("2d").putImageData(smallMultipleImage(w, ms, top, w.cols, w.rows), 0, 0);
   return el("button", { type: "button", class: "model-head", dataset: { layer: li, head: h },
     "aria-label": `Open layer ${li} (${layer.name}), head ${h}`, onclick: () => openLayer(li, h) }, c, `head ${h}`);
 }
 
+// With "One colour scale", every layer and head to the largest weight of
+// any; apart, each head to its own largest weight.
 function render() {
   const L = bundle.layers;
-  const rows = L.map((layer, li) => {
-    const H = layer.weights.shape.at(-3);
-    return el("div", { class: "model-layer", role: "group", "aria-label": `Layer ${li}: ${layer.name}` },
-      el("p", { class: "model-name" }, el("b", {}, `layer ${li}`), ` ${layer.name}`,
-        el("span", { class: "shape" }, `weights (${layer.weights.shape.join(", ")})`)),
-      el("div", { class: "heads" }, range(H).map((h) => multiple(layer, li, h))));
-  });
+  const tops = L.map((layer) => range(layer.weights.shape.at(-3)).map((h) => largestWeight(plane(layer.weights, h))));
+  const all = Math.max(0, ...tops.flat()), one = oneScale();
+  const rows = L.map((layer, li) => el("div", { class: "model-layer", role: "group", "aria-label": `Layer ${li}: ${layer.name}` },
+    el("p", { class: "model-name" }, el("b", {}, `layer ${li}`), ` ${layer.name}`,
+      el("span", { class: "shape" }, `weights (${layer.weights.shape.join(", ")})`)),
+    el("div", { class: "heads" }, tops[li].map((top, h) => multiple(layer, li, h, one ? all : top)))));
+  const legend = one ? legendNodes(all, "one scale for every layer and head: its darkest is the largest weight of any")
+    : legendNodes(null, "each head on its own scale, its darkest its largest weight: "
+      + tops.map((t, li) => `layer ${li} ${t.map((top, h) => `head ${h} ${fmt(top)}`).join(", ")}`).join("; "));
   $("model-view").replaceChildren(
     el("p", { class: "hint" }, `${bundle.name}: ${L.length} layer${L.length === 1 ? "" : "s"} × heads; each square is a head's `
-      + "weights, queries down, keys across, from 0 (light yellow) to 1 (dark blue), grey where a key is hidden. "
-      + "A click opens that layer's whole pipeline below."),
-    ...rows);
+      + "weights, queries down, keys across, from 0 (light yellow) to the largest weight the legend names (dark blue), "
+      + "grey where a key is hidden. A click opens that layer's whole pipeline below."),
+    el("div", { class: "legend", id: "model-legend" }, ...legend), ...rows);
   $("model-panel").hidden = false;
 }
 
@@ -122,6 +124,7 @@ export async function openBundle(file) {
 }
 
 export function init() {
+  $("one-scale").addEventListener("change", () => { if (bundle) render(); });
   $("bundle-file").addEventListener("change", (ev) => { const f = ev.target.files[0]; if (f) openBundle(f); });
   // a file dropped anywhere on the page
   document.addEventListener("dragover", (ev) => {

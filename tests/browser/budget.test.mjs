@@ -47,8 +47,9 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256 (8 and 16 he
   const small = await page.evaluate(() => { const c = document.querySelector('#group-heads button[data-head="3"] canvas');
     return Array.from(c.getContext("2d").getImageData(2, 1, 1, 1).data.slice(0, 3)); });
   const seq = await page.evaluate(() => window.attentionVisualizer.PALETTES.seq.rgb);
-  // 120 px for 256 keys: pixel (2, 1) is the largest of rows 2–3, keys 4–5, on the scale of the largest weight
-  const top = weights.reduce((a, b) => Math.max(a, b), 0);
+  // 120 px for 256 keys: pixel (2, 1) is the largest of rows 2–3, keys 4–5, on the scale of head 3's largest
+  // weight (no "One colour scale": each head its own)
+  const top = weights.subarray(3 * 65536, 4 * 65536).reduce((a, b) => Math.max(a, b), 0);
   const block = Math.max(...[2, 3].flatMap((i) => [4, 5].map((j) => weights[3 * 65536 + i * 256 + j])));
   assert.deepEqual(small, seq[Math.round((block / top) * 255)], "head 3's small multiple is its weights");
   const other = await rendered(() => page.click('#group-heads button[data-head="3"]'), 60_000);

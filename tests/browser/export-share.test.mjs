@@ -149,24 +149,26 @@ test("PNG and SVG of the head view and of the model view: every line and every h
   const svgFile = await downloaded(() => page.click('button[data-export="svg"]'));
   assert.equal(svgFile.name, "head_view_head1.svg");
   const svgText = fs.readFileSync(svgFile.file, "utf8");
-  const lines = [...svgText.matchAll(/<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)" stroke="#225ea8" stroke-width="([\d.]+)" stroke-opacity="([\d.]+)" data-q="(\d+)" data-k="(\d+)" data-w="([^"]+)"\/>/g)]
-    .map((m) => ({ x1: Number(m[1]), y1: Number(m[2]), x2: Number(m[3]), y2: Number(m[4]), width: Number(m[5]), q: Number(m[7]), k: Number(m[8]), w: Number(m[9]) }));
+  const lines = [...svgText.matchAll(/<line x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" y2="([\d.]+)" stroke="(rgb\([\d,]+\))" stroke-width="([\d.]+)" stroke-opacity="([\d.]+)" data-q="(\d+)" data-k="(\d+)" data-w="([^"]+)"\/>/g)]
+    .map((m) => ({ x1: Number(m[1]), y1: Number(m[2]), x2: Number(m[3]), y2: Number(m[4]), stroke: m[5], width: Number(m[6]), q: Number(m[8]), k: Number(m[9]), w: Number(m[10]) }));
   assert.equal(lines.length, 15, "causal: the 15 pairs a query may attend");
-  for (const ln of lines) {
+  const seq = await page.evaluate(() => window.attentionVisualizer.PALETTES.seq);
+  for (const ln of lines) { // causal: query 0 attends key 0 alone, so head 1's largest weight (its darkest) is 1
     assert.ok(ln.k <= ln.q, `no line to a later key (${ln.q} → ${ln.k})`);
     assert.equal(ln.w, json.weights[1][ln.q][ln.k]);
     assert.equal(ln.width, Number((0.5 + 5 * ln.w).toFixed(2)));
+    assert.equal(ln.stroke, seq.css[Math.round(ln.w * 255)]);
   }
-  assert.match(svgText, /<text[^>]*>Head view, head 1: query → key, as thick as the weight<\/text>/);
+  assert.match(svgText, /<text[^>]*>Head view, head 1: query → key, as thick and dark as the weight, darkest 1<\/text>/);
   assert.match(svgText, /<text[^>]*>tok4<\/text>/, "the tokens label both sides");
-  // the PNG draws the same lines: the middle of query 0's only line (weight 1) is the line's blue, a corner white
+  // the PNG draws the same lines: the middle of query 0's only line (weight 1) is the palette's darkest, a corner white
   const png = await downloaded(() => page.click('button[data-export="png"]'));
   assert.equal(png.name, "head_view_head1.png");
   const first = lines.find((ln) => ln.q === 0);
   const [, width, height] = /<svg[^>]* width="(\d+)" height="(\d+)"/.exec(svgText);
   const img = await pngPixels(png.file, [[Math.round((first.x1 + first.x2) / 2), Math.round(first.y1)], [2, Number(height) - 2]]);
   assert.deepEqual([img.width, img.height], [Number(width), Number(height)]);
-  assert.deepEqual(img.px, [[34, 94, 168], [255, 255, 255]]);
+  assert.deepEqual(img.px, [seq.rgb[255], [255, 255, 255]]);
   // the model view: every head's weights, masked cells grey, each cell's exact value
   await page.selectOption("#export-stage", "model-view");
   const mv = await downloaded(() => page.click('button[data-export="svg"]'));
@@ -175,11 +177,10 @@ test("PNG and SVG of the head view and of the model view: every line and every h
   const rects = [...mvText.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="(rgb\([\d,]+\))" data-head="(\d+)" data-row="(\d+)" data-col="(\d+)" data-value="([^"]+)"\/>/g)]
     .map((m) => ({ x: Number(m[1]), y: Number(m[2]), w: Number(m[3]), fill: m[5], head: Number(m[6]), row: Number(m[7]), col: Number(m[8]), value: Number(m[9]) }));
   assert.equal(rects.length, 50, "2 heads × 5 × 5");
-  const seq = await page.evaluate(() => window.attentionVisualizer.PALETTES.seq.rgb);
   for (const r of rects) {
     const w = json.weights[r.head][r.row][r.col];
     assert.equal(r.value, w, `head ${r.head} (${r.row}, ${r.col})`);
-    assert.equal(r.fill, r.col > r.row ? "rgb(196,196,196)" : `rgb(${seq[Math.round(w * 255)].join(",")})`);
+    assert.equal(r.fill, r.col > r.row ? "rgb(196,196,196)" : `rgb(${seq.rgb[Math.round(w * 255)].join(",")})`);
   }
   assert.match(mvText, />head 1<\/text>/);
   const mvPng = await downloaded(() => page.click('button[data-export="png"]'));

@@ -31,12 +31,20 @@ const bundleFile = () => {
 const multiples = () => page.locator("#model-view .model-head");
 
 // Each small multiple's pixels are the palette's colours of the API's
-// weights of that layer and head (grey where causal hides a key).
-async function assertMultiplesShowApi() {
+// weights of that layer and head (grey where causal hides a key), on a scale
+// from 0 to the head's largest weight, or with "One colour scale" to the
+// largest of every layer and head; the legend names it.
+async function assertMultiplesShowApi(one = false) {
   assert.equal(await multiples().count(), 4);
-  for (const [li, { request }] of BUNDLE.layers.entries()) {
+  const fmt = (v) => page.evaluate((a) => window.attentionVisualizer.fmt(a), v);
+  const replies = [];
+  for (const { request } of BUNDLE.layers) {
     const { status, json } = await api({ ...request, return: ["weights", "masked_scores"] });
     assert.equal(status, 200);
+    replies.push(json);
+  }
+  const tops = replies.map((json) => json.weights.map((m) => Math.max(...m.flat()))), all = Math.max(...tops.flat());
+  for (const [li, json] of replies.entries()) {
     for (const h of [0, 1]) {
       const got = await page.evaluate(([l, k]) => {
         const c = document.querySelector(`#model-view button[data-layer="${l}"][data-head="${k}"] canvas`);
@@ -45,11 +53,17 @@ async function assertMultiplesShowApi() {
         return { w: c.width, h: c.height, px: Array.from({ length: d.length / 4 }, (_, p) => [d[4 * p], d[4 * p + 1], d[4 * p + 2]]), pal };
       }, [li, h]);
       assert.deepEqual([got.h, got.w], [5, 5]);
+      const top = one ? all : tops[li][h];
       const want = json.weights[h].flat().map((w, p) => (json.masked_scores[h].flat()[p] === null ? [196, 196, 196]
-        : got.pal[Math.round(Math.min(1, Math.max(0, w)) * 255)]));
+        : got.pal[Math.round((w / top) * 255)]));
       assert.deepEqual(got.px, want, `layer ${li} head ${h}`);
     }
   }
+  const own = [];
+  for (const [li, t] of tops.entries()) own.push(`layer ${li} head 0 ${await fmt(t[0])}, head 1 ${await fmt(t[1])}`);
+  assert.equal(await page.textContent("#model-legend"), one
+    ? `0${await fmt(all)}one scale for every layer and head: its darkest is the largest weight of any`
+    : `0its largesteach head on its own scale, its darkest its largest weight: ${own.join("; ")}`);
 }
 
 test("model view: a bundle opened by the file picker shows layers × heads of the API's weights", async () => {
@@ -60,6 +74,9 @@ test("model view: a bundle opened by the file picker shows layers × heads of th
                    ["Layer 0: layers.0.self_attn", "Layer 1: layers.1.self_attn"]);
   await assertMultiplesShowApi();
   assert.deepEqual(await axeViolations(), []);
+  await page.check("#one-scale");
+  await assertMultiplesShowApi(true);
+  await page.uncheck("#one-scale");
 });
 
 test("model view: a click on a layer's head opens that layer's whole pipeline, that head shown", async () => {

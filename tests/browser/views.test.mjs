@@ -109,18 +109,18 @@ test("axe-core finds no serious or critical accessibility violation (lessons, ca
   }
 });
 
-test("head view: one SVG line per pair, as thick as its weight; long inputs draw one query's lines", async () => {
+test("head view: one SVG line per pair, as thick as its weight on the head's scale; long inputs draw one query's lines", async () => {
   const l = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
   await openHead(1);
   const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["weights"] });
   const lines = () => page.$$eval("#h1-lines line", (ls) => ls.map((x) => [Number(x.dataset.q), Number(x.dataset.k), Number(x.dataset.w),
     Number(x.getAttribute("stroke-width"))]));
-  const drawn = await lines();
+  const drawn = await lines(), top = Math.max(...json.weights[1].flat()); // each head its own scale: no "One colour scale"
   assert.equal(drawn.length, 25, "5 × 5 pairs, every weight above 0");
   for (const [q, k, w, width] of drawn) {
     assert.equal(w, json.weights[1][q][k]);
-    assert.equal(width, Number((0.5 + 5 * w).toFixed(2)));
+    assert.equal(width, Number((0.5 + 5 * (w / top)).toFixed(2)));
   }
   await page.hover('#h1-weights td[data-row="2"][data-col="3"]');
   assert.deepEqual(await page.$$eval("#h1-lines line.hl", (ls) => ls.map((x) => [x.dataset.q, x.dataset.k])), [["2", "3"]]);
@@ -139,12 +139,13 @@ test("head view: one SVG line per pair, as thick as its weight; long inputs draw
 test("every head's weights: a legend, query and key axes, exact values by pointer and keys; 128 tokens' peaks show", async () => {
   const c = bigCase(128, 32, 4);
   await typeCase(c);
+  await page.check("#one-scale");
   const { json } = await api({ ...c, return: ["weights"] });
   const W = json.weights; // (4, 128, 128)
   const top = Math.max(...W.flat(2));
   const { fmt, PALETTES } = await page.evaluate(() => ({ PALETTES: window.attentionVisualizer.PALETTES }))
     .then(async (o) => ({ ...o, fmt: await page.evaluate((v) => window.attentionVisualizer.fmt(v), top) }));
-  // the legend: colour → value, from 0 to the largest weight of any head
+  // the legend: colour → value, from 0 to the largest weight of any head ("One colour scale"; apart, each head's own)
   const legend = await page.textContent("#heads-legend");
   assert.ok(legend.startsWith(`0${fmt}one scale for every head`), legend);
   // axes on each head
@@ -182,6 +183,7 @@ test("every head's weights: a legend, query and key axes, exact values by pointe
   await page.focus(`#group-heads button[data-head="1"]`);
   for (const key of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
   assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok1 → tok2] = ${small.weights[1][1][2]}`);
+  await page.uncheck("#one-scale");
 });
 
 finalChecks();
