@@ -70,7 +70,7 @@ enum MHD_Result answer_queue(request *req)
                           coded at start-up, or small but for one whose
                           client refuses identity (reply_coding.h) */
         static_coding_apply(&req->rep, req->accept);
-        reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory);
+        reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory, NULL);
     }
     req->coded = true;
     completion_note_acked(req);

@@ -16,7 +16,9 @@
  * inflight.c when the client hangs up or the shutdown's grace ends.  The
  * core then leaves its pass within a block of work, and the request is
  * answered here: 499 (logged, never sent), 503 compute_timeout or 503
- * draining.
+ * draining.  The reply's compression is watched too: a client gone, or the
+ * grace over, stops it between two pieces (its deadline does not: the
+ * reply is made by then).
  */
 #include "server/http/exchange.h"
 
@@ -96,6 +98,18 @@ static api_job job_of(request *req, pool *workers)
     };
 }
 
+/* The reply compressed as its client asks (reply_coding.c) while the
+ * request is still watched: a client that hangs up meanwhile stops the
+ * compression and is answered 499, as one that left during the
+ * computation (503 draining when the shutdown's grace ended). */
+static void code_reply(request *req, pool *workers)
+{
+    if (!reply_coding_apply(&req->rep, req->accept, workers, &req->srv->memory,
+                            &req->stop))
+        answer_stopped(req);
+    req->coded = true;
+}
+
 static void pool_job(void *arg)
 {
     request *req = arg;
@@ -113,12 +127,11 @@ static void pool_job(void *arg)
         req->deferred = NULL; /* the job's now */
         req->route->job(&job, &req->rep);
     }
-    inflight_remove(srv->computing, &req->watched);
     if (req->rep.status == 0)
         answer_stopped(req);
     /* a big reply is compressed here, not on the event thread */
-    reply_coding_apply(&req->rep, req->accept, srv->workers, &srv->memory);
-    req->coded = true;
+    code_reply(req, srv->workers);
+    inflight_remove(srv->computing, &req->watched);
     req->t_work_end = clock_seconds();
     if (req->deferred) { /* not run: the client left, or the drain ended */
         req->route->drop(req->deferred);
@@ -189,12 +202,14 @@ static enum MHD_Result answer_inline(request *req)
         inflight_add(srv->computing, &req->watched, req->fd, &req->stop);
     bool answered =
         req->route->try_inline(&job, max_work, &req->rep, &req->deferred);
+    if (answered && req->rep.status == 0)
+        answer_stopped(req);
+    if (answered && all)
+        code_reply(req, NULL); /* watched still, as on a worker */
     if (all)
         inflight_remove(srv->computing, &req->watched);
     if (!answered)
         return submit_job(req);
-    if (req->rep.status == 0)
-        answer_stopped(req);
     req->lane = "inline";
     req->t_work_end = clock_seconds();
     block_free(req->body);

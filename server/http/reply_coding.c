@@ -28,6 +28,7 @@
 
 #include "server/obs/metrics.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,8 @@ typedef struct {
     size_t span_count;
     size_t body_len;
     bool gzip;
-    deflater *threads; /* one per worker that may join */
+    struct attn_stop *stop; /* cancelled: the pieces left are skipped */
+    deflater *threads;      /* one per worker that may join */
     piece *pieces;
 } coding_job;
 
@@ -215,6 +217,15 @@ static bool deflate_span(void *ctx, const unsigned char *data, size_t len)
            f->z->avail_out > 0;
 }
 
+/* Whether nobody waits for the reply any more (a client gone, the
+ * shutdown's grace over).  Its computation's deadline does not stop it:
+ * the reply is made by then. */
+static bool cancelled(struct attn_stop *stop)
+{
+    return stop && atomic_load_explicit(&stop->reason, memory_order_relaxed) ==
+                       ATTN_STOP_CANCELLED;
+}
+
 /* Piece i: the body's bytes [i·CODING_CHUNK, …) as raw deflate, primed
  * with the window before them, ended by a sync flush (the last piece by
  * the final block). */
@@ -227,6 +238,8 @@ static void compress_piece(void *ctx, size_t i, size_t worker)
     size_t len =
         job->body_len - off < CODING_CHUNK ? job->body_len - off : CODING_CHUNK;
     bool last = off + len == job->body_len;
+    if (cancelled(job->stop))
+        return;
     if (!d->ready) {
         if (deflateInit2(&d->z, Z_BEST_SPEED, Z_DEFLATED, -MAX_WBITS, 8,
                          Z_DEFAULT_STRATEGY) != Z_OK)
@@ -378,15 +391,15 @@ static void swap_body(reply *r, reply_part *parts, size_t count, budget *memory,
     reply_hold(r, memory, r->body_len);
 }
 
-void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
-                        budget *memory)
+bool reply_coding_apply(reply *r, reply_accept accept, pool *workers,
+                        budget *memory, struct attn_stop *stop)
 {
     if (reply_coding_wanted(r, accept) == REPLY_CODING_IDENTITY)
-        return;
+        return true;
     size_t count = (r->body_len + CODING_CHUNK - 1) / CODING_CHUNK;
     size_t reserved = bound_of(r->body_len, count);
     if (!budget_reserve(memory, reserved))
-        return; /* no room for both copies: the reply goes out as it is */
+        return true; /* no room for both copies: it goes out as it is */
     reply_part whole = {r->body, r->body_len};
     size_t threads = workers ? pool_size(workers) + 1 : 1;
     coding_job job = {
@@ -394,6 +407,7 @@ void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
         .span_count = r->parts ? r->part_count : 1,
         .body_len = r->body_len,
         .gzip = accept.best == REPLY_CODING_GZIP,
+        .stop = stop,
         .threads = calloc(threads, sizeof(deflater)),
         .pieces = calloc(count, sizeof(piece)),
     };
@@ -417,4 +431,5 @@ void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
             deflateEnd(&job.threads[t].z);
     free(job.pieces);
     free(job.threads);
+    return parts || !cancelled(stop);
 }

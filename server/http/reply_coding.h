@@ -5,6 +5,7 @@
 #ifndef SERVER_HTTP_REPLY_CODING_H
 #define SERVER_HTTP_REPLY_CODING_H
 
+#include "core/attn_stop.h"
 #include "core/pool.h"
 #include "server/base/budget.h"
 #include "server/base/reply.h"
@@ -49,8 +50,11 @@ reply_coding_kind reply_coding_wanted(const reply *r, reply_accept accept);
  * on `workers` (NULL: on this thread).  The compressed bytes are reserved in
  * `memory` while both copies exist; when they do not fit, or zlib fails, r goes
  * out as it is. A reply already coded is left alone.  Each body compressed
- * counts in /metrics (attention_reply_compressions_total). */
-void reply_coding_apply(reply *r, reply_accept accept, pool *workers,
-                        budget *memory);
+ * counts in /metrics (attention_reply_compressions_total).  When `stop`
+ * (NULL: none) is cancelled before the last piece is done, nobody waits
+ * for the reply: the pieces not yet begun are skipped, r is left uncoded
+ * and false is returned (else true). */
+bool reply_coding_apply(reply *r, reply_accept accept, pool *workers,
+                        budget *memory, struct attn_stop *stop);
 
 #endif

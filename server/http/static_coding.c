@@ -47,7 +47,8 @@ static char *coded_form(const char *bytes, size_t len, reply_coding_kind kind,
     reply_set_static(&r, 200, "text/plain", bytes, len);
     budget unlimited;
     budget_init(&unlimited, SIZE_MAX);
-    reply_coding_apply(&r, (reply_accept){kind, true, true}, NULL, &unlimited);
+    reply_coding_apply(&r, (reply_accept){kind, true, true}, NULL, &unlimited,
+                       NULL);
     char *joined = r.content_encoding ? malloc(r.body_len) : NULL;
     size_t at = 0;
     for (size_t i = 0; joined && i < r.part_count; i++) {
