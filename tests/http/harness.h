@@ -198,6 +198,17 @@ void expect_matrix(json_t *v, const double *expected, size_t rows, size_t cols,
  * nothing, so that worker threads may call it. */
 bool lesson_response_correct(const http_response *r);
 
+/* ---- coded replies (harness_coding.c) -------------------------------- */
+
+/* zlib's windowBits for the zlib format (HTTP's deflate) and for gzip. */
+#define ZLIB_BITS 15
+#define GZIP_BITS (15 + 16)
+/* r's body inflated with windowBits `bits`; fails the test unless it is
+ * exactly one whole stream.  The caller frees out.data. */
+bytes inflated(const http_response *r, int bits);
+/* The Content-Encoding r says, copied into out ("none" without one). */
+const char *coding_of(const http_response *r, char *out, size_t size);
+
 /* ---- raw sockets, for what libcurl will not send ---------------------- */
 
 /* A TCP connection to g_srv (asserts); the caller closes it. */

@@ -20,7 +20,7 @@ HTTP_TIMED   := $(addprefix $(BUILD)/tests/http/,test_load test_overload \
                   test_coding_stop)
 # the harness (harness.h), one file a job: harness.c the server process,
 # harness_http.c libcurl, harness_expect.c assertions, harness_raw.c raw
-# sockets, harness_log.c the access log
+# sockets, harness_log.c the access log, harness_coding.c coded replies
 HTTP_HARNESS := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%.o, \
                   $(wildcard tests/http/harness*.c))
 HTTP_LANES   ?= auto off all

@@ -17,11 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-/* zlib's windowBits for the zlib format (HTTP's deflate) and for gzip. */
-#define ZLIB_BITS 15
-#define GZIP_BITS (15 + 16)
 /* Tokens of the big request: three (BIG_N, BIG_N) stages of one head. */
 #define BIG_N 200
 
@@ -63,35 +59,6 @@ static http_response post_accepting(const char *path, const char *body,
                        .body = body,
                        .headers = {accept ? line : NULL}};
     return http(&rq);
-}
-
-/* r's body inflated with windowBits `bits`; fails unless it is exactly one
- * whole stream. */
-static bytes inflated(const http_response *r, int bits)
-{
-    z_stream z = {0};
-    if (inflateInit2(&z, bits) != Z_OK)
-        fail_msg("inflateInit2 failed");
-    bytes out = {0};
-    z.next_in = (Bytef *)r->body.data;
-    z.avail_in = (uInt)r->body.len;
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        unsigned char piece[64 << 10];
-        z.next_out = piece;
-        z.avail_out = sizeof piece;
-        rc = inflate(&z, Z_NO_FLUSH);
-        bytes_append(&out, piece, sizeof piece - z.avail_out);
-    }
-    expect(rc == Z_STREAM_END && z.avail_in == 0, r);
-    inflateEnd(&z);
-    return out;
-}
-
-/* The Content-Encoding r says ("none" without one). */
-static const char *coding_of(const http_response *r, char *out, size_t size)
-{
-    return header(r, "Content-Encoding", out, size) ? out : "none";
 }
 
 static void expect_vary(const http_response *r)

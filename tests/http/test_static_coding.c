@@ -15,11 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-/* zlib's windowBits for the zlib format (HTTP's deflate) and for gzip. */
-#define ZLIB_BITS 15
-#define GZIP_BITS (15 + 16)
 /* Requests for each coded asset while the counter is watched. */
 #define REPEATS 5
 
@@ -61,34 +57,6 @@ static http_response get_accepting(const char *path, const char *accept)
     snprintf(line, sizeof line, "Accept-Encoding: %s", accept ? accept : "");
     return http(
         &(http_request){.path = path, .headers = {accept ? line : NULL}});
-}
-
-/* r's body inflated with windowBits `bits`; fails unless it is exactly one
- * whole stream. */
-static bytes inflated(const http_response *r, int bits)
-{
-    z_stream z = {0};
-    if (inflateInit2(&z, bits) != Z_OK)
-        fail_msg("inflateInit2 failed");
-    bytes out = {0};
-    z.next_in = (Bytef *)r->body.data;
-    z.avail_in = (uInt)r->body.len;
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        unsigned char piece[64 << 10];
-        z.next_out = piece;
-        z.avail_out = sizeof piece;
-        rc = inflate(&z, Z_NO_FLUSH);
-        bytes_append(&out, piece, sizeof piece - z.avail_out);
-    }
-    expect(rc == Z_STREAM_END && z.avail_in == 0, r);
-    inflateEnd(&z);
-    return out;
-}
-
-static const char *coding_of(const http_response *r, char *out, size_t size)
-{
-    return header(r, "Content-Encoding", out, size) ? out : "none";
 }
 
 /* attention_reply_compressions_total from GET /metrics, or -1. */
