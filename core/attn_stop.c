@@ -37,3 +37,9 @@ attn_stop_reason attn_stop_check(struct attn_stop *s)
     }
     return ATTN_RUN;
 }
+
+bool attn_stop_cancelled(struct attn_stop *s)
+{
+    return s && atomic_load_explicit(&s->reason, memory_order_relaxed) ==
+                    ATTN_STOP_CANCELLED;
+}

@@ -40,4 +40,10 @@ void attn_stop_cancel(struct attn_stop *s, attn_stop_reason why);
  * as the reason).  NULL never stops. */
 attn_stop_reason attn_stop_check(struct attn_stop *s);
 
+/* Whether it was cancelled: nobody waits for the answer any more.  Its
+ * deadline is not read, so what comes after a finished pass (the reply's
+ * encoding and compression) is not cut by it.  One relaxed load; NULL
+ * never stops. */
+bool attn_stop_cancelled(struct attn_stop *s);
+
 #endif

@@ -278,6 +278,10 @@ static void compute_and_encode(pool *workers, const api_request *req,
         buf_reserve(buf_chain_tail(&chain), first + 4096);
         enc->encode(req, &result, workers, &chain, enc->ctx);
         attn_result_free(&result);
+        if (attn_stop_cancelled(p->stop)) { /* its encoding ended early */
+            buf_chain_free(&chain);
+            return; /* status 0, the caller answers */
+        }
         reply_part *parts = NULL;
         if (!buf_chain_failed(&chain))
             parts = malloc(chain.count * sizeof *parts);

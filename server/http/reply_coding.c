@@ -28,7 +28,6 @@
 
 #include "server/obs/metrics.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,15 +216,6 @@ static bool deflate_span(void *ctx, const unsigned char *data, size_t len)
            f->z->avail_out > 0;
 }
 
-/* Whether nobody waits for the reply any more (a client gone, the
- * shutdown's grace over).  Its computation's deadline does not stop it:
- * the reply is made by then. */
-static bool cancelled(struct attn_stop *stop)
-{
-    return stop && atomic_load_explicit(&stop->reason, memory_order_relaxed) ==
-                       ATTN_STOP_CANCELLED;
-}
-
 /* Piece i: the body's bytes [i·CODING_CHUNK, …) as raw deflate, primed
  * with the window before them, ended by a sync flush (the last piece by
  * the final block). */
@@ -238,7 +228,7 @@ static void compress_piece(void *ctx, size_t i, size_t worker)
     size_t len =
         job->body_len - off < CODING_CHUNK ? job->body_len - off : CODING_CHUNK;
     bool last = off + len == job->body_len;
-    if (cancelled(job->stop))
+    if (attn_stop_cancelled(job->stop))
         return;
     if (!d->ready) {
         if (deflateInit2(&d->z, Z_BEST_SPEED, Z_DEFLATED, -MAX_WBITS, 8,
@@ -431,5 +421,5 @@ bool reply_coding_apply(reply *r, reply_accept accept, pool *workers,
             deflateEnd(&job.threads[t].z);
     free(job.pieces);
     free(job.threads);
-    return parts || !cancelled(stop);
+    return parts || !attn_stop_cancelled(stop);
 }

@@ -97,7 +97,7 @@ void encode_response(const api_request *req, const attn_result *result,
         if (req->binary)
             encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
         else
-            encode_tensor(chain, workers, result->stage[s], dims, rank,
+            encode_tensor(chain, workers, p->stop, result->stage[s], dims, rank,
                           p->dtype,
                           s == ATTN_MASKED_SCORES ? ENCODE_NEG_INF_V1 : NULL);
     }

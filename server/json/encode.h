@@ -18,7 +18,8 @@ void encode_parameters(buf *out, const api_request *req);
 
 /* Appends the whole 200 response document to out; large tensors are
  * formatted in pieces on `workers` (may be NULL), each piece a part of the
- * chain. */
+ * chain.  A cancelled req->problem.stop ends it early, the document
+ * incomplete (encode_tensor()): the caller reads the stop after it. */
 void encode_response(const api_request *req, const attn_result *result,
                      pool *workers, buf_chain *out);
 

@@ -17,6 +17,12 @@
 /* Numbers written between two checks of the buffer's room: bounds what is
  * reserved beyond the reply's size estimate to 256 × 33 bytes. */
 #define ENCODE_CHUNK 256
+/* Numbers written between two reads of the request's stop (a cancelled
+ * one ends the writing: nobody waits for the reply): about 0.2 ms of
+ * formatting, so a reply stops within that of its client's hang-up and
+ * the read costs nothing measurable (docs/performance.md, "Stopping the
+ * encoding"). */
+#define ENCODE_STOP_EVERY 4096
 
 void encode_numbers(buf *out, const void *data, size_t count,
                     tensor_dtype dtype, const char *neg_inf)
@@ -51,14 +57,22 @@ void encode_numbers(buf *out, const void *data, size_t count,
 /* Rows [r_begin, r_end) of a tensor of the given shape, as nested-array
  * text: each row's numbers with the brackets and commas around it that
  * depend only on the row's index, so that ranges can be written apart and
- * joined in order. */
+ * joined in order.  Ends early, the text incomplete, once stop is
+ * cancelled (read before a row, every ENCODE_STOP_EVERY numbers). */
 static void encode_rows(buf *out, const void *data, const size_t *dims,
                         int rank, size_t r_begin, size_t r_end,
-                        tensor_dtype dtype, const char *neg_inf)
+                        tensor_dtype dtype, const char *neg_inf,
+                        struct attn_stop *stop)
 {
     size_t row = dims[rank - 1];
     size_t elem = tensor_dtype_size(dtype);
-    for (size_t r = r_begin; r < r_end; r++) {
+    size_t unread = ENCODE_STOP_EVERY; /* numbers since the stop was read */
+    for (size_t r = r_begin; r < r_end; r++, unread += row) {
+        if (unread >= ENCODE_STOP_EVERY) {
+            if (attn_stop_cancelled(stop))
+                return;
+            unread = 0;
+        }
         /* one bracket per dimension that starts (ends) at this row */
         size_t rem = r;
         int opens = 1;
@@ -100,6 +114,7 @@ typedef struct {
     size_t rows;
     tensor_dtype dtype;
     const char *neg_inf;
+    struct attn_stop *stop;
     buf piece[ENCODE_PIECES];
 } encode_job;
 
@@ -113,12 +128,12 @@ static void encode_piece(void *ctx, size_t i, size_t worker)
     buf_reserve(&job->piece[i],
                 (r1 - r0) * (job->dims[job->rank - 1] * ENCODE_TYPICAL + 8));
     encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
-                job->dtype, job->neg_inf);
+                job->dtype, job->neg_inf, job->stop);
 }
 
-void encode_tensor(buf_chain *out, pool *workers, const void *data,
-                   const size_t *dims, int rank, tensor_dtype dtype,
-                   const char *neg_inf)
+void encode_tensor(buf_chain *out, pool *workers, struct attn_stop *stop,
+                   const void *data, const size_t *dims, int rank,
+                   tensor_dtype dtype, const char *neg_inf)
 {
     size_t rows = 1;
     for (int i = 0; i < rank - 1; i++)
@@ -126,7 +141,7 @@ void encode_tensor(buf_chain *out, pool *workers, const void *data,
     if (!workers || rows < ENCODE_PIECES ||
         rows * dims[rank - 1] < ENCODE_PARALLEL_MIN) {
         encode_rows(buf_chain_tail(out), data, dims, rank, 0, rows, dtype,
-                    neg_inf);
+                    neg_inf, stop);
         return;
     }
     encode_job job = {.data = data,
@@ -134,10 +149,29 @@ void encode_tensor(buf_chain *out, pool *workers, const void *data,
                       .rank = rank,
                       .rows = rows,
                       .dtype = dtype,
-                      .neg_inf = neg_inf};
+                      .neg_inf = neg_inf,
+                      .stop = stop};
     pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
     for (size_t i = 0; i < ENCODE_PIECES; i++)
         buf_chain_adopt(out, &job.piece[i]);
+}
+
+/* Numbers [n0, n1) of a flat list, each but the list's first after a
+ * comma, in runs of ENCODE_STOP_EVERY: ends early, the text incomplete,
+ * once stop is cancelled (read before each run). */
+static void encode_run(buf *out, const char *data, size_t n0, size_t n1,
+                       tensor_dtype dtype, const char *neg_inf,
+                       struct attn_stop *stop)
+{
+    size_t elem = tensor_dtype_size(dtype);
+    for (size_t at = n0; at < n1; at += ENCODE_STOP_EVERY) {
+        if (attn_stop_cancelled(stop))
+            return;
+        size_t end = n1 - at < ENCODE_STOP_EVERY ? n1 : at + ENCODE_STOP_EVERY;
+        if (at)
+            buf_append(out, ",", 1);
+        encode_numbers(out, data + at * elem, end - at, dtype, neg_inf);
+    }
 }
 
 /* A flat list of a large tensor's numbers, cut into ENCODE_PIECES runs
@@ -147,6 +181,7 @@ typedef struct {
     size_t count;
     tensor_dtype dtype;
     const char *neg_inf;
+    struct attn_stop *stop;
     buf piece[ENCODE_PIECES];
 } encode_flat_job;
 
@@ -157,22 +192,23 @@ static void encode_flat_piece(void *ctx, size_t i, size_t worker)
     size_t n0 = job->count * i / ENCODE_PIECES;
     size_t n1 = job->count * (i + 1) / ENCODE_PIECES;
     buf_reserve(&job->piece[i], (n1 - n0) * ENCODE_TYPICAL + 1);
-    if (i)
-        buf_append(&job->piece[i], ",", 1);
-    encode_numbers(&job->piece[i],
-                   job->data + n0 * tensor_dtype_size(job->dtype), n1 - n0,
-                   job->dtype, job->neg_inf);
+    encode_run(&job->piece[i], job->data, n0, n1, job->dtype, job->neg_inf,
+               job->stop);
 }
 
-void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
-                 tensor_dtype dtype, const char *neg_inf)
+void encode_flat(buf_chain *out, pool *workers, struct attn_stop *stop,
+                 const void *data, size_t count, tensor_dtype dtype,
+                 const char *neg_inf)
 {
     buf_append(buf_chain_tail(out), "[", 1);
     if (!workers || count < ENCODE_PARALLEL_MIN) {
-        encode_numbers(buf_chain_tail(out), data, count, dtype, neg_inf);
+        encode_run(buf_chain_tail(out), data, 0, count, dtype, neg_inf, stop);
     } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
-        encode_flat_job job = {
-            .data = data, .count = count, .dtype = dtype, .neg_inf = neg_inf};
+        encode_flat_job job = {.data = data,
+                               .count = count,
+                               .dtype = dtype,
+                               .neg_inf = neg_inf,
+                               .stop = stop};
         pool_parallel_for(workers, ENCODE_PIECES, encode_flat_piece, &job);
         for (size_t i = 0; i < ENCODE_PIECES; i++)
             buf_chain_adopt(out, &job.piece[i]);

@@ -5,6 +5,7 @@
 #ifndef SERVER_JSON_ENCODE_TENSOR_H
 #define SERVER_JSON_ENCODE_TENSOR_H
 
+#include "core/attn_stop.h"
 #include "core/pool.h"
 #include "core/tensor.h"
 #include "server/base/buf.h"
@@ -22,16 +23,21 @@
 
 /* Appends a tensor of the given shape as nested arrays; a large one is
  * formatted in pieces on `workers` (may be NULL), each piece a part of the
- * chain.  −∞ is written as neg_inf, as encode_numbers() says. */
-void encode_tensor(buf_chain *out, pool *workers, const void *data,
-                   const size_t *dims, int rank, tensor_dtype dtype,
-                   const char *neg_inf);
+ * chain.  −∞ is written as neg_inf, as encode_numbers() says.  Once `stop`
+ * (the request's, NULL: none) is cancelled (attn_stop_cancelled: nobody
+ * waits for the reply), the writing ends within a few thousand numbers and
+ * leaves the text incomplete: the caller reads the stop after it. */
+void encode_tensor(buf_chain *out, pool *workers, struct attn_stop *stop,
+                   const void *data, const size_t *dims, int rank,
+                   tensor_dtype dtype, const char *neg_inf);
 
 /* Appends count numbers of dtype as one flat JSON array "[...]" (the Open
  * Inference Protocol's row-major data); a large tensor is formatted in
- * pieces on `workers` (may be NULL), each piece a part of the chain. */
-void encode_flat(buf_chain *out, pool *workers, const void *data, size_t count,
-                 tensor_dtype dtype, const char *neg_inf);
+ * pieces on `workers` (may be NULL), each piece a part of the chain.
+ * `stop` ends it early as it does encode_tensor(). */
+void encode_flat(buf_chain *out, pool *workers, struct attn_stop *stop,
+                 const void *data, size_t count, tensor_dtype dtype,
+                 const char *neg_inf);
 
 /* Appends count numbers of dtype as a flat comma-separated list (no
  * brackets); −∞ is written as the text neg_inf when it is not NULL, any

@@ -82,8 +82,10 @@ void oip_reply_plan_free(oip_reply_plan *plan);
 
 /* Appends the inference reply to out: the JSON document, then the bytes of
  * every binary output in order.  Large JSON tensors are formatted on
- * `workers` (may be NULL).  Returns the JSON document's length when
- * binary data follows it (the Inference-Header-Content-Length), else 0. */
+ * `workers` (may be NULL); a cancelled req->problem.stop ends them early,
+ * the document incomplete (encode_flat()): the caller reads the stop after
+ * it.  Returns the JSON document's length when binary data follows it (the
+ * Inference-Header-Content-Length), else 0. */
 size_t oip_encode(const api_request *req, const attn_result *result,
                   const oip_reply_plan *plan, pool *workers, buf_chain *out);
 

@@ -64,7 +64,8 @@ size_t oip_encode(const api_request *req, const attn_result *result,
             any_binary = true;
         } else {
             buf_puts(b, ",\"data\":");
-            encode_flat(out, workers, result->stage[s], count, p->dtype,
+            encode_flat(out, workers, p->stop, result->stage[s], count,
+                        p->dtype,
                         s == ATTN_MASKED_SCORES ? ENCODE_NEG_INF_OIP : NULL);
             buf_puts(buf_chain_tail(out), "}");
         }

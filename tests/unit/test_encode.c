@@ -1,6 +1,7 @@
 /*
- * test_encode.c - server/json/encode: each stage nests by its shape, and a
- * large one encodes to the same bytes when shared out over threads.
+ * test_encode.c - server/json/encode: each stage nests by its shape, a
+ * large one encodes to the same bytes when shared out over threads, and a
+ * cancelled stop ends the encoding (a passed deadline does not).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "core/attn_stop.h"
 #include "core/pool.h"
 #include "server/json/decode.h"
 #include "server/json/encode.h"
@@ -89,11 +91,94 @@ static void large_tensors_encode_the_same_on_several_threads(void **state)
     free(weights);
 }
 
+/* (1, 512, 512) weights of sin(i)/3, encoded whole or under `stop` on
+ * `workers` (may be NULL); the text joined.  Caller frees. */
+static char *weights_text(attn_stop *stop, pool *workers, size_t *len)
+{
+    api_request req = {.want = ATTN_WANT(ATTN_WEIGHTS)};
+    req.problem = (attn_problem){.dtype = TENSOR_FLOAT64,
+                                 .n = 512,
+                                 .m = 512,
+                                 .d = 1,
+                                 .d_c = 1,
+                                 .heads = 1,
+                                 .d_k = 1,
+                                 .d_v = 1,
+                                 .stop = stop};
+    double *weights = malloc(512 * 512 * sizeof *weights);
+    for (size_t i = 0; i < 512 * 512; i++)
+        weights[i] = sin((double)i) / 3.0;
+    attn_result result = {0};
+    result.stage[ATTN_WEIGHTS] = weights;
+    buf_chain parts = {0};
+    encode_response(&req, &result, workers, &parts);
+    char *text = buf_chain_join(&parts, len);
+    buf_chain_free(&parts);
+    free(weights);
+    return text;
+}
+
+static void a_cancelled_stop_ends_the_encoding(void **state)
+{
+    (void)state;
+    attn_stop stop;
+    attn_stop_init(&stop, 0);
+    attn_stop_cancel(&stop, ATTN_STOP_CANCELLED);
+    pool *workers = pool_create(3, 4);
+    for (int threads = 0; threads < 2; threads++) {
+        size_t len;
+        char *text = weights_text(&stop, threads ? workers : NULL, &len);
+        /* the envelope, and not one of the 262,144 numbers */
+        assert_non_null(strstr(text, "\"weights\":}"));
+        assert_true(len < 1000);
+        free(text);
+    }
+    pool_destroy(workers);
+}
+
+static void a_flat_tensor_stops_as_a_nested_one_does(void **state)
+{
+    (void)state;
+    attn_stop stop;
+    attn_stop_init(&stop, 0);
+    attn_stop_cancel(&stop, ATTN_STOP_CANCELLED);
+    double numbers[70000] = {0}; /* past the size shared out */
+    pool *workers = pool_create(3, 4);
+    for (int threads = 0; threads < 2; threads++) {
+        buf_chain parts = {0};
+        encode_flat(&parts, threads ? workers : NULL, &stop, numbers, 70000,
+                    TENSOR_FLOAT64, NULL);
+        size_t len;
+        char *text = buf_chain_join(&parts, &len);
+        assert_string_equal(text, "[]");
+        free(text);
+        buf_chain_free(&parts);
+    }
+    pool_destroy(workers);
+}
+
+static void a_passed_deadline_does_not_cut_the_encoding(void **state)
+{
+    (void)state;
+    attn_stop stop;
+    attn_stop_init(&stop, 1e-9); /* long passed */
+    size_t whole_len, late_len;
+    char *whole = weights_text(NULL, NULL, &whole_len);
+    char *late = weights_text(&stop, NULL, &late_len);
+    assert_int_equal(late_len, whole_len);
+    assert_memory_equal(late, whole, whole_len);
+    free(whole);
+    free(late);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(encoded_tensors_nest_by_shape),
         cmocka_unit_test(large_tensors_encode_the_same_on_several_threads),
+        cmocka_unit_test(a_cancelled_stop_ends_the_encoding),
+        cmocka_unit_test(a_flat_tensor_stops_as_a_nested_one_does),
+        cmocka_unit_test(a_passed_deadline_does_not_cut_the_encoding),
     };
     return cmocka_run_group_tests_name("encode", tests, NULL, NULL);
 }
