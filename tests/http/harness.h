@@ -223,6 +223,10 @@ long raw_read_reply(int fd, bytes *out, int wait_ms, bool *closed);
 http_response raw_response(const bytes *raw, long status);
 /* Sends a raw request and returns its reply as an http_response. */
 http_response raw_exchange(const char *request, bool *closed);
+/* POSTs body to /v1/attention as JSON on a new raw connection, with the
+ * header lines `headers` (each ending in CRLF) too, and returns the
+ * connection without reading: the caller hangs up or reads. */
+int raw_post_v1(const char *body, const char *headers);
 
 /* ---- the access log (a server started with server_start_logged()) ---- */
 
@@ -236,12 +240,27 @@ long access_log_index(json_t *lines, const char *id);
 /* The line of request id, waiting up to wait_ms for it to be written; NULL
  * when it is not there by then.  Caller decrefs. */
 json_t *access_log_wait(const char *path, const char *id, double wait_ms);
+/* The line of request id, within wait_ms: fails the test unless it is
+ * there and says 499, stopped by client_gone.  Caller decrefs. */
+json_t *expect_logged_client_gone(const char *path, const char *id,
+                                  double wait_ms);
+/* Room for a group's log path. */
+#define LOG_PATH_MAX 64
+/* A group's setup: g_srv started with `extra`, its access log in a file
+ * of its own, path = /tmp/http-NAME-PID.log.  0, or -1 with a message. */
+int logged_group_start(char path[LOG_PATH_MAX], const char *name,
+                       const char *const *extra);
+/* Its teardown: group_stop(), and the file removed. */
+int logged_group_stop(void **state, const char *path);
 
 /* ---- heavy requests --------------------------------------------------- */
 
 /* x (n×d) and d×d weights of deterministic small numbers in [-0.5, 0.5].
  * Caller frees. */
 char *heavy_body(size_t n, size_t d);
+/* heavy_body(n, 4) returning scores, masked_scores and weights: three
+ * n × n stages, a JSON reply of about 56 MB at n = 1024.  Caller frees. */
+char *big_reply_body(size_t n);
 
 /* One client thread's heavy request and what it saw. */
 typedef struct {

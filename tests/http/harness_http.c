@@ -336,3 +336,17 @@ void *heavy_request(void *arg)
     response_free(&r);
     return NULL;
 }
+
+char *big_reply_body(size_t n)
+{
+    char *x = heavy_body(n, 4);
+    static const char ret[] =
+        ",\"return\":[\"scores\",\"masked_scores\",\"weights\"]}";
+    size_t len = strlen(x);
+    char *body = malloc(len + sizeof ret);
+    assert_non_null(body);
+    memcpy(body, x, len - 1); /* without its closing brace */
+    memcpy(body + len - 1, ret, sizeof ret);
+    free(x);
+    return body;
+}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the access log --------------------------------------------------- */
 
@@ -67,4 +68,30 @@ json_t *access_log_wait(const char *path, const char *id, double wait_ms)
             return line;
         sleep_ms(5);
     }
+}
+
+json_t *expect_logged_client_gone(const char *path, const char *id,
+                                  double wait_ms)
+{
+    json_t *line = access_log_wait(path, id, wait_ms);
+    assert_non_null(line);
+    assert_int_equal(json_integer_value(json_object_get(line, "status")), 499);
+    assert_string_equal(json_string_value(json_object_get(line, "stopped")),
+                        "client_gone");
+    return line;
+}
+
+int logged_group_start(char path[LOG_PATH_MAX], const char *name,
+                       const char *const *extra)
+{
+    snprintf(path, LOG_PATH_MAX, "/tmp/http-%s-%d.log", name, (int)getpid());
+    memset(&g_srv, 0, sizeof g_srv);
+    return server_start_logged(&g_srv, extra, path);
+}
+
+int logged_group_stop(void **state, const char *path)
+{
+    int failed = group_stop(state);
+    unlink(path);
+    return failed;
 }

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -106,4 +107,19 @@ http_response raw_exchange(const char *request, bool *closed)
         r.rc = CURLE_SEND_ERROR;
     free(raw.data);
     return r;
+}
+
+int raw_post_v1(const char *body, const char *headers)
+{
+    size_t len = strlen(body);
+    char head[512];
+    snprintf(head, sizeof head,
+             "POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\n%sContent-Length: %zu\r\n"
+             "\r\n",
+             headers, len);
+    int fd = raw_connect();
+    assert_true(raw_send(fd, head, strlen(head)));
+    assert_true(raw_send(fd, body, len));
+    return fd;
 }

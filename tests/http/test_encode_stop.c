@@ -37,22 +37,7 @@
 #define SEEN_WAIT_MS 20000
 /* How long the log line may take to be written after the hang-up. */
 #define LOG_WAIT_MS 20000
-static char g_log_path[64];
-
-/* The big request, with its return list.  Caller frees. */
-static char *big_body(void)
-{
-    char *x = heavy_body(BIG_N, 4);
-    static const char ret[] =
-        ",\"return\":[\"scores\",\"masked_scores\",\"weights\"]}";
-    size_t len = strlen(x);
-    char *body = malloc(len + sizeof ret);
-    assert_non_null(body);
-    memcpy(body, x, len - 1); /* without its closing brace */
-    memcpy(body + len - 1, ret, sizeof ret);
-    free(x);
-    return body;
-}
+static char g_log_path[LOG_PATH_MAX];
 
 /* The server's resident bytes, or -1. */
 static long rss_bytes(void)
@@ -76,35 +61,21 @@ static long rss_bytes(void)
 static int encode_stop_setup(void **state)
 {
     (void)state;
-    snprintf(g_log_path, sizeof g_log_path, "/tmp/http-encode-stop-%d.log",
-             (int)getpid());
-    memset(&g_srv, 0, sizeof g_srv);
-    return server_start_logged(&g_srv, NULL, g_log_path);
+    return logged_group_start(g_log_path, "encode-stop", NULL);
 }
 
 static int encode_stop_teardown(void **state)
 {
-    int failed = group_stop(state);
-    unlink(g_log_path);
-    return failed;
+    return logged_group_stop(state, g_log_path);
 }
 
 static void a_client_that_hangs_up_stops_its_replys_encoding(void **state)
 {
     (void)state;
-    char *body = big_body();
-    size_t len = strlen(body);
-    char head[256];
-    snprintf(head, sizeof head,
-             "POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-             "Content-Type: application/json\r\n"
-             "X-Request-ID: encode-hangup\r\nContent-Length: %zu\r\n\r\n",
-             len);
+    char *body = big_reply_body(BIG_N);
     long before = rss_bytes();
     assert_true(before > 0);
-    int fd = raw_connect();
-    assert_true(raw_send(fd, head, strlen(head)));
-    assert_true(raw_send(fd, body, len));
+    int fd = raw_post_v1(body, "X-Request-ID: encode-hangup\r\n");
     free(body);
     double start = now_ms();
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -115,12 +86,8 @@ static void a_client_that_hangs_up_stops_its_replys_encoding(void **state)
             fail_msg("the encoding was not seen within %d ms", SEEN_WAIT_MS);
     }
     close(fd);
-    json_t *line = access_log_wait(g_log_path, "encode-hangup", LOG_WAIT_MS);
-    assert_non_null(line);
-    assert_int_equal(json_integer_value(json_object_get(line, "status")), 499);
-    assert_string_equal(json_string_value(json_object_get(line, "stopped")),
-                        "client_gone");
-    json_decref(line);
+    json_decref(
+        expect_logged_client_gone(g_log_path, "encode-hangup", LOG_WAIT_MS));
 }
 
 int main(void)

@@ -36,7 +36,7 @@
 /* How late an answer past its deadline may come on a busy machine. */
 #define DEADLINE_SLACK_MS 1000
 
-static char g_log_path[64];
+static char g_log_path[LOG_PATH_MAX];
 
 /* A matrix of `rows` × `cols` small deterministic numbers, as JSON. */
 static json_t *matrix(size_t rows, size_t cols, unsigned seed)
@@ -137,17 +137,12 @@ static double server_cpu_ms(void)
 static int hangup_setup(void **state)
 {
     (void)state;
-    snprintf(g_log_path, sizeof g_log_path, "/tmp/http-stop-log-%d.log",
-             (int)getpid());
-    memset(&g_srv, 0, sizeof g_srv);
-    return server_start_logged(&g_srv, NULL, g_log_path);
+    return logged_group_start(g_log_path, "stop-log", NULL);
 }
 
 static int hangup_teardown(void **state)
 {
-    int failed = group_stop(state);
-    unlink(g_log_path);
-    return failed;
+    return logged_group_stop(state, g_log_path);
 }
 
 /* Sends the long request on a raw connection with request id `id`, lets
@@ -155,16 +150,9 @@ static int hangup_teardown(void **state)
 static void send_long_then_hang_up(const char *id)
 {
     char *body = long_body_v1();
-    size_t len = strlen(body);
-    char head[256];
-    snprintf(head, sizeof head,
-             "POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-             "Content-Type: application/json\r\nX-Request-ID: %s\r\n"
-             "Content-Length: %zu\r\n\r\n",
-             id, len);
-    int fd = raw_connect();
-    assert_true(raw_send(fd, head, strlen(head)));
-    assert_true(raw_send(fd, body, len));
+    char header[128];
+    snprintf(header, sizeof header, "X-Request-ID: %s\r\n", id);
+    int fd = raw_post_v1(body, header);
     free(body);
     /* computing by then (compute_ms in the log says it did); not asked of
      * /metrics, which with --fast-lane all may wait behind the very event
@@ -193,11 +181,7 @@ a_client_that_hangs_up_is_logged_499_with_its_compute_time(void **state)
     (void)state;
     double start = now_ms();
     send_long_then_hang_up("hangup-log");
-    json_t *line = access_log_wait(g_log_path, "hangup-log", 5000);
-    assert_non_null(line);
-    assert_int_equal(json_integer_value(json_object_get(line, "status")), 499);
-    assert_string_equal(json_string_value(json_object_get(line, "stopped")),
-                        "client_gone");
+    json_t *line = expect_logged_client_gone(g_log_path, "hangup-log", 5000);
     /* how far it got: it computed, and no longer than the client stayed */
     double compute_ms = json_number_value(json_object_get(line, "compute_ms"));
     assert_true(compute_ms > 0);
