@@ -1,0 +1,33 @@
+/*
+ * locale.js - the page's language: one of LANGS, the lessons' own (Spanish
+ * for 000, Italian for 001, Turkish for 002) and English.  A ground module:
+ * it imports nothing, and every module that shows words asks it which
+ * language is current (words.js for sentences, format.js for numbers).
+ */
+export const LANGS = ["en", "es", "it", "tr"];
+export const DEFAULT_LANG = "en";
+
+let current = DEFAULT_LANG;
+const listeners = [];
+
+export const lang = () => current;
+
+// The first of `wanted` (codes such as "es-AR", "it", "tr-TR") whose
+// language the page speaks, else English.
+export function pickLang(wanted) {
+  for (const code of wanted || []) {
+    const base = String(code).toLowerCase().split("-")[0];
+    if (LANGS.includes(base)) return base;
+  }
+  return DEFAULT_LANG;
+}
+
+// Makes `code` current: <html lang> follows, and every listener redraws.
+export function setLang(code) {
+  if (!LANGS.includes(code) || code === current) return;
+  current = code;
+  if (typeof document !== "undefined") document.documentElement.lang = code;
+  for (const f of listeners) f(code);
+}
+
+export const onLangChange = (f) => { listeners.push(f); };

@@ -1,0 +1,48 @@
+/*
+ * words.js - every sentence a person reads, from one catalog per language
+ * (words-en.js is the source: its ids are the list; words-es.js,
+ * words-it.js and words-tr.js translate each of them).  A message names its
+ * placeholders ("column {column} of {weight}"); t() fills them, numbers
+ * written by the one formatter (format.js) in the page's language.
+ *
+ *   t("guided.title")                      → "Guided mode"
+ *   t("editor.rows", { rows: 3 })          → "3 rows"
+ *   nodes("guided.q", { value: someSpan }) → ["Q = ", someSpan]   (for el())
+ *
+ * A missing id or placeholder shows as ⟦id⟧ and logs a console error: the
+ * browser suite fails on both, and tools/check_words.py fails the build
+ * before that.
+ */
+import { lang } from "./locale.js";
+import { fmt } from "./format.js";
+import en from "./words-en.js";
+import es from "./words-es.js";
+import it from "./words-it.js";
+import tr from "./words-tr.js";
+
+export const CATALOGS = { en, es, it, tr };
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+const missing = (what) => { console.error(`words: ${what}`); return `⟦${what}⟧`; };
+
+// The message `id` in the current language, as a list of strings and the
+// nodes given as placeholders (el() and append() take it as it is).
+export function nodes(id, params = {}) {
+  const text = CATALOGS[lang()][id];
+  if (text === undefined) return [missing(id)];
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    const v = params[m[1]];
+    out.push(v === undefined || v === null ? missing(`${id}.${m[1]}`)
+      : typeof v === "number" ? fmt(v) : v);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+
+// The message `id` as one string (a node placeholder contributes its text).
+export const t = (id, params) =>
+  nodes(id, params).map((p) => (typeof p === "string" ? p : p.textContent)).join("");
