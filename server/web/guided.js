@@ -175,6 +175,9 @@ function reveal() {
   if (heads) heads.hidden = guided.on && guided.step < SMALL_MULTIPLES_STEP;
 }
 
+// The nodes of a list that are there: replaceChildren would write a null as "null".
+const present = (...xs) => xs.flat().filter((x) => x !== null && x !== undefined && x !== false);
+
 // Draws the guide above the current step's cards (focus kept on the button
 // that had it); `focusId` names a button to focus after.
 let box = null; // the guide's node, moved to the step it explains
@@ -186,7 +189,7 @@ export function show(R, focusId) {
   clampCell(R);
   const step = GUIDED_STEPS[guided.step], last = GUIDED_STEPS.length - 1;
   box.hidden = false;
-  box.replaceChildren(
+  box.replaceChildren(...present(
     el("h2", { id: "guided-h" }, `Step ${guided.step + 1} of ${GUIDED_STEPS.length}: ${step.title}`),
     el("div", { class: "guided-formula", id: "guided-formula", "aria-live": "polite" }, ...FORMULAS[guided.step](R)),
     el("p", { class: "note" }, `The chosen cell: query ${R.ql[guided.i]}, key ${R.kl[guided.j]}, column ${guided.c % R.dk}`
@@ -197,7 +200,7 @@ export function show(R, focusId) {
     el("div", { class: "toolbar" },
       el("button", { type: "button", id: "guided-prev", disabled: guided.step === 0, onclick: () => go(-1) }, "Previous step"),
       el("button", { type: "button", id: "guided-next", class: "primary", disabled: guided.step === last, onclick: () => go(1) }, "Next step"),
-      el("button", { type: "button", id: "guided-exit", class: "small", onclick: () => setGuided(false) }, "Leave the guided mode")));
+      el("button", { type: "button", id: "guided-exit", class: "small", onclick: () => setGuided(false) }, "Leave the guided mode"))));
   const first = $("stage-area").querySelector(`.card.guided-current:not([hidden])`) || $("stage-area").querySelector(".card[data-stage='weights']");
   const anchor = first ? first.parentNode : null;
   if (anchor && anchor.parentNode && box.nextSibling !== anchor) anchor.parentNode.insertBefore(box, anchor);

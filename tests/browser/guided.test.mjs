@@ -109,4 +109,31 @@ test("guided mode: predict a row of weights, then reveal them and the difference
   await page.uncheck("#one-scale");
 });
 
+// The words of the guide as a person reads them (innerText: what is on screen, hidden parts left out).
+const guideText = () => page.innerText("#guided");
+const BROKEN = /\bnull|undefined|NaN|\[object|⟦/;
+
+test("guided mode: every step of every lesson reads as words, with no null, undefined, NaN or [object", async () => {
+  for (const key of ["000", "001", "002"]) {
+    await rendered(() => page.click(`button[data-preset="${key}"]`));
+    await page.click("#guided-toggle");
+    await page.waitForSelector("#guided-h");
+    for (;;) {
+      const text = await guideText(), where = `lesson ${key}, ${await page.textContent("#guided-h")}`;
+      assert.doesNotMatch(text, BROKEN, `${where}: ${text}`);
+      if (await page.locator("#guided-predict").count()) {
+        await page.check("#guided-predict");
+        assert.doesNotMatch(await guideText(), BROKEN, `${where}, predicting`);
+        await page.click("#guided-reveal");
+        assert.doesNotMatch(await guideText(), BROKEN, `${where}, revealed`);
+        await page.uncheck("#guided-predict");
+      }
+      if (await page.isDisabled("#guided-next")) break;
+      await page.click("#guided-next");
+    }
+    await page.click("#guided-exit");
+  }
+  await page.uncheck("#one-scale");
+});
+
 finalChecks();
