@@ -67,8 +67,10 @@ function projection(R, name, stage, row, key, hd, src) {
   if (R.body.q || !X || !W || W.length !== X.cols) return el("p", {}, `${lab} = `, num(v, R.dtype, name), R.body.q ? " (as given)" : "");
   const x = range(X.cols).map((t) => at(X, row, t));
   const bias = R.body[`b_${name.toLowerCase()}`];
-  return el("p", {}, `${lab} = ${src === "x_pe" ? "(X + PE)" : src === "context" ? "context" : "X"}[${row}] · column ${c} of `
-    + `${key.replace("w_", "W_")}${Array.isArray(R.body[key][0][0]) ? `[${hd}]` : ""} = `,
+  // the column the product uses: head hd's own matrix's column c, or column hd·width + c of one matrix (a row when out × in)
+  const stacked = Array.isArray(R.body[key][0][0]), k = stacked ? c : hd * s.cols + c, wname = key.replace("w_", "W_");
+  return el("p", {}, `${lab} = ${src === "x_pe" ? "(X + PE)" : src === "context" ? "context" : "X"}[${row}] · `
+    + `${!stacked && R.body.layout === "torch" ? "row" : "column"} ${k} of ${wname}${stacked ? `[${hd}]` : ""} = `,
   ...dotTerms(x, W, R.dtype), bias ? " + bias" : "", " = ", num(v, R.dtype, "result"));
 }
 

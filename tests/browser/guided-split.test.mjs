@@ -32,6 +32,9 @@ test("guided mode: a cell of the split into heads chooses its query, column and 
   assert.deepEqual(t.a.slice(0, 8), l.x[2]);
   assert.deepEqual(t.b.slice(0, 8), l.w_q.map((r) => r[7]));
   assert.equal(t.result[0], A.q[1][2][3]);
+  // the words name the column the product uses: head 1's column 3 is column 1·4 + 3 = 7 of each d × d matrix
+  const lines = (await page.innerText("#guided-formula")).split("\n").filter((line) => line.trim());
+  for (const [k, w] of [[0, "W_q"], [1, "W_k"], [2, "W_v"]]) assert.match(lines[k], new RegExp(`· column 7 of ${w} = `), lines[k]);
   // Q's column 6 is head 1's column 2: the head stays, the formula follows
   await page.click("#split-q td[data-row='1'][data-col='6']");
   assert.match(await note(), /^The chosen cell: query tok1, key tok0, column 2 of head 1\./);
