@@ -62,22 +62,6 @@ static void uncharge(parse_account *a, size_t bytes)
     a->used -= bytes < a->used ? bytes : a->used;
 }
 
-static void *charged_malloc(size_t size)
-{
-    parse_account *a = current;
-    if (a && size > a->limit - a->used) {
-        a->refused = true;
-        return NULL;
-    }
-    void *block = malloc(size);
-    if (block && a &&
-        !charge(a, malloc_usable_size(block) + PARSE_BUDGET_CHUNK_HEADER)) {
-        free(block);
-        return NULL;
-    }
-    return block;
-}
-
 static void charged_free(void *block)
 {
     parse_account *a = current;
@@ -88,7 +72,7 @@ static void charged_free(void *block)
 
 void parse_budget_install(void)
 {
-    json_set_alloc_funcs(charged_malloc, charged_free);
+    json_set_alloc_funcs(parse_budget_alloc, charged_free);
 }
 
 void parse_account_open(parse_account *a, size_t limit)
@@ -114,4 +98,20 @@ void parse_budget_drop(size_t bytes)
 {
     if (current)
         uncharge(current, bytes);
+}
+
+void *parse_budget_alloc(size_t size)
+{
+    parse_account *a = current;
+    if (a && size > a->limit - a->used) {
+        a->refused = true;
+        return NULL;
+    }
+    void *block = malloc(size);
+    if (block && a &&
+        !charge(a, malloc_usable_size(block) + PARSE_BUDGET_CHUNK_HEADER)) {
+        free(block);
+        return NULL;
+    }
+    return block;
 }

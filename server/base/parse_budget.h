@@ -13,7 +13,9 @@
  *     account the allocation fails, so jansson gives up as it does when
  *     memory runs out, and the decoder answers 413 limit_exceeded;
  *   - a simdjson DOM of a body too big for the thread's own reused parser
- *     (parse_budget_hold()).
+ *     (parse_budget_hold());
+ *   - the token labels copied out of the tree (parse_budget_alloc()), which
+ *     the request keeps until it is answered, as it keeps the reservation.
  * The numbers taken out of the body are not charged: at 8 bytes for at least
  * 2 bytes of body ("0,") they hold at most PARSE_BUDGET_NUMBERS_PER_BODY_BYTE
  * of the reservation, which the account leaves them.
@@ -102,6 +104,14 @@ parse_account *parse_account_current(void);
 bool parse_budget_hold(size_t bytes);
 /* Gives back what parse_budget_hold() charged. */
 void parse_budget_drop(size_t bytes);
+
+/* malloc(size) charged to this thread's account, for what the parse hands
+ * on to the request (the token labels): NULL, with the account marked
+ * refused, past it.  Free it with free(); the charge stays until the
+ * account closes, and the block, held by the request until it is answered,
+ * stays within the parse's reservation, which the HTTP layer gives back
+ * only then. */
+void *parse_budget_alloc(size_t size);
 
 #ifdef __cplusplus
 }

@@ -149,10 +149,27 @@ static bool take_stages(json_t *v, const schema_field *row, const char *ptr,
     return true;
 }
 
+/* Labels could not be copied: past the parse's account (413, as a tree
+ * that outgrows it), or out of memory. */
+static bool labels_not_copied(const schema_field *row, codec_error *err)
+{
+    const parse_account *a = parse_account_current();
+    if (!a || !a->refused)
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    return codec_fail(err, ERR_LIMIT_EXCEEDED, NULL,
+                      "the labels of %s would take more than the %zu bytes "
+                      "of memory the body may hold while it is parsed",
+                      row->name, a->limit);
+}
+
 /* A list of strings, or (for a batch) a list of lists of strings, all of
- * one length; label i of list b is lists[b][i]. */
+ * one length; label i of list b is lists[b][i].  A list labels n or m
+ * tokens, so one longer than --max-tokens is refused before anything is
+ * copied; the copies are charged to the parse's account (parse_budget.h),
+ * so that a body of many short labels holds no more than it reserved. */
 static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
-                        schema_value *out, codec_error *err)
+                        const request_limits *limits, schema_value *out,
+                        codec_error *err)
 {
     if (!json_is_array(v))
         return codec_fail(err, type_code(row), ptr,
@@ -182,19 +199,27 @@ static bool take_labels(json_t *v, const schema_field *row, const char *ptr,
                                   "labels are strings");
             }
     }
+    if (per_list > limits->max_tokens)
+        return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,
+                          "%s holds %zu labels in a list; a list labels at "
+                          "most %zu tokens (--max-tokens)",
+                          row->name, per_list, limits->max_tokens);
     api_labels *labels = &out->labels;
     size_t count = lists * per_list; /* bounded by the body's size */
-    labels->names = calloc(count + 1, sizeof *labels->names);
+    labels->names = parse_budget_alloc((count + 1) * sizeof *labels->names);
     if (!labels->names)
-        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
+        return labels_not_copied(row, err);
+    memset(labels->names, 0, (count + 1) * sizeof *labels->names);
     labels->lists = nested ? lists : 0;
     for (; labels->count < count; labels->count++) {
         json_t *list = nested ? json_array_get(v, labels->count / per_list) : v;
-        const char *s =
-            json_string_value(json_array_get(list, labels->count % per_list));
-        labels->names[labels->count] = strdup(s);
-        if (!labels->names[labels->count])
-            return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
+        json_t *label = json_array_get(list, labels->count % per_list);
+        size_t len = json_string_length(label);
+        char *copy = parse_budget_alloc(len + 1);
+        if (!copy)
+            return labels_not_copied(row, err);
+        memcpy(copy, json_string_value(label), len + 1);
+        labels->names[labels->count] = copy;
     }
     return true;
 }
@@ -277,7 +302,7 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
         ok = take_stages(v, row, pointer, out, err);
         break;
     case SCHEMA_LABELS:
-        ok = take_labels(v, row, pointer, out, err);
+        ok = take_labels(v, row, pointer, limits, out, err);
         break;
     case SCHEMA_OBJECT:
         ok = take_object(v, row, pointer, limits, out, err);

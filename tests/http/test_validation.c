@@ -261,6 +261,27 @@ static void invalid_utf8_is_rejected(void **state)
                     400, "invalid_json", NULL);
 }
 
+/* A list of labels longer than --max-tokens (8192) labels no request: it is
+ * refused before a label is copied. */
+static void more_labels_than_max_tokens_is_413(void **state)
+{
+    (void)state;
+    enum { LABELS = 8193 };
+    bytes body = {0};
+    bytes_append(&body, "{\"tokens\":[", 11);
+    for (int i = 0; i < LABELS; i++)
+        bytes_append(&body, i ? ",\"a\"" : "\"a\"", i ? 4 : 3);
+    const char *rest = "],\"x\":[[1]],\"w_q\":[[1]],\"w_k\":[[1]],"
+                       "\"w_v\":[[1]]}";
+    bytes_append(&body, rest, strlen(rest));
+    http_response r = post_json(body.data);
+    const char *detail = expect_problem(&r, 413, "limit_exceeded", "/tokens");
+    if (!strstr(detail, "--max-tokens"))
+        fail_msg("detail does not name --max-tokens: %s", detail);
+    response_free(&r);
+    free(body.data);
+}
+
 static void nesting_far_deeper_than_the_schema_is_rejected(void **state)
 {
     (void)state;
@@ -364,6 +385,7 @@ int main(void)
         cmocka_unit_test(duplicate_keys_are_rejected),
         cmocka_unit_test(invalid_utf8_is_rejected),
         cmocka_unit_test(nesting_far_deeper_than_the_schema_is_rejected),
+        cmocka_unit_test(more_labels_than_max_tokens_is_413),
         cmocka_unit_test(overflowing_scores_are_422_not_infinity),
         cmocka_unit_test(overflowing_float32_scores_are_422),
     };
