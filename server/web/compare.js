@@ -12,23 +12,31 @@ import { group, mayMask, renderResult, views } from "./views.js";
 import { afterRender, onPoint } from "./highlight.js";
 import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
 import { exportOptions } from "./share.js";
+import { t } from "./words.js";
 
 // "heads" subtracts two heads of this result; "dtype" and "mask" ask the API
 // again (the other precision; no causal, mask, padding or window) and
 // subtract the open head's weights and the outputs.
-export let compareSeq = 0;
-export const compareSlot = () => el("section", { class: "panel group", id: "group-compare", "aria-labelledby": "group-compare-h", hidden: true });
+// The result is drawn right under its control (the Compare panel), and a
+// change of the control brings it into view.
+export let compareSeq = 0, revealCompare = false;
+export function compareSlot() {
+  const old = $("group-compare");
+  const slot = el("section", { class: "panel group", id: "group-compare", "aria-labelledby": "group-compare-h", hidden: true });
+  if (old) old.replaceWith(slot); else $("compare-panel").after(slot);
+  return slot;
+}
 export function updateCompareControls(R) {
   const kind = $("compare-kind").value;
   for (const id of ["compare-a", "compare-b"]) {
     const sel = $(id), keep = sel.value;
-    sel.replaceChildren(...range(R ? R.H : 1).map((k) => el("option", { value: k }, `head ${k}`)));
+    sel.replaceChildren(...range(R ? R.H : 1).map((k) => el("option", { value: k }, t("cmp.head", { head: k }))));
     const clash = id === "compare-b" && keep === $("compare-a").value && R && R.H > 1; // B starts as another head than A
     sel.value = keep !== "" && R && Number(keep) < R.H && !clash ? keep : id === "compare-b" && R && R.H > 1 ? String(Number($("compare-a").value) === 1 ? 0 : 1) : "0";
     sel.closest("label").hidden = kind !== "heads";
   }
-  $("compare-state").textContent = { off: "off", heads: `head ${$("compare-a").value} − head ${$("compare-b").value}`,
-    dtype: "float64 − float32", mask: "with − without the masks" }[kind];
+  $("compare-state").textContent = kind === "heads" ? t("cmp.state.heads", { a: Number($("compare-a").value), b: Number($("compare-b").value) })
+    : t(`cmp.state.${kind}`);
   $("compare-state").classList.toggle("on", kind !== "off");
 }
 export async function renderCompare(R, avail) {
@@ -40,7 +48,7 @@ export async function renderCompare(R, avail) {
   if (kind === "heads") {
     const a = Number($("compare-a").value), b = Number($("compare-b").value);
     pairs = [["weights", anyHead(R, "weights", a), anyHead(R, "weights", b), labels]];
-    names = [`head ${a}`, `head ${b}`];
+    names = [t("cmp.head", { head: a }), t("cmp.head", { head: b })];
   } else {
     const { return: _r, ...body } = R.body;
     const other = kind === "dtype" ? { ...body, dtype: R.dtype === "float64" ? "float32" : "float64" } : { ...body };
@@ -56,7 +64,7 @@ export async function renderCompare(R, avail) {
     } catch (e) {
       if (my !== compareSeq) return;
       slot.hidden = false; slot.dataset.state = "error";
-      slot.replaceChildren(el("h2", { id: "group-compare-h" }, "Compare"), el("p", { class: "warn" }, `The second request failed: ${e.message}`));
+      slot.replaceChildren(el("h2", { id: "group-compare-h" }, t("cmp.title")), el("p", { class: "warn" }, t("cmp.failed", { detail: e.message })));
       return;
     }
     if (my !== compareSeq || lastGood !== R) return;
@@ -64,7 +72,7 @@ export async function renderCompare(R, avail) {
     const pick = (stage, hh) => (first ? [slice(R, stage, hh), slice(R2, stage, hh)] : [slice(R2, stage, hh), slice(R, stage, hh)]);
     pairs = [["weights", ...pick("weights", h), labels],
              ["output", ...pick("output", 0), { rowLabels: R.ql, colLabels: range(R.T.output.shape.at(-1)).map(String) }]];
-    names = kind === "dtype" ? ["float64", "float32"] : ["with the masks", "without"];
+    names = kind === "dtype" ? ["float64", "float32"] : [t("cmp.with_masks"), t("cmp.without_masks")];
   }
   const cards = el("div", { class: "cards" });
   const notes = [];
@@ -78,17 +86,19 @@ export async function renderCompare(R, avail) {
     }
     const v = new MatrixView({ id: `cmp-${stage}`, stage: `diff-${stage}`, name: `${stage} difference`, dtype: "float64",
       rows: A.rows, cols: A.cols, src: { data: diff }, off: 0, shape: [A.rows, A.cols], kind: "div", ...lab,
-      arrow: stage === "weights", onPoint, title: `${stage === "weights" ? "Weights" : "Output"}: ${names[0]} − ${names[1]}`,
-      formula: `${stage === "weights" && kind !== "heads" ? `head ${h}'s weights` : stage}, ${names[0]} minus ${names[1]}; largest |difference| ${fmt(big)}`,
+      arrow: stage === "weights", onPoint, title: t(`cmp.card.${stage}`, { a: names[0], b: names[1] }),
+      formula: t(stage === "weights" && kind !== "heads" ? "cmp.formula.head_weights" : `cmp.formula.${stage}`, { head: h, a: names[0], b: names[1], largest: big }),
+      scaleNote: t("cmp.scale"),
       parts: [A, B, names] });
     views[v.id] = v;
     v.layout(avail);
     cards.append(v.root);
     notes.push(big);
   }
-  slot.replaceChildren(el("h2", { id: "group-compare-h" }, `Compare: ${names[0]} − ${names[1]}`,
-    el("span", { class: "shape" }, kind === "heads" ? "this result" : "a second request")), cards);
+  slot.replaceChildren(el("h2", { id: "group-compare-h" }, t("cmp.heading", { a: names[0], b: names[1] }),
+    el("span", { class: "shape" }, t(kind === "heads" ? "cmp.from.this" : "cmp.from.second"))), cards);
   slot.hidden = false; slot.dataset.state = "ok"; slot.dataset.largest = notes.join(" ");
+  if (revealCompare) { revealCompare = false; slot.scrollIntoView({ block: "nearest" }); }
   drawWhenSeen();
   exportOptions(R);
 }
@@ -123,10 +133,10 @@ export function ropeText(rope, dk) {
 
 // A batch: one button per sequence; a click shows that sequence's stages.
 export function seqStrip(R) {
-  const g = group("group-seq", "Sequences of the batch", el("span", { class: "shape" }, `B = ${R.B}`));
-  g.sec.append(el("div", { class: "toolbar", role: "group", "aria-label": "Sequences" }, range(R.B).map((b) =>
+  const g = group("group-seq", t("views.seq.title"), el("span", { class: "shape" }, `B = ${R.B}`));
+  g.sec.append(el("div", { class: "toolbar", role: "group", "aria-label": t("views.seq.group") }, range(R.B).map((b) =>
     el("button", { type: "button", class: "small", "aria-pressed": String(b === ui.selectedSeq), dataset: { seq: b },
-      onclick: () => { ui.selectedSeq = b; renderResult(lastGood); afterRender(lastGood); } }, `Sequence ${b}`))));
+      onclick: () => { ui.selectedSeq = b; renderResult(lastGood); afterRender(lastGood); } }, t("views.seq.button", { seq: b })))));
   return g;
 }
 
@@ -159,16 +169,16 @@ export function smallMultipleImage(s, ms, top, w, h) {
   return img;
 }
 export function headStrip(R) {
-  const g = group("group-heads", "Every head's weights", el("span", { class: "shape" }, "choose a head"));
+  const g = group("group-heads", t("views.heads.title"), el("span", { class: "shape" }, t("views.heads.choose")));
   const side = Math.max(48, Math.min(SMALL_MULTIPLE_MAX_PX, Math.floor(480 / Math.ceil(Math.sqrt(R.H)))));
   const heads = range(R.H).map((k) => [anyHead(R, "weights", k), mayMask(R) ? anyHead(R, "masked_scores", k) : null]);
   const readout = el("p", { class: "readout", id: "heads-readout", "aria-live": "polite" }, " ");
   const cur = [0, 0]; // the keyboard's cell, the same in every head
   const say = (k, i, j) => {
     const [s] = heads[k];
-    readout.textContent = `head ${k}: weights[${R.ql[i]} → ${R.kl[j]}] = ${exact(s.data[s.off + i * s.cols + j], R.dtype)}`;
+    readout.textContent = t("views.heads.readout", { head: k, query: R.ql[i], key: R.kl[j], value: exact(s.data[s.off + i * s.cols + j], R.dtype) });
   };
-  const wrap = el("div", { class: "heads", role: "group", "aria-label": "Heads" });
+  const wrap = el("div", { class: "heads", role: "group", "aria-label": t("views.heads.group") });
   heads.forEach(([s, ms], k) => {
     const w = Math.min(s.cols, side), hgt = Math.max(8, Math.round((side * s.rows) / s.cols)), h = Math.min(s.rows, hgt);
     const c = el("canvas", { width: w, height: h, "aria-hidden": "true", style: `width:${side}px;height:${hgt}px` });
@@ -179,12 +189,12 @@ export function headStrip(R) {
         width: `${Math.max(3, side / s.cols)}px`, height: `${Math.max(3, hgt / s.rows)}px` });
     };
     const b = el("button", { type: "button", "aria-pressed": String(k === ui.selectedHead), dataset: { head: k },
-      "aria-label": `Head ${k}: open it; arrow keys read its weights`, "aria-describedby": "heads-readout",
+      "aria-label": t("views.heads.button_label", { head: k }), "aria-describedby": "heads-readout",
       onclick: () => { ui.selectedHead = k; openHead(); } },
       el("span", { class: "sm-plot" },
-        el("span", { class: "sm-x", "aria-hidden": "true" }, `key 0…${s.cols - 1} →`),
-        el("span", { class: "sm-y", "aria-hidden": "true" }, `query 0…${s.rows - 1} ↓`),
-        el("span", { class: "sm-canvas" }, c, cursor)), `Head ${k}`);
+        el("span", { class: "sm-x", "aria-hidden": "true" }, t("views.heads.keys", { last: s.cols - 1 })),
+        el("span", { class: "sm-y", "aria-hidden": "true" }, t("views.heads.queries", { last: s.rows - 1 })),
+        el("span", { class: "sm-canvas" }, c, cursor)), t("views.heads.button", { head: k }));
     c.addEventListener("mousemove", (ev) => {
       const r = c.getBoundingClientRect();
       const i = Math.min(s.rows - 1, Math.floor(((ev.clientY - r.top) / r.height) * s.rows));
@@ -203,14 +213,17 @@ export function headStrip(R) {
     wrap.append(b);
   });
   const legend = el("div", { class: "legend", id: "heads-legend" }, ...weightLegend(R, range(R.H)),
-    mayMask(R) ? [el("span", { class: "swatch masked" }), "masked"] : null);
+    mayMask(R) ? [el("span", { class: "swatch masked" }), t("views.masked")] : null);
   g.sec.append(wrap, legend, readout,
-    el("p", { class: "note" }, "Point at a head for a weight's exact value, or focus it and use the arrow keys; a pixel that stands for several cells shows the largest of them."));
+    el("p", { class: "note" }, t("views.heads.note")));
   return g;
 }
 
 
 export function init() {
   for (const id of ["compare-kind", "compare-a", "compare-b"])
-    $(id).addEventListener("change", () => { if (lastGood) { renderResult(lastGood); afterRender(lastGood); } else updateCompareControls(null); });
+    $(id).addEventListener("change", () => {
+      revealCompare = true;
+      if (lastGood) { renderResult(lastGood); afterRender(lastGood); } else updateCompareControls(null);
+    });
 }

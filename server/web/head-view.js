@@ -6,24 +6,32 @@ import { ui } from "./state.js";
 import { el, range } from "./base.js";
 import { seq } from "./request.js";
 import { anyHead, slice } from "./reply.js";
-import { exact, fmt } from "./format.js";
-import { MASKED_RGB, PALETTES } from "./colour.js";
+import { exact } from "./format.js";
+import { MASKED_RGB, PALETTES, luminance } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
 import { mayMask, views } from "./views.js";
-import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
+import { legendNodes, listOf, weightScaleWords, weightShade, weightTop } from "./weight-scale.js";
+import { t } from "./words.js";
 
 // bertviz's head view on SVG: queries on the left, keys on the right, one
 // line per pair, as thick and as dark as its weight on the small multiples'
-// colour scale (weight-scale.js: from 0 to a largest weight, which the
-// legend names, so that the weights of many keys show).  Past HEAD_VIEW_MAX_LINES
-// pairs only the chosen query's lines are drawn (arrow keys or pointing
-// choose it), so long inputs stay readable.
+// scale (weight-scale.js: 0 to 1 with "One colour scale", else 0 to the
+// head's largest weight; the legend says which).  A line's colour starts at
+// the palette's first colour with LINE_CONTRAST against white (WCAG's 3:1
+// for graphics), so that the small weights of many keys are thin lines one
+// can see, not pale yellow on white.  Past HEAD_VIEW_MAX_LINES pairs only the
+// chosen query's lines are drawn (arrow keys or pointing choose it).
 export const HEAD_VIEW_MAX_LINES = 2500;
+export const LINE_CONTRAST = 3;
+export const LINE_FIRST = PALETTES.seq.rgb.findIndex((c) => 1.05 / (luminance(c) + 0.05) >= LINE_CONTRAST);
 export const SVG_NS = "http://www.w3.org/2000/svg";
+const lineShade = (t) => LINE_FIRST + Math.round(t * (255 - LINE_FIRST));
+// The line colours from a weight of 0 to the scale's end, for a legend.
+export const LINE_COLOURS = [0, 0.25, 0.5, 0.75, 1].map((t) => PALETTES.seq.css[lineShade(t)]);
 // A line's stroke, width and opacity for weight w on a scale to top.
 export function lineLook(w, top) {
   const t = top > 0 ? Math.min(1, Math.max(0, w) / top) : 0;
-  return { stroke: PALETTES.seq.css[weightShade(w, top)], width: (0.5 + 5 * t).toFixed(2), opacity: (0.6 + 0.4 * t).toFixed(3) };
+  return { stroke: PALETTES.seq.css[lineShade(t)], width: (1 + 4 * t).toFixed(2), opacity: "1" };
 }
 export function svg(tag, attrs, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -32,16 +40,24 @@ export function svg(tag, attrs, ...children) {
   return node;
 }
 
-// The head view as a drawing to export: every pair's line, or (past
-// HEAD_VIEW_MAX_LINES pairs) the chosen query's, as on the page.
+// A picture's title in the page's language: its words for one head (of a
+// sequence of a batch), or for the only head.
+export function headTitle(R, h, id) {
+  if (R.B) return t(`${id}.head_seq`, { head: h, seq: ui.selectedSeq });
+  return t(R.H > 1 ? `${id}.head` : id, { head: h });
+}
+
+// The head view as a drawing to export (share.js frames it: title and legend
+// inside): every pair's line, or (past HEAD_VIEW_MAX_LINES pairs) the chosen
+// query's, as on the page.
 export function headViewDrawing(R, h, chosen) {
   const W = slice(R, "weights", h), n = R.n, m = R.m, dense = n * m > HEAD_VIEW_MAX_LINES;
   const rowH = Math.max(3, Math.min(18, 640 / Math.max(n, m))), every = Math.ceil(11 / rowH);
-  const label = "11px DejaVu Sans, sans-serif", side = 100, width = 480, top = 30;
+  const label = "11px DejaVu Sans, sans-serif", top = 0, darkest = weightTop(R, h);
+  const side = Math.ceil(Math.max(40, ...R.ql.map((q) => textWidth(shorten(q, 12), label)), ...R.kl.map((k) => textWidth(shorten(k, 12), label)))) + 10;
+  const width = Math.max(480, 2 * side + 240);
   const y = (i) => top + (i + 0.5) * rowH;
-  const head = R.H > 1 ? `, head ${h}` : "", seq = R.B ? `, sequence ${ui.selectedSeq}` : "", darkest = weightTop(R, h);
-  const texts = [{ x: 4, y: 16, anchor: "start", fill: "#1d2330", font: "bold 13px DejaVu Sans, sans-serif",
-    text: `Head view${head}${seq}: query → key, as thick and dark as the weight, darkest ${fmt(darkest)}${dense ? `; the lines of query ${R.ql[chosen]}` : ""}` }];
+  const texts = [];
   for (let i = 0; i < n; i += every) texts.push({ x: side - 6, y: y(i) + 4, text: shorten(R.ql[i], 12), font: label, anchor: "end", fill: "#545c6b" });
   for (let j = 0; j < m; j += every) texts.push({ x: width - side + 6, y: y(j) + 4, text: shorten(R.kl[j], 12), font: label, anchor: "start", fill: "#545c6b" });
   const lines = [];
@@ -52,24 +68,28 @@ export function headViewDrawing(R, h, chosen) {
       if (w > 0) lines.push({ x1: side, y1: y(i), x2: width - side, y2: y(j), ...lineLook(w, darkest), q: i, k: j, w: exact(w, R.dtype) });
     }
   }
-  return { width, height: Math.ceil(top + Math.max(n, m) * rowH + 8), rects: [], texts, lines };
+  const { top: end, note } = weightScaleWords(R, [h]);
+  return { width, height: Math.ceil(top + Math.max(n, m) * rowH + 4), rects: [], texts, lines,
+    title: headTitle(R, h, "hv.export.title"), subtitle: dense ? t("hv.export.one_query", { query: R.ql[chosen] }) : null,
+    legend: { lo: 0, hi: end, colours: LINE_COLOURS, note } };
 }
 
 // The model view (every head's weights side by side) as a drawing to export:
 // up to four heads a row, a cell per pair (masked grey) while a head has at
-// most 4 096 pairs, else one pixel per pair in an image.
+// most 4 096 pairs, else one pixel per pair in an image.  A head's column is
+// as wide as its label, so no two labels meet.
 export function modelViewDrawing(R) {
-  const n = R.n, m = R.m, pal = PALETTES.seq.rgb, label = "11px DejaVu Sans, sans-serif";
-  const cs = Math.max(1, Math.min(24, Math.floor(240 / Math.max(n, m)))), per = Math.min(R.H, 4), gap = 16, top = 44;
-  const headW = m * cs, headH = n * cs, seq = R.B ? `, sequence ${ui.selectedSeq}` : "";
-  const tops = range(R.H).map((k) => weightTop(R, k)), one = tops.every((t) => t === tops[0]);
-  const title = `Every head's weights${seq} (${n}×${m} each): 0 to ${one ? fmt(tops[0]) : "each head's largest"}, grey = masked`;
-  const texts = [{ x: 4, y: 16, text: title, font: "bold 13px DejaVu Sans, sans-serif", anchor: "start", fill: "#1d2330" }];
-  const rects = [], images = [];
+  const n = R.n, m = R.m, pal = PALETTES.seq.rgb, label = "12px DejaVu Sans, sans-serif";
+  const cs = Math.max(1, Math.min(24, Math.floor(240 / Math.max(n, m)))), per = Math.min(R.H, 4), gap = 16, top = 18;
+  const headW = m * cs, headH = n * cs;
+  const names = range(R.H).map((k) => t("mv.export.head", { head: k }));
+  const colW = Math.max(headW, Math.ceil(Math.max(...names.map((s) => textWidth(s, label))))) + gap;
+  const tops = range(R.H).map((k) => weightTop(R, k));
+  const texts = [], rects = [], images = [];
   for (let k = 0; k < R.H; k++) {
     const W = anyHead(R, "weights", k), ms = mayMask(R) ? anyHead(R, "masked_scores", k) : null;
-    const x0 = 8 + (k % per) * (headW + gap), y0 = top + Math.floor(k / per) * (headH + 18 + gap);
-    texts.push({ x: x0, y: y0 - 5, text: `head ${k}${one ? "" : ` (to ${fmt(tops[k])})`}`, font: label, anchor: "start", fill: "#1d2330" });
+    const x0 = (k % per) * colW, y0 = top + Math.floor(k / per) * (headH + top + gap);
+    texts.push({ x: x0, y: y0 - 5, text: names[k], font: label, anchor: "start", fill: "#1d2330" });
     const colour = (p) => (ms && ms.data[ms.off + p] === -Infinity ? MASKED_RGB : pal[weightShade(W.data[W.off + p], tops[k])]);
     if (n * m <= 4096) {
       for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) rects.push({ x: x0 + j * cs, y: y0 + i * cs, w: cs, h: cs,
@@ -81,9 +101,10 @@ export function modelViewDrawing(R) {
       images.push({ x: x0, y: y0, w: headW, h: headH, canvas: c, head: k });
     }
   }
-  const rowsOfHeads = Math.ceil(R.H / per);
-  return { width: Math.max(16 + per * (headW + gap) - gap, Math.ceil(textWidth(title, "bold 13px DejaVu Sans, sans-serif")) + 12),
-           height: top + rowsOfHeads * (headH + 18 + gap) - 18 - gap + 8, rects, texts, images };
+  const rowsOfHeads = Math.ceil(R.H / per), { top: end, note } = weightScaleWords(R, range(R.H));
+  const title = R.B ? t("mv.export.title_seq", { n, m, seq: ui.selectedSeq }) : t("mv.export.title", { n, m });
+  return { width: per * colW - gap, height: rowsOfHeads * (headH + top + gap) - gap, rects, texts, images, title,
+    subtitle: mayMask(R) ? t("mv.export.masked") : null, legend: { lo: 0, hi: end, colours: null, note } };
 }
 
 export function headView(R, h, avail) {
@@ -93,11 +114,10 @@ export function headView(R, h, avail) {
   const every = Math.ceil(11 / rowH);
   const width = Math.min(avail, 460), side = 90, height = Math.max(n, m) * rowH + 8;
   const y = (i) => 4 + (i + 0.5) * rowH;
-  const readout = el("p", { class: "readout", "aria-live": "polite" }, " "), top = weightTop(R, h);
+  const readout = el("p", { class: "readout", "aria-live": "polite" }, " "), top = weightTop(R, h), scale = weightScaleWords(R, [h]);
   const lines = svg("g", { class: "lines" });
   const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, tabindex: "0", role: "img",
-    "aria-label": `Head ${h}: lines from each query (left) to the keys it attends (right), as thick and dark as the weight; `
-      + "arrow keys choose a query and read its strongest keys" });
+    "aria-label": t("hv.aria", { head: h }) });
   const labels = svg("g", { class: "labels", "font-size": "11", fill: "#545c6b" });
   for (let i = 0; i < n; i += every) labels.append(svg("text", { x: side - 6, y: y(i), "text-anchor": "end", "dominant-baseline": "middle" }, shorten(R.ql[i], 12)));
   for (let j = 0; j < m; j += every) labels.append(svg("text", { x: width - side + 6, y: y(j), "dominant-baseline": "middle" }, shorten(R.kl[j], 12)));
@@ -121,7 +141,7 @@ export function headView(R, h, avail) {
     if (dense) draw();
     lines.querySelectorAll("line").forEach((l) => l.classList.toggle("dim", Number(l.dataset.q) !== chosen));
     const row = range(m).map((j) => [W.data[W.off + chosen * m + j], j]).sort((a, b) => b[0] - a[0]).slice(0, 3);
-    readout.textContent = `${R.ql[chosen]} attends most: ${row.map(([w, j]) => `${R.kl[j]} ${fmt(w)}`).join(", ")}`;
+    readout.textContent = t("hv.attends_most", { query: R.ql[chosen], list: listOf(row.map(([w, j]) => t("hv.key_weight", { key: R.kl[j], weight: w }))) });
   };
   draw();
   root.addEventListener("keydown", (ev) => {
@@ -135,11 +155,10 @@ export function headView(R, h, avail) {
   });
   root.addEventListener("mouseleave", () => lines.querySelectorAll("line.dim").forEach((l) => l.classList.remove("dim")));
   const card = el("div", { class: "card", id: `h${h}-lines`, dataset: { stage: "lines" } },
-    el("h3", {}, "Head view", el("span", { class: "shape" }, `${n} → ${m}`)),
-    el("p", { class: "formula" }, dense ? `Each query's lines to the keys, as thick and dark as the weight; ${n}×${m} pairs are too many at once: `
-      + "point at a query or focus and use the arrow keys." : "Each query (left) to the keys it attends (right), as thick and dark as the weight."),
+    el("h3", {}, t("hv.title"), el("span", { class: "shape" }, `${n} → ${m}`)),
+    el("p", { class: "formula" }, dense ? t("hv.formula.dense", { n, m }) : t("hv.formula")),
     el("div", { class: "scroll" }, root), readout,
-    el("div", { class: "legend" }, ...weightLegend(R, [h])));
+    el("div", { class: "legend" }, ...legendNodes(scale.top, scale.note, LINE_COLOURS)));
   // linked highlighting: a pointed weight lights its line
   views[card.id] = { id: card.id, drawing: () => headViewDrawing(R, h, chosen), mark(marks) {
     lines.querySelectorAll("line.hl").forEach((l) => l.classList.remove("hl"));

@@ -5,6 +5,7 @@
 import { el, range } from "./base.js";
 import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
+import { t } from "./words.js";
 
 export const TABLE_MAX_ROWS = 64; // more rows: a canvas (a table that tall is a wall of numbers)
 // A matrix of more cells is drawn only when it comes near the screen: at 256
@@ -34,11 +35,11 @@ export class MatrixView {
     this.readout = el("p", { class: "readout", "aria-live": "polite" }, " ");
     this.body = el("div", { class: "scroll" });
     this.zoomBar = el("span", { class: "zoom", hidden: true },
-      el("button", { type: "button", class: "small", "aria-label": `${this.title}: zoom out`, onclick: () => this.setZoom(this.zoom / 2) }, "−"),
-      el("button", { type: "button", class: "small", "aria-label": `${this.title}: zoom in`, onclick: () => this.setZoom(this.zoom * 2) }, "+"));
+      el("button", { type: "button", class: "small", "aria-label": t("views.zoom_out", { card: this.title }), onclick: () => this.setZoom(this.zoom / 2) }, "−"),
+      el("button", { type: "button", class: "small", "aria-label": t("views.zoom_in", { card: this.title }), onclick: () => this.setZoom(this.zoom * 2) }, "+"));
     this.root = el("div", { class: "card", id: this.id, dataset: { stage: this.stage } },
-      el("h3", {}, this.title,
-        el("span", { class: "shape", title: this.from ? `a slice of ${this.from}` : "shape" }, "(" + this.shape.join(", ") + ")"),
+      el("h3", {}, this.title, this.lessonName || null,
+        el("span", { class: "shape", title: this.from ? t("views.slice_of", { stage: this.from }) : t("views.shape") }, "(" + this.shape.join(", ") + ")"),
         this.zoomBar),
       this.formula ? el("p", { class: "formula" }, this.formula) : null,
       this.body, this.readout, this.legendNode, ...(this.notes || []));
@@ -70,8 +71,7 @@ export class MatrixView {
   }
   describe(i, j) {
     const v = this.get(i, j);
-    const masked = this.isMasked(i, j) ? " (masked: this query may not attend this key)" : "";
-    return `${this.label(i, j)} = ${exact(v, this.dtype)}${masked}`;
+    return t(this.isMasked(i, j) ? "views.cell.masked" : "views.cell", { cell: this.label(i, j), value: exact(v, this.dtype) });
   }
 
   legend() {
@@ -81,7 +81,7 @@ export class MatrixView {
     let anyMasked = false;
     if (this.masked) for (let i = 0; i < this.rows && !anyMasked; i++) for (let j = 0; j < this.cols; j++) if (this.isMasked(i, j)) { anyMasked = true; break; }
     this.legendNode.replaceChildren(lo, bar, hi, ...(this.scaleNote ? [el("span", { class: "scale-note" }, this.scaleNote)] : []),
-      ...(anyMasked ? [el("span", { class: "swatch masked" }), "masked"] : []));
+      ...(anyMasked ? [el("span", { class: "swatch masked" }), t("views.masked")] : []));
   }
 
   // Lays the matrix out in `avail` CSS pixels: a table when every number fits
@@ -139,7 +139,7 @@ export class MatrixView {
     const gstart = new Set((this.groups || []).slice(1).map((g) => g.start));
     head.push(el("tr", {}, el("td", {}), this.colLabels.map((c, j) => el("th", {
       scope: "col", title: c, class: gstart.has(j) ? "gstart" : null }, shorten(c, 10))),
-      sumW ? el("th", { scope: "col", title: "row sum, computed by this page" }, "Σ") : null));
+      sumW ? el("th", { scope: "col", title: t("views.row_sum") }, "Σ") : null));
     this.cells = [];
     const rows = range(this.rows).map((i) => {
       const tds = range(this.cols).map((j) => {
@@ -155,11 +155,11 @@ export class MatrixView {
       const empty = this.emptyRows && this.emptyRows.has(i);
       let sum = 0;
       if (sumW) for (let j = 0; j < this.cols; j++) sum += this.get(i, j);
-      return el("tr", {}, el("th", { scope: "row", title: empty ? `${this.rowLabels[i]}: no key left to attend` : this.rowLabels[i],
+      return el("tr", {}, el("th", { scope: "row", title: empty ? t("views.row_empty", { row: this.rowLabels[i] }) : this.rowLabels[i],
                                      class: empty ? "empty-row" : null }, shorten(this.rowLabels[i], 12)),
                 tds, sumW ? el("td", { class: "sum" }, fmt(sum)) : null);
     });
-    const table = el("table", { class: "mat", "aria-label": `${this.title}${this.caption ? ", " + this.caption : ""}` },
+    const table = el("table", { class: "mat", "aria-label": this.caption ? t("views.table_label", { card: this.title, caption: this.caption }) : this.title },
       el("colgroup", {}, cols), el("thead", {}, head), el("tbody", {}, rows));
     this.cells[this.cur[0]][this.cur[1]].tabIndex = 0;
     table.addEventListener("mouseover", (ev) => { const c = this.cellOf(ev.target); if (c) this.onPoint(this, c[0], c[1], "hover"); });
@@ -292,8 +292,8 @@ export class MatrixView {
     }
     over.tabIndex = 0;
     over.setAttribute("role", "img");
-    over.setAttribute("aria-label", `${this.title}, ${this.rows} by ${this.cols}${this.caption ? ", " + this.caption : ""}: `
-      + "arrow keys move the cursor and read its exact value, Enter explains it");
+    over.setAttribute("aria-label", t(this.caption ? "views.canvas_label.caption" : "views.canvas_label",
+      { card: this.title, rows: this.rows, cols: this.cols, caption: this.caption || "" }));
     over.addEventListener("mousemove", (ev) => { const c = this.canvasCell(ev); if (c) this.onPoint(this, c[0], c[1], "hover"); });
     over.addEventListener("mouseleave", () => this.onPoint(this, null, null, "leave"));
     over.addEventListener("click", (ev) => { const c = this.canvasCell(ev); if (c) { this.moveTo(c[0], c[1], false); this.onPoint(this, c[0], c[1], "activate"); } });

@@ -10,8 +10,8 @@ import { STATE_DICT_KEYS } from "./form.js";
 import { parseReply } from "./request.js";
 import { applyState } from "./share.js";
 import { smallMultipleImage } from "./compare.js";
-import { fmt } from "./format.js";
-import { largestWeight, legendNodes, oneScale } from "./weight-scale.js";
+import { WEIGHT_MAX, largestWeight, legendNodes, listOf, oneScale } from "./weight-scale.js";
+import { t } from "./words.js";
 
 // A small multiple's side in CSS pixels: at most this wide, however many keys.
 const MULTIPLE_MAX_PX = 96, MULTIPLE_MIN_PX = 40;
@@ -21,11 +21,11 @@ export let bundle = null; // {name, layers: [{name, request, weights, masked}]}
 // The bundle's layers, or an Error that says what is wrong with the file.
 export function readBundle(text) {
   let b;
-  try { b = JSON.parse(text); } catch (e) { throw new Error(`not JSON: ${e.message}`); }
-  if (!b || !Array.isArray(b.layers) || !b.layers.length) throw new Error('no "layers": [{"name", "request"}, …] in it');
+  try { b = JSON.parse(text); } catch (e) { throw new Error(t("mv.error.json", { detail: e.message })); }
+  if (!b || !Array.isArray(b.layers) || !b.layers.length) throw new Error(t("mv.error.layers"));
   return b.layers.map((l, i) => {
-    if (!l || typeof l.request !== "object" || !l.request) throw new Error(`layer ${i} has no "request"`);
-    return { name: String(l.name ?? `layer ${i}`), request: l.request };
+    if (!l || typeof l.request !== "object" || !l.request) throw new Error(t("mv.error.request", { layer: i }));
+    return { name: String(l.name ?? t("mv.layer", { layer: i })), request: l.request };
   });
 }
 
@@ -49,7 +49,7 @@ async function askLayer(layer) {
   if (!resp.ok) {
     let p;
     try { p = JSON.parse(new TextDecoder().decode(bytes)); } catch { p = {}; }
-    throw new Error(`${layer.name}: ${resp.status} ${p.title || ""}${p.detail ? `: ${p.detail}` : ""}`);
+    throw new Error(t("mv.error.api", { layer: layer.name, status: String(resp.status), detail: [p.title, p.detail].filter(Boolean).join(": ") }));
   }
   const res = parseReply(bytes);
   return { weights: res.weights, masked: res.masked_scores || null };
@@ -70,26 +70,24 @@ function multiple(layer, li, h, top) {
                            style: `width:${side}px;height:${Math.max(8, Math.round((side * w.rows) / w.cols))}px` });
   c.getContext("2d").putImageData(smallMultipleImage(w, ms, top, w.cols, w.rows), 0, 0);
   return el("button", { type: "button", class: "model-head", dataset: { layer: li, head: h },
-    "aria-label": `Open layer ${li} (${layer.name}), head ${h}`, onclick: () => openLayer(li, h) }, c, `head ${h}`);
+    "aria-label": t("mv.open", { layer: li, name: layer.name, head: h }), onclick: () => openLayer(li, h) }, c, t("mv.export.head", { head: h }));
 }
 
-// With "One colour scale", every layer and head to the largest weight of
-// any; apart, each head to its own largest weight.
+// With "One colour scale", every layer and head from 0 to 1; apart, each
+// head to its own largest weight.
 function render() {
   const L = bundle.layers;
   const tops = L.map((layer) => range(layer.weights.shape.at(-3)).map((h) => largestWeight(plane(layer.weights, h))));
-  const all = Math.max(0, ...tops.flat()), one = oneScale();
-  const rows = L.map((layer, li) => el("div", { class: "model-layer", role: "group", "aria-label": `Layer ${li}: ${layer.name}` },
-    el("p", { class: "model-name" }, el("b", {}, `layer ${li}`), ` ${layer.name}`,
+  const one = oneScale();
+  const rows = L.map((layer, li) => el("div", { class: "model-layer", role: "group", "aria-label": t("mv.layer_group", { layer: li, name: layer.name }) },
+    el("p", { class: "model-name" }, el("b", {}, t("mv.layer", { layer: li })), " ", layer.name,
       el("span", { class: "shape" }, `weights (${layer.weights.shape.join(", ")})`)),
-    el("div", { class: "heads" }, tops[li].map((top, h) => multiple(layer, li, h, one ? all : top)))));
-  const legend = one ? legendNodes(all, "one scale for every layer and head: its darkest is the largest weight of any")
-    : legendNodes(null, "each head on its own scale, its darkest its largest weight: "
-      + tops.map((t, li) => `layer ${li} ${t.map((top, h) => `head ${h} ${fmt(top)}`).join(", ")}`).join("; "));
+    el("div", { class: "heads" }, tops[li].map((top, h) => multiple(layer, li, h, one ? WEIGHT_MAX : top)))));
+  const legend = one ? legendNodes(WEIGHT_MAX, t("mv.scale.fixed"))
+    : legendNodes(null, t("views.scale.weights.own_each", { list: tops.map((tp, li) => t("mv.scale.layer_tops",
+      { layer: li, list: listOf(tp.map((top, h) => t("views.scale.head_top", { head: h, top }))) })).join("; ") }));
   $("model-view").replaceChildren(
-    el("p", { class: "hint" }, `${bundle.name}: ${L.length} layer${L.length === 1 ? "" : "s"} × heads; each square is a head's `
-      + "weights, queries down, keys across, from 0 (light yellow) to the largest weight the legend names (dark blue), "
-      + "grey where a key is hidden. A click opens that layer's whole pipeline below."),
+    el("p", { class: "hint" }, t("mv.hint", { name: bundle.name, layers: L.length })),
     el("div", { class: "legend", id: "model-legend" }, ...legend), ...rows);
   $("model-panel").hidden = false;
 }
@@ -100,26 +98,26 @@ export function openLayer(li, h) {
   document.querySelectorAll("#model-view .model-head").forEach((b) =>
     b.setAttribute("aria-pressed", String(Number(b.dataset.layer) === li && Number(b.dataset.head) === h)));
   applyState({ body: formBody(layer.request), head: h });
-  $("preset-note").textContent = `Layer ${li} (${layer.name}) of ${bundle.name}.`;
+  $("preset-note").textContent = t("mv.note", { layer: li, name: layer.name, bundle: bundle.name });
 }
 
 // Reads a bundle file, asks for every layer's weights (one request at a time:
 // a model's layers would otherwise all hold the server at once) and draws them.
 export async function openBundle(file) {
   const status = $("model-status");
-  status.textContent = `Reading ${file.name}…`;
+  status.textContent = t("mv.status.reading", { file: file.name });
   try {
     const layers = readBundle(await file.text());
     const done = [];
     for (const [i, layer] of layers.entries()) {
-      status.textContent = `Asking for layer ${i + 1} of ${layers.length}…`;
+      status.textContent = t("mv.status.asking", { layer: i + 1, layers: layers.length });
       done.push({ ...layer, ...(await askLayer(layer)) });
     }
     bundle = { name: file.name, layers: done };
     render();
-    status.textContent = `${file.name}: ${done.length} layers.`;
+    status.textContent = t("mv.status.done", { file: file.name, layers: done.length });
   } catch (e) {
-    status.textContent = `${file.name} could not be shown: ${e.message}`;
+    status.textContent = t("mv.status.failed", { file: file.name, detail: e.message });
   }
 }
 

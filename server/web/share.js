@@ -8,7 +8,7 @@ import { STATE_DICT_KEYS, concatWidth, editors, identity, mask, maskForm, resize
 import { compute, lastGood, seq, setStatus } from "./request.js";
 import { PER_HEAD_STAGES, slice } from "./reply.js";
 import { exact, fmt } from "./format.js";
-import { MASKED_RGB, PALETTES } from "./colour.js";
+import { MASKED_RGB, PALETTES, ramp } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
 import { views } from "./views.js";
 import { afterRenderHooks } from "./highlight.js";
@@ -16,6 +16,7 @@ import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";
 import { modelViewDrawing } from "./head-view.js";
 import { shortLink } from "./short-link.js";
+import { t } from "./words.js";
 
 // A state in a link's fragment (never sent to the server): deflated JSON in
 // base64url (short-link.js says what the state holds).
@@ -127,8 +128,8 @@ export function exportOptions(R) {
   const diffs = ["cmp-weights", "cmp-output"].filter((id) => views[id] && views[id].rows);
   $("export-stage").replaceChildren(...["x", ...ALL_STAGES].filter((s) => R.T[s]).map((s) => el("option", { value: s }, s)),
     ...diffs.map((id) => el("option", { value: id }, views[id].title)),
-    el("option", { value: "head-view" }, `head view (lines)${R.H > 1 ? `, head ${ui.selectedHead}` : ""}`),
-    R.H > 1 ? el("option", { value: "model-view" }, "every head's weights (model view)") : null);
+    el("option", { value: "head-view" }, R.H > 1 ? t("share.option.head_view.head", { head: ui.selectedHead }) : t("share.option.head_view")),
+    R.H > 1 ? el("option", { value: "model-view" }, t("share.option.model_view")) : null);
   if ([...$("export-stage").options].some((o) => o.value === keep)) $("export-stage").value = keep;
   exportButtons();
 }
@@ -141,11 +142,12 @@ export function exportButtons() {
 
 export function exportStage(format) {
   const R = lastGood, stage = $("export-stage").value || "weights";
+  const scale = exportScale(), atScale = scale > 1 ? `@${scale}x` : "";
   if (DRAWINGS.includes(stage)) {
     const d = stage === "head-view" ? views[`h${ui.selectedHead}-lines`].drawing() : modelViewDrawing(R);
-    const name = (stage === "head-view" ? `head_view_head${ui.selectedHead}` : "model_view") + (R.B ? `_seq${ui.selectedSeq}` : "");
-    if (format === "svg") return download(`${name}.svg`, "image/svg+xml", heatmapSvg(d));
-    if (format === "png") return heatmapPng(d).then((blob) => download(`${name}.png`, "image/png", blob));
+    const name = (stage === "head-view" ? `head_view_head${ui.selectedHead}` : "model_view") + (R.B ? `_seq${ui.selectedSeq}` : "") + atScale;
+    if (format === "svg") return download(`${name}.svg`, "image/svg+xml", heatmapSvg(frame(d), scale));
+    if (format === "png") return heatmapPng(frame(d), scale).then((blob) => download(`${name}.png`, "image/png", blob));
     return undefined;
   }
   const diff = stage.startsWith("cmp-"); // a difference shown by the compare panel (float64)
@@ -161,8 +163,8 @@ export function exportStage(format) {
   // CSV and images: one matrix (the open head's slice of a per-head stage), labelled
   const view = diff ? views[stage] : Object.values(views).find((v) => v.stage === stage);
   const suffix0 = t.shape.length >= 3 && PER_HEAD_STAGES.includes(stage) ? `_head${ui.selectedHead}` : "";
-  if (format === "svg") return download(`${stage}${suffix0}.svg`, "image/svg+xml", heatmapSvg(heatmap(view)));
-  if (format === "png") return heatmapPng(heatmap(view)).then((blob) => download(`${stage}${suffix0}.png`, "image/png", blob));
+  if (format === "svg") return download(`${stage}${suffix0}${atScale}.svg`, "image/svg+xml", heatmapSvg(frame(heatmap(view)), scale));
+  if (format === "png") return heatmapPng(frame(heatmap(view)), scale).then((blob) => download(`${stage}${suffix0}${atScale}.png`, "image/png", blob));
   const s = diff ? { rows: view.rows, cols: view.cols, data: view.data, off: 0 } : slice(R, stage, ui.selectedHead);
   const quote = (x) => (/[",\n]/.test(x) ? `"${x.replace(/"/g, '""')}"` : x);
   const lines = [["", ...view.colLabels].map(quote).join(",")];
@@ -175,12 +177,12 @@ export function exportStage(format) {
 }
 
 
-// One heatmap as shapes, drawn alike into SVG and PNG: a title, the labels,
-// one rectangle per cell in the card's colours (masked cells grey), and each
-// number when the cells are wide enough for all of them.
+// One heatmap as shapes, drawn alike into SVG and PNG: the labels, one
+// rectangle per cell in the card's colours (masked cells grey), and each
+// number when the cells are wide enough for all of them; frame() adds its
+// title and legend.
 export function heatmap(view) {
-  const R = lastGood, head = PER_HEAD_STAGES.includes(view.stage) && R.H > 1 ? `, head ${ui.selectedHead}` : "";
-  const seq = R.B ? `, sequence ${ui.selectedSeq}` : "";
+  const R = lastGood, perHead = PER_HEAD_STAGES.includes(view.stage) && R.H > 1;
   const pal = PALETTES[view.kind], mono = "12px DejaVu Sans Mono, monospace", label = "11px DejaVu Sans, sans-serif";
   const texts = [], rects = [];
   let chars = 1;
@@ -188,12 +190,10 @@ export function heatmap(view) {
   const numbers = view.rows * view.cols <= 4096 && view.cols <= 32;
   const cw = numbers ? Math.ceil(chars * textWidth("0", mono) + 10) : Math.max(2, Math.min(24, Math.floor(960 / view.cols)));
   const ch = numbers ? 20 : Math.max(2, Math.min(24, Math.floor(960 / view.rows)));
-  const left = Math.ceil(Math.min(120, Math.max(...view.rowLabels.map((r) => textWidth(shorten(r, 12), label)))) + 10), top = 44;
+  const left = Math.ceil(Math.min(120, Math.max(...view.rowLabels.map((r) => textWidth(shorten(r, 12), label)))) + 10), top = 16;
   const every = numbers || cw >= 24 ? 1 : Math.ceil(24 / cw);
-  texts.push({ x: 4, y: 16, text: `${view.title}${head}${seq} (${view.rows}×${view.cols}): `
-    + (view.kind === "seq" ? "0 to 1" : `${fmt(-view.max)} to ${fmt(view.max)}`), font: "bold 13px DejaVu Sans, sans-serif", anchor: "start", fill: "#1d2330" });
   for (let j = 0; j < view.cols; j += every)
-    texts.push({ x: left + (j + 0.5) * cw, y: top - 6, text: shorten(view.colLabels[j], 10), font: label, anchor: "middle", fill: "#545c6b" });
+    texts.push({ x: left + (j + 0.5) * cw, y: top - 5, text: shorten(view.colLabels[j], 10), font: label, anchor: "middle", fill: "#545c6b" });
   for (let i = 0; i < view.rows; i += (numbers || ch >= 12 ? 1 : Math.ceil(12 / ch)))
     texts.push({ x: left - 4, y: top + (i + 0.5) * ch + 4, text: shorten(view.rowLabels[i], 12), font: label, anchor: "end", fill: "#545c6b" });
   for (let i = 0; i < view.rows; i++) for (let j = 0; j < view.cols; j++) {
@@ -203,24 +203,84 @@ export function heatmap(view) {
     if (numbers) texts.push({ x: left + (j + 1) * cw - 4, y: top + (i + 0.5) * ch + 4, text: masked && view.stage === "weights" ? "·" : fmt(v),
                               font: mono, anchor: "end", fill: masked ? "#000" : pal.ink[k] });
   }
-  return { width: left + view.cols * cw + 8, height: top + view.rows * ch + 8, rects, texts };
+  const what = { card: view.title, rows: view.rows, cols: view.cols, head: ui.selectedHead, seq: ui.selectedSeq };
+  const title = t(`share.export.title${perHead ? ".head" : ""}${R.B ? ".seq" : ""}`, what);
+  const seq = view.kind === "seq";
+  return { width: left + view.cols * cw, height: top + view.rows * ch, rects, texts, title,
+    subtitle: view.lessonName ? view.lessonName.textContent : null,
+    legend: { lo: seq ? 0 : -view.max, hi: seq ? 1 : view.max, colours: [0, 64, 128, 192, 255].map((k) => pal.css[k]), note: view.scaleNote || null } };
 }
+
+// A picture for a slide: the drawing with its title (wrapped to the
+// picture's width, never cut) above it and its legend (a colour bar from lo
+// to hi and what the scale is) under it, all inside the picture.
+export const FRAME_MIN_W = 480, FRAME_PAD = 12, TITLE_FONT = "bold 15px DejaVu Sans, sans-serif";
+export const NOTE_FONT = "12px DejaVu Sans, sans-serif", LEGEND_BAR_W = 200, LEGEND_STEPS = 40;
+export function wrapText(text, font, width) {
+  const lines = [];
+  let line = "";
+  for (const word of String(text).split(/\s+/)) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && textWidth(next, font) > width) { lines.push(line); line = word; } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+export function frame(d) {
+  const pad = FRAME_PAD, W = Math.max(FRAME_MIN_W, Math.ceil(d.width) + 2 * pad), inner = W - 2 * pad;
+  const texts = [], rects = [];
+  let y = pad;
+  for (const line of wrapText(d.title, TITLE_FONT, inner)) { y += 17; texts.push({ x: pad, y, text: line, font: TITLE_FONT, anchor: "start", fill: "#1d2330" }); }
+  for (const line of d.subtitle ? wrapText(d.subtitle, NOTE_FONT, inner) : []) { y += 16; texts.push({ x: pad, y, text: line, font: NOTE_FONT, anchor: "start", fill: "#545c6b" }); }
+  y += 12;
+  const dx = Math.round((W - d.width) / 2), dy = y;
+  const at = (o, keys) => { const c = { ...o }; for (const [k, by] of keys) c[k] = o[k] + by; return c; };
+  rects.push(...d.rects.map((r) => at(r, [["x", dx], ["y", dy]])));
+  texts.push(...d.texts.map((tx) => at(tx, [["x", dx], ["y", dy]])));
+  const lines = (d.lines || []).map((l) => at(l, [["x1", dx], ["x2", dx], ["y1", dy], ["y2", dy]]));
+  const images = (d.images || []).map((im) => at(im, [["x", dx], ["y", dy]]));
+  y = dy + d.height + 16;
+  if (d.legend) {
+    const { lo, hi, note } = d.legend, colours = d.legend.colours || [0, 64, 128, 192, 255].map((k) => PALETTES.seq.css[k]);
+    const rgb = ramp(colours.map((c) => `#${c.match(/\d+/g).map((v) => Number(v).toString(16).padStart(2, "0")).join("")}`));
+    const loText = fmt(lo), hiText = hi === null ? t("views.scale.its_largest") : fmt(hi), x0 = pad + Math.ceil(textWidth(loText, NOTE_FONT)) + 6;
+    texts.push({ x: pad, y: y + 10, text: loText, font: NOTE_FONT, anchor: "start", fill: "#1d2330" });
+    for (let k = 0; k < LEGEND_STEPS; k++) {
+      const c = rgb[Math.round((k / (LEGEND_STEPS - 1)) * 255)];
+      rects.push({ x: x0 + (k * LEGEND_BAR_W) / LEGEND_STEPS, y, w: LEGEND_BAR_W / LEGEND_STEPS + 0.5, h: 12, fill: `rgb(${c.join(",")})` });
+    }
+    texts.push({ x: x0 + LEGEND_BAR_W + 6, y: y + 10, text: hiText, font: NOTE_FONT, anchor: "start", fill: "#1d2330" });
+    y += 12;
+    for (const line of note ? wrapText(note, NOTE_FONT, inner) : []) { y += 16; texts.push({ x: pad, y, text: line, font: NOTE_FONT, anchor: "start", fill: "#545c6b" }); }
+  }
+  return { width: W, height: Math.ceil(y + pad), rects, texts, lines, images };
+}
+
+// The sizes a picture is exported at: its CSS pixels times 1, 2 or 3 (a
+// slide at 1920 px takes 2× or 3× of a 600 px picture without blur).
+export const EXPORT_SCALES = [1, 2, 3];
+export const exportScale = () => Number(($("export-scale") || { value: 1 }).value) || 1;
+
 // A drawing (a heatmap, the head view, the model view) as SVG: its cells
 // carry their exact values (data-value; data-head in the model view), its
-// lines theirs (data-w); a big heatmap of the model view is one pixel image.
-export function heatmapSvg(hm) {
-  const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
+// lines theirs (data-w); a big heatmap of the model view is one pixel image;
+// the words are <text>.  At scale k its width and height are k times its
+// viewBox.
+export function heatmapSvg(hm, scale = 1) {
+  const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
   const fontOf = (f) => { const m = /^(bold )?(\d+)px (.*)$/.exec(f); return `font-size="${m[2]}"${m[1] ? ' font-weight="bold"' : ""} font-family="${esc(m[3])}"`; };
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${hm.width}" height="${hm.height}" viewBox="0 0 ${hm.width} ${hm.height}">\n`
+  const cell = (r) => (r.row === undefined ? "" : `${r.head === undefined ? "" : ` data-head="${r.head}"`} data-row="${r.row}" data-col="${r.col}" data-value="${r.value}"`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${hm.width * scale}" height="${hm.height * scale}" viewBox="0 0 ${hm.width} ${hm.height}">\n`
     + `<rect width="100%" height="100%" fill="#fff"/>\n`
-    + hm.rects.map((r) => `<rect x="${r.x}" y="${r.y}" width="${r.w}" height="${r.h}" fill="${r.fill}"${r.head === undefined ? "" : ` data-head="${r.head}"`} data-row="${r.row}" data-col="${r.col}" data-value="${r.value}"/>`).join("\n")
+    + hm.rects.map((r) => `<rect x="${r.x}" y="${r.y}" width="${r.w}" height="${r.h}" fill="${r.fill}"${cell(r)}/>`).join("\n")
     + (hm.images || []).map((im) => `\n<image x="${im.x}" y="${im.y}" width="${im.w}" height="${im.h}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${im.canvas.toDataURL("image/png")}"${im.head === undefined ? "" : ` data-head="${im.head}"`}/>`).join("")
     + (hm.lines || []).map((l) => `\n<line x1="${l.x1}" y1="${l.y1}" x2="${l.x2}" y2="${l.y2}" stroke="${l.stroke}" stroke-width="${l.width}" stroke-opacity="${l.opacity}" data-q="${l.q}" data-k="${l.k}" data-w="${l.w}"/>`).join("")
-    + "\n" + hm.texts.map((t) => `<text x="${t.x}" y="${t.y}" text-anchor="${t.anchor}" fill="${t.fill}" ${fontOf(t.font)}>${esc(t.text)}</text>`).join("\n")
+    + "\n" + hm.texts.map((tx) => `<text x="${tx.x}" y="${tx.y}" text-anchor="${tx.anchor}" fill="${tx.fill}" ${fontOf(tx.font)}>${esc(tx.text)}</text>`).join("\n")
     + "\n</svg>\n";
 }
-export function heatmapPng(hm) {
-  const c = el("canvas", { width: hm.width, height: hm.height }), g = c.getContext("2d");
+export function heatmapPng(hm, scale = 1) {
+  const c = el("canvas", { width: hm.width * scale, height: hm.height * scale }), g = c.getContext("2d");
+  g.scale(scale, scale);
   g.fillStyle = "#fff"; g.fillRect(0, 0, hm.width, hm.height);
   for (const r of hm.rects) { g.fillStyle = r.fill; g.fillRect(r.x, r.y, r.w, r.h); }
   g.imageSmoothingEnabled = false;
@@ -230,9 +290,9 @@ export function heatmapPng(hm) {
     g.beginPath(); g.moveTo(l.x1, l.y1); g.lineTo(l.x2, l.y2); g.stroke();
   }
   g.globalAlpha = 1;
-  for (const t of hm.texts) {
-    g.font = t.font; g.fillStyle = t.fill; g.textAlign = t.anchor === "middle" ? "center" : t.anchor === "end" ? "right" : "left";
-    g.fillText(t.text, t.x, t.y);
+  for (const tx of hm.texts) {
+    g.font = tx.font; g.fillStyle = tx.fill; g.textAlign = tx.anchor === "middle" ? "center" : tx.anchor === "end" ? "right" : "left";
+    g.fillText(tx.text, tx.x, tx.y);
   }
   return new Promise((resolve) => c.toBlob(resolve, "image/png"));
 }
@@ -476,10 +536,13 @@ export function init() {
     window.attentionVisualizer.stateSettled = true;
   });
   $("export-stage").addEventListener("change", exportButtons);
+  // the pictures' size: 1×, 2× or 3× their CSS pixels
+  document.querySelector('[data-export="svg"]').after(el("label", { class: "check", for: "export-scale" }, t("share.size")),
+    el("select", { id: "export-scale" }, EXPORT_SCALES.map((k) => el("option", { value: k }, t("share.size.times", { scale: k })))));
   document.querySelectorAll("[data-export]").forEach((b) => b.addEventListener("click", () => exportStage(b.dataset.export)));
   $("copy-link").addEventListener("click", async () => {
-    try { await navigator.clipboard.writeText($("share-link").value); setStatus("Link copied.", "ok"); }
-    catch { $("share-link").select(); setStatus("Select the link and copy it.", ""); }
+    try { await navigator.clipboard.writeText($("share-link").value); setStatus(t("share.copied"), "ok"); }
+    catch { $("share-link").select(); setStatus(t("share.copy_by_hand"), ""); }
   });
   $("download-script").addEventListener("click", () => download("attention.py", "text/x-python", numpyScript(lastGood)));
   $("download-torch-script").addEventListener("click", () => download("attention_torch.py", "text/x-python", torchScript(lastGood).script));

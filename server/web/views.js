@@ -12,9 +12,40 @@ import { compareSlot, drawWhenSeen, headStrip, renderCompare, ropeText, seqStrip
 import { onPoint } from "./highlight.js";
 import { headView } from "./head-view.js";
 import { show as showGuided } from "./guided.js";
+import { nodes, t } from "./words.js";
 
 export let views = {};
 export const PAIR_STAGES = ["scores", "scaled_scores", "masked_scores", "weights"]; // [h, n, m]
+
+// Each lesson's own NumPy name for a stage (seeds: 000 Spanish, 001 Italian,
+// 002 Turkish), never translated; "[h]" is the open head.  null: the lesson
+// has no such matrix.  Lessons 000 and 002 divide by √d_k in the same line
+// as Q·Kᵀ, so their `scores` / `skor` are the page's scaled scores.
+export const LESSON_NAMES = {
+  "000": { q: "Q", k: "K", v: "V", scores: null, scaled_scores: "scores", weights: "attention_weights",
+           head_outputs: "head_output", concat: "multi_head_output", output: "multi_head_output" },
+  "001": { q: "Q", k: "K", v: "V", scores: "scores", scaled_scores: "scaled_scores", weights: "attention_weights",
+           head_outputs: "output", concat: "output", output: "output" },
+  "002": { q: "Qh[h]", k: "Kh[h]", v: "Vh[h]", scores: null, scaled_scores: "skor[h]", weights: "A[h]",
+           head_outputs: "Yh[h]", concat: "Y", output: "Y" },
+};
+// The lesson whose names the cards carry: the one the inputs came from, while
+// the request still computes what that lesson computes (its heads, no mask,
+// no scale of one's own, no position encoding, no W_o).
+export function lessonOf(R) {
+  const key = ui.source && ui.source.lesson, b = R.body;
+  if (!key || !LESSON_NAMES[key] || mayMask(R) || b.scale !== undefined || b.rope || b.positional_encoding
+      || b.w_o || b.out_proj_weight || b.q || R.B || R.m0 || R.slopes || R.Hkv !== R.H) return null;
+  return key;
+}
+// A card's line naming the lesson's own variable, or saying it has none.
+export function lessonNameNode(R, stage, h) {
+  const key = lessonOf(R);
+  if (!key || !(stage in LESSON_NAMES[key])) return null;
+  const name = (s) => el("code", {}, s.replace("[h]", `[${h}]`)), own = LESSON_NAMES[key][stage];
+  return el("span", { class: "lesson-name" }, ...(own !== null ? nodes("views.lesson.name", { lesson: key, name: name(own) })
+    : nodes("views.lesson.unnamed_scores", { lesson: key, name: name(LESSON_NAMES[key].scaled_scores) })));
+}
 
 export function summaryItems(R) {
   const b = R.body, res = R.res;
@@ -84,7 +115,7 @@ export function makeView(R, stage, h, spec) {
   const v = new MatrixView({
     stage, name: stage, dtype: R.dtype, rows: s.rows, cols: s.cols, src: s, off: s.off,
     shape: [s.rows, s.cols], from: api && api.length >= 3 ? `${stage} (${api.join(", ")})` : null,
-    onPoint, ...spec });
+    onPoint, lessonName: lessonNameNode(R, stage, h), ...spec });
   views[v.id] = v;
   return v;
 }
@@ -114,7 +145,7 @@ export function splitViews(R) {
   }
   const say = (v, i, j, how) => { if (how !== "leave") v.readout.textContent = v.describe(i, j); };
   const X = R.T.x_pe ? "(X + PE)" : "X", dims = `(${R.H}, ${n}, ${dk})`;
-  const all = new MatrixView({ id: "split-q", stage: "q_all", name: "Q", title: "Q, every head", dtype: R.dtype, rows: n, cols: W,
+  const all = new MatrixView({ id: "split-q", stage: "q_all", name: "Q", title: t("views.card.q_all"), dtype: R.dtype, rows: n, cols: W,
     src: { data: q }, off: 0, shape: [n, W], rowLabels: R.ql, colLabels: range(W).map(String), kind: "div", onPoint: say,
     groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: `head ${k}` })),
     formula: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}: one projection for all heads; head h owns columns h·${dk} … h·${dk} + ${dk - 1}` });
@@ -122,8 +153,8 @@ export function splitViews(R) {
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
     formula: `columns ${k * dk}…${(k + 1) * dk - 1} of Q, the ${k === 0 ? "first" : k === 1 ? "second" : `${k}th`} plane of Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)`,
     caption: `head ${k}`, head: k }));
-  heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: "one scale for Q and its heads" }));
-  all.scaleNote = "one scale for Q and its heads";
+  heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: t("views.scale.one_split") }));
+  all.scaleNote = t("views.scale.one_split");
   for (const v of [all, ...heads]) views[v.id] = v;
   const g = group("group-split", `Split into heads: Q (${n}, ${W}) → Qh ${dims}`,
     el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`));
@@ -169,7 +200,7 @@ export function renderResult(R) {
   const inputs = R.T.x ? [makeView(R, "x", 0, { id: "input-x", title: "X", name: "x", kind: "div", rowLabels: R.ql,
     colLabels: idx(R.T.x.shape.at(-1)), formula: "one row per token, as sent", caption: "the input" + seqNote })] : [];
   const newKeys = R.kl.slice(R.m0); // the keys this request adds (after a cache's)
-  if (b.context) inputs.push(makeView(R, "context", 0, { id: "input-context", title: "Context", name: "context", kind: "div",
+  if (b.context) inputs.push(makeView(R, "context", 0, { id: "input-context", title: t("views.card.context"), name: "context", kind: "div",
     rowLabels: newKeys, colLabels: idx(R.T.context.shape.at(-1)), formula: "the source of the keys and values" }));
   if (R.T.x_pe) inputs.push(makeView(R, "x_pe", 0, { id: "input-x_pe", title: "X + PE", name: "x_pe", kind: "div", rowLabels: R.ql,
     colLabels: idx(R.T.x_pe.shape.at(-1)), formula: "X plus the sinusoidal encoding of each token's position: what the projections see" }));
@@ -202,21 +233,21 @@ export function renderResult(R) {
       pv("v", { title: "V", name: "v", kind: "div", rowLabels: newKeys, colLabels: idx(R.dv),
                 formula: (b.q ? "as given" : `${b.context ? ctx : X} · ${part(b.w_v, "W_v", g)}${wt}${plus("v")}`) + shared })]],
     ...(R.T.q_rope ? [["1½ · rotate by position (RoPE)", [
-      pv("q_rope", { title: "Q after RoPE", name: "q_rope", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
+      pv("q_rope", { title: t("views.card.q_rope"), name: "q_rope", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
                      formula: `each pair of Q's components turned by position·θ_i (${ropeText(b.rope, R.dk)})` }),
-      pv("k_rope", { title: "K after RoPE", name: "k_rope", kind: "div", rowLabels: newKeys, colLabels: idx(R.dk),
+      pv("k_rope", { title: t("views.card.k_rope"), name: "k_rope", kind: "div", rowLabels: newKeys, colLabels: idx(R.dk),
                      formula: "K's pairs turned the same way, by each key's position" + shared })]]] : []),
     ...(R.T.k_cache ? [["1¾ · the KV cache", [
-      pv("k_cache", { title: "K cache", name: "k_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dk),
+      pv("k_cache", { title: t("views.card.k_cache"), name: "k_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dk),
                       formula: `${R.m0} cached key row${R.m0 === 1 ? "" : "s"} (past_k), then this request's K${R.T.k_rope ? " after RoPE" : ""}: the keys the scores use` + shared }),
-      pv("v_cache", { title: "V cache", name: "v_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dv),
+      pv("v_cache", { title: t("views.card.v_cache"), name: "v_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dv),
                       formula: `${R.m0} cached value row${R.m0 === 1 ? "" : "s"} (past_v), then this request's V` + shared })]]] : []),
     ["2 · compare queries with keys", [
-      pv("scores", { title: "Scores", name: "scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
+      pv("scores", { title: t("views.card.scores"), name: "scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                      formula: `${R.T.q_rope ? "Q after RoPE" : "Q"} · ${R.T.k_cache ? "K cache" : R.T.k_rope ? "K after RoPE" : "K"}ᵀ: query ↓ against key →` }),
-      pv("scaled_scores", { title: "Scaled scores", name: "scaled_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
+      pv("scaled_scores", { title: t(b.scale === undefined ? "views.card.scaled_scores" : "views.card.scaled_scores_given"), name: "scaled_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                             formula: b.scale === undefined ? `scores ÷ √${R.dk} (= × ${fmt(R.scale)})` : `scores × ${exactText(b.scale, "float64")}` }),
-      pv("masked_scores", { title: "Masked scores", name: "masked_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
+      pv("masked_scores", { title: t("views.card.masked_scores"), name: "masked_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                             masked, emptyRows: empty, formula: [
                             b.mask && maskForm(b.mask, !!R.B).kind === "add" ? `the additive mask's numbers added${maskScope(R)}` : null,
                             R.slopes
@@ -225,23 +256,23 @@ export function renderResult(R) {
                               ? `−∞ where the query may not attend the key (${maskReasons(R).join("; ")})`
                               : R.slopes || b.mask ? null : "no key is hidden: the same as the scaled scores"].filter(Boolean).join("; ") })]],
     ["3 · softmax: scores become weights", [
-      pv("weights", { title: "Attention weights", name: "weights", kind: "seq", rowLabels: R.ql, colLabels: R.kl, arrow: true,
+      pv("weights", { title: t("views.card.weights"), name: "weights", kind: "seq", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                       masked, emptyRows: empty, sum: true, notes: emptyNote(),
                       formula: "softmax of each row of the masked scores: query ↓ attends key →; each row sums to 1" })]],
     ["4 · mix the values", [
-      pv("head_outputs", { title: "Head output", name: "head_outputs", kind: "div", rowLabels: R.ql, colLabels: idx(R.dv),
+      pv("head_outputs", { title: t("views.card.head_outputs"), name: "head_outputs", kind: "div", rowLabels: R.ql, colLabels: idx(R.dv),
                            emptyRows: empty, formula: "weights · V: each query's weighted average of the value rows" })]],
   ];
   // One colour scale: Q, K and V (rotated and cached too) on one scale, every
   // score stage on another, so that the scaling shows and one colour is one
   // number from card to card; otherwise each card runs to its own maximum.
+  const shown = [...steps.flatMap(([, vs]) => vs), ...(split ? split[1] : [])];
   if ($("one-scale").checked) {
-    const shown = [...steps.flatMap(([, vs]) => vs), ...(split ? split[1] : [])];
-    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"], "one scale for Q, K and V"],
-                                  [["scores", "scaled_scores", "masked_scores"], "one scale for every score stage"]]) {
+    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"], "views.scale.one_qkv"],
+                                  [["scores", "scaled_scores", "masked_scores"], "views.scale.one_scores"]]) {
       const same = shown.filter((v) => stages.includes(v.stage));
       const M = Math.max(0, ...same.map((v) => v.max));
-      for (const v of same) Object.assign(v, { maxAbs: M, scaleNote: note });
+      for (const v of same) Object.assign(v, { maxAbs: M, scaleNote: t(note) });
     }
   }
   for (const [title, vs] of steps) {
@@ -254,19 +285,23 @@ export function renderResult(R) {
   const ga = group("group-all", (R.H > 1 ? "All heads together" : "Output") + (R.B ? `, sequence ${ui.selectedSeq}` : ""));
   const groups = R.H > 1 ? range(R.H).map((k) => ({ start: k * R.dv, size: R.dv, label: `head ${k}` })) : null;
   const whole = [
-    makeView(R, "concat", 0, { id: "all-concat", title: "Concatenation", name: "concat", kind: "div", rowLabels: R.ql,
+    makeView(R, "concat", 0, { id: "all-concat", title: t("views.card.concat"), name: "concat", kind: "div", rowLabels: R.ql,
       colLabels: idx(R.T.concat.shape.at(-1)), groups, formula: R.H > 1 ? "the head outputs side by side, head 0 first" : "the one head's output" }),
-    makeView(R, "output", 0, { id: "all-output", title: "Output", name: "output", kind: "div", rowLabels: R.ql,
+    makeView(R, "output", 0, { id: "all-output", title: t("views.card.output"), name: "output", kind: "div", rowLabels: R.ql,
       colLabels: idx(R.T.output.shape.at(-1)), formula: b.w_o || b.out_proj_weight
         ? `concat · W_o${wt}${b.b_o || b.out_proj_bias ? " + b_o" : ""}` : "no W_o: the output is the concatenation" })];
   ga.add(ga.cards);
   out.push([ga, whole]);
 
   for (const [g, vs] of out) {
-    for (const v of vs) { v.layout(avail); g.cards.append(v.root); }
+    for (const v of vs) {
+      if (!v.scaleNote) v.scaleNote = t(v.kind === "seq" ? "views.scale.weights.card" : "views.scale.own_card");
+      v.layout(avail); g.cards.append(v.root);
+    }
     if (vs.some((v) => v.stage === "weights")) g.cards.append(headView(R, h, avail));
   }
-  area.replaceChildren(...out.filter(([g2]) => g2.sec && g2 !== ga).map(([g2]) => g2.sec), gh.sec, compareSlot(), ga.sec);
+  area.replaceChildren(...out.filter(([g2]) => g2.sec && g2 !== ga).map(([g2]) => g2.sec), gh.sec, ga.sec);
+  compareSlot();
   showGuided(R);
   drawWhenSeen();
   renderCompare(R, avail);

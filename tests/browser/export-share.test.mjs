@@ -93,6 +93,8 @@ test("export: .npy, CSV and JSON of a stage parse to the API's tensors; curl and
   await rendered(() => page.uncheck("#causal"));
 });
 
+// The title of an exported SVG: its bold lines, as one sentence.
+const titleOf = (svgText) => [...svgText.matchAll(/<text[^>]*font-weight="bold"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]).join(" ");
 
 test("PNG and SVG of a heatmap: the open head's cells in the card's colours, each cell's exact value in the SVG", async () => {
   const l = LESSONS["002"];
@@ -115,7 +117,7 @@ test("PNG and SVG of a heatmap: the open head's cells in the card's colours, eac
     assert.equal(r.fill, masked ? "rgb(196,196,196)" : `rgb(${palettes.seq[Math.round(w * 255)].join(",")})`);
   }
   assert.match(svgText, new RegExp(`>${shown(json.weights[1][3][2])}</text>`), "the numbers are written");
-  assert.match(svgText, /<text[^>]*>Attention weights, head 1 \(5×5\): 0 to 1<\/text>/);
+  assert.equal(titleOf(svgText), "Attention weights = softmax, head 1 (5×5)");
   // the PNG draws the same cells: its pixels are the SVG's colours
   const png = await downloaded(() => page.click('button[data-export="png"]'));
   assert.equal(png.name, "weights_head1.png");
@@ -153,13 +155,16 @@ test("PNG and SVG of the head view and of the model view: every line and every h
     .map((m) => ({ x1: Number(m[1]), y1: Number(m[2]), x2: Number(m[3]), y2: Number(m[4]), stroke: m[5], width: Number(m[6]), q: Number(m[8]), k: Number(m[9]), w: Number(m[10]) }));
   assert.equal(lines.length, 15, "causal: the 15 pairs a query may attend");
   const seq = await page.evaluate(() => window.attentionVisualizer.PALETTES.seq);
-  for (const ln of lines) { // causal: query 0 attends key 0 alone, so head 1's largest weight (its darkest) is 1
+  // a line's colour: the palette from its first colour at 3:1 against white
+  const first0 = await page.evaluate(() => window.attentionVisualizer.PALETTES.seq.rgb
+    .findIndex((c) => 1.05 / (window.attentionVisualizer.luminance(c) + 0.05) >= 3));
+  for (const ln of lines) { // on the scale from 0 to 1 (the default)
     assert.ok(ln.k <= ln.q, `no line to a later key (${ln.q} → ${ln.k})`);
     assert.equal(ln.w, json.weights[1][ln.q][ln.k]);
-    assert.equal(ln.width, Number((0.5 + 5 * ln.w).toFixed(2)));
-    assert.equal(ln.stroke, seq.css[Math.round(ln.w * 255)]);
+    assert.equal(ln.width, Number((1 + 4 * ln.w).toFixed(2)));
+    assert.equal(ln.stroke, seq.css[first0 + Math.round(ln.w * (255 - first0))]);
   }
-  assert.match(svgText, /<text[^>]*>Head view, head 1: query → key, as thick and dark as the weight, darkest 1<\/text>/);
+  assert.equal(titleOf(svgText), "Head view, head 1: each query (left) to the keys it attends (right), as thick and dark as the weight");
   assert.match(svgText, /<text[^>]*>tok4<\/text>/, "the tokens label both sides");
   // the PNG draws the same lines: the middle of query 0's only line (weight 1) is the palette's darkest, a corner white
   const png = await downloaded(() => page.click('button[data-export="png"]'));
@@ -191,6 +196,64 @@ test("PNG and SVG of the head view and of the model view: every line and every h
   await panel("share-panel", false);
   await openHead(0);
   await rendered(() => page.uncheck("#causal"));
+});
+
+// Every <text> of an SVG drawn by the page: its box in the picture's own
+// units (the viewBox), and the picture's size.
+function svgBoxes(svgText) {
+  return page.evaluate((text) => {
+    const host = document.createElement("div");
+    host.innerHTML = text;
+    document.body.append(host);
+    const svgEl = host.querySelector("svg"), vb = svgEl.viewBox.baseVal;
+    const boxes = [...svgEl.querySelectorAll("text")].map((t) => { const b = t.getBBox(); return { text: t.textContent, x: b.x, y: b.y, w: b.width, h: b.height }; });
+    host.remove();
+    return { width: Number(svgEl.getAttribute("width")), height: Number(svgEl.getAttribute("height")), vw: vb.width, vh: vb.height, boxes };
+  }, svgText);
+}
+const overlap = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+
+test("slide-ready: lesson 000's weights, the head view and the model view at 1×, 2× and 3×, every word inside the picture", async () => {
+  await rendered(() => page.click('button[data-preset="000"]'));
+  await stateWritten();
+  await panel("share-panel");
+  try {
+    for (const stage of ["weights", "head-view", "model-view"]) {
+      await page.selectOption("#export-stage", stage);
+      let one = null;
+      for (const k of [1, 2, 3]) {
+        await page.selectOption("#export-scale", String(k));
+        const svgFile = await downloaded(() => page.click('button[data-export="svg"]'));
+        const text = fs.readFileSync(svgFile.file, "utf8");
+        const pic = await svgBoxes(text);
+        assert.deepEqual([pic.width, pic.height], [k * pic.vw, k * pic.vh], `${stage} ${k}×: the SVG's size`);
+        if (k === 1) {
+          one = pic;
+          assert.ok(pic.vw >= 480, `${stage}: ${pic.vw} px wide, a slide's picture`);
+          for (const b of pic.boxes) {
+            assert.ok(b.x >= 0 && b.y >= 0 && b.x + b.w <= pic.vw && b.y + b.h <= pic.vh,
+              `${stage}: "${b.text}" at ${JSON.stringify(b)} outside ${pic.vw}×${pic.vh}`);
+          }
+          for (const [i, a] of pic.boxes.entries()) for (const b of pic.boxes.slice(i + 1)) {
+            if (/^head \d+$/.test(a.text) && /^head \d+$/.test(b.text)) assert.ok(!overlap(a, b), `"${a.text}" and "${b.text}" overlap`);
+          }
+          const title = titleOf(text);
+          assert.match(title, { "weights": /^Attention weights = softmax, head 0 \(3×3\)$/, "head-view": /^Head view, head 0: /,
+                                "model-view": /^Every head's attention weights \(3×3 each\)/ }[stage]);
+          if (stage === "weights") assert.match(text, />lesson 000: attention_weights</);
+          assert.match(text, /from 0 to 1/, `${stage}: the legend says the scale`);
+        }
+        const png = await downloaded(() => page.click('button[data-export="png"]'));
+        assert.equal(png.name.includes(`@${k}x`), k > 1, png.name);
+        const img = await pngPixels(png.file, [[0, 0]]);
+        assert.deepEqual([img.width, img.height], [k * one.vw, k * one.vh], `${stage} ${k}×: the PNG's size`);
+      }
+    }
+  } finally {
+    await page.selectOption("#export-scale", "1");
+    await page.selectOption("#export-stage", "weights");
+    await panel("share-panel", false);
+  }
 });
 
 finalChecks();

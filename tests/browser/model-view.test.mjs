@@ -32,9 +32,9 @@ const multiples = () => page.locator("#model-view .model-head");
 
 // Each small multiple's pixels are the palette's colours of the API's
 // weights of that layer and head (grey where causal hides a key), on a scale
-// from 0 to the head's largest weight, or with "One colour scale" to the
-// largest of every layer and head; the legend names it.
-async function assertMultiplesShowApi(one = false) {
+// from 0 to 1 with "One colour scale" (the default), or from 0 to the
+// head's largest weight; the legend names it.
+async function assertMultiplesShowApi(one = true) {
   assert.equal(await multiples().count(), 4);
   const fmt = (v) => page.evaluate((a) => window.attentionVisualizer.fmt(a), v);
   const replies = [];
@@ -43,7 +43,7 @@ async function assertMultiplesShowApi(one = false) {
     assert.equal(status, 200);
     replies.push(json);
   }
-  const tops = replies.map((json) => json.weights.map((m) => Math.max(...m.flat()))), all = Math.max(...tops.flat());
+  const tops = replies.map((json) => json.weights.map((m) => Math.max(...m.flat())));
   for (const [li, json] of replies.entries()) {
     for (const h of [0, 1]) {
       const got = await page.evaluate(([l, k]) => {
@@ -53,7 +53,7 @@ async function assertMultiplesShowApi(one = false) {
         return { w: c.width, h: c.height, px: Array.from({ length: d.length / 4 }, (_, p) => [d[4 * p], d[4 * p + 1], d[4 * p + 2]]), pal };
       }, [li, h]);
       assert.deepEqual([got.h, got.w], [5, 5]);
-      const top = one ? all : tops[li][h];
+      const top = one ? 1 : tops[li][h];
       const want = json.weights[h].flat().map((w, p) => (json.masked_scores[h].flat()[p] === null ? [196, 196, 196]
         : got.pal[Math.round((w / top) * 255)]));
       assert.deepEqual(got.px, want, `layer ${li} head ${h}`);
@@ -62,7 +62,7 @@ async function assertMultiplesShowApi(one = false) {
   const own = [];
   for (const [li, t] of tops.entries()) own.push(`layer ${li} head 0 ${await fmt(t[0])}, head 1 ${await fmt(t[1])}`);
   assert.equal(await page.textContent("#model-legend"), one
-    ? `0${await fmt(all)}one scale for every layer and head: its darkest is the largest weight of any`
+    ? "01every layer and head from 0 to 1: one colour is one weight everywhere"
     : `0its largesteach head on its own scale, its darkest its largest weight: ${own.join("; ")}`);
 }
 
@@ -74,9 +74,9 @@ test("model view: a bundle opened by the file picker shows layers × heads of th
                    ["Layer 0: layers.0.self_attn", "Layer 1: layers.1.self_attn"]);
   await assertMultiplesShowApi();
   assert.deepEqual(await axeViolations(), []);
-  await page.check("#one-scale");
-  await assertMultiplesShowApi(true);
   await page.uncheck("#one-scale");
+  await assertMultiplesShowApi(false);
+  await page.check("#one-scale");
 });
 
 test("model view: a click on a layer's head opens that layer's whole pipeline, that head shown", async () => {

@@ -16,15 +16,16 @@ test("one colour scale: Q, K and V share one scale, the score stages another, an
     assert.notEqual(await colour("h0-scores"), await colour("h0-scaled_scores"), "scaling by 1/√4 shows as a paler colour");
     for (const id of ["h0-scores", "h0-scaled_scores", "h0-masked_scores"]) {
       assert.equal(await legend(id), await legend("h0-scores"));
-      assert.match(await legend(id), /one scale for every score stage$/);
+      assert.match(await legend(id), /one scale for every score stage \(QKᵀ, scaled, masked\)$/);
     }
     for (const id of ["h0-q", "h0-k", "h0-v"]) assert.match(await legend(id), /one scale for Q, K and V$/);
     assert.equal(await legend("h0-q"), await legend("h0-v"));
     await page.uncheck("#one-scale");
     await page.waitForFunction(() => !document.querySelector("#h0-scores .legend").textContent.includes("one scale"));
     assert.equal(await colour("h0-scores"), await colour("h0-scaled_scores"), "apart, each card runs to its own maximum");
+    assert.match(await legend("h0-scores"), /this card's own scale, to its largest magnitude$/);
   } finally {
-    await page.uncheck("#one-scale");
+    await page.check("#one-scale");
   }
 });
 
@@ -116,11 +117,11 @@ test("head view: one SVG line per pair, as thick as its weight on the head's sca
   const { json } = await api({ x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2, return: ["weights"] });
   const lines = () => page.$$eval("#h1-lines line", (ls) => ls.map((x) => [Number(x.dataset.q), Number(x.dataset.k), Number(x.dataset.w),
     Number(x.getAttribute("stroke-width"))]));
-  const drawn = await lines(), top = Math.max(...json.weights[1].flat()); // each head its own scale: no "One colour scale"
+  const drawn = await lines(); // "One colour scale" (the default): every head from 0 to 1
   assert.equal(drawn.length, 25, "5 × 5 pairs, every weight above 0");
   for (const [q, k, w, width] of drawn) {
     assert.equal(w, json.weights[1][q][k]);
-    assert.equal(width, Number((0.5 + 5 * (w / top)).toFixed(2)));
+    assert.equal(width, Number((1 + 4 * w).toFixed(2)));
   }
   await page.hover('#h1-weights td[data-row="2"][data-col="3"]');
   assert.deepEqual(await page.$$eval("#h1-lines line.hl", (ls) => ls.map((x) => [x.dataset.q, x.dataset.k])), [["2", "3"]]);
@@ -143,11 +144,11 @@ test("every head's weights: a legend, query and key axes, exact values by pointe
   const { json } = await api({ ...c, return: ["weights"] });
   const W = json.weights; // (4, 128, 128)
   const top = Math.max(...W.flat(2));
-  const { fmt, PALETTES } = await page.evaluate(() => ({ PALETTES: window.attentionVisualizer.PALETTES }))
-    .then(async (o) => ({ ...o, fmt: await page.evaluate((v) => window.attentionVisualizer.fmt(v), top) }));
-  // the legend: colour → value, from 0 to the largest weight of any head ("One colour scale"; apart, each head's own)
-  const legend = await page.textContent("#heads-legend");
-  assert.ok(legend.startsWith(`0${fmt}one scale for every head`), legend);
+  const { PALETTES } = await page.evaluate(() => ({ PALETTES: window.attentionVisualizer.PALETTES }));
+  // the legend: colour → value, from 0 to 1 in every head ("One colour scale"); apart, each head to its own largest
+  assert.equal(await page.textContent("#heads-legend"), "01every head from 0 to 1: one colour is one weight in every head");
+  await page.uncheck("#one-scale");
+  await page.waitForFunction(() => document.getElementById("heads-legend").textContent.includes("own scale"));
   // axes on each head
   for (let k = 0; k < 4; k++) {
     assert.equal(await page.textContent(`#group-heads button[data-head="${k}"] .sm-x`), "key 0…127 →");
@@ -183,7 +184,7 @@ test("every head's weights: a legend, query and key axes, exact values by pointe
   await page.focus(`#group-heads button[data-head="1"]`);
   for (const key of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
   assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok1 → tok2] = ${small.weights[1][1][2]}`);
-  await page.uncheck("#one-scale");
+  await page.check("#one-scale");
 });
 
 finalChecks();
