@@ -55,9 +55,21 @@ static void to_batch_first(schema_tensor *t)
 bool batch_first_inputs(api_fields *fields, codec_error *err)
 {
     const schema_value *v = &fields->value[API_BATCH_FIRST];
+    char ptr[CODEC_POINTER_MAX];
+    const char *named = schema_torch_name_given(fields);
+    /* the module's default is sequence first and ours batch first: a batch
+     * in the module's terms says which, or (L, N, E) would be read as
+     * (N, L, E) without a word */
+    if (!v->present && named && fields->tensor[API_X].rank == 3)
+        return codec_fail(err, ERR_MISSING_FIELD,
+                          schema_pointer(API_BATCH_FIRST, ptr),
+                          "batch_first is required with a batch in PyTorch's "
+                          "names (%s): nn.MultiheadAttention takes (L, N, E) "
+                          "by default and this API (N, L, E); send the "
+                          "module's batch_first",
+                          named);
     if (!v->present)
         return true;
-    char ptr[CODEC_POINTER_MAX];
     if (fields->tensor[API_Q].present || fields->tensor[API_K].present ||
         fields->tensor[API_V].present)
         return codec_fail(err, ERR_CONFLICTING_FIELDS,

@@ -283,6 +283,15 @@ int schema_field_of(const char *name)
     return -1;
 }
 
+const char *schema_torch_name_given(const api_fields *fields)
+{
+    for (int f = 0; f < API_FIELD_COUNT; f++)
+        if (api_schema[f].gives && fields->tensor[f].present &&
+            !(api_schema[f].groups & SCHEMA_FOLLOWS_LAYOUT))
+            return api_schema[f].name;
+    return NULL;
+}
+
 int schema_tensor_of(const char *name)
 {
     int f = schema_field_of(name);

@@ -301,6 +301,13 @@ void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
  * tests/contract/print_schema.c, tools/gen_web_fields.c). */
 const char *schema_kind_name(schema_kind kind);
 
+/* The first of PyTorch's names (a row giving a weight or bias that does
+ * not follow "layout": in_proj_weight, out_proj.weight, ...) that fields
+ * hold, whether sent as a field or in state_dict; NULL if none.  Such a
+ * request is in nn.MultiheadAttention's terms, whose head count and batch
+ * order live outside its state_dict (weights.c, batch_first.c). */
+const char *schema_torch_name_given(const api_fields *fields);
+
 /* The row named name, or -1. */
 int schema_field_of(const char *name);
 

@@ -323,6 +323,42 @@ static bool bias_take(sources *src, source from, size_t heads, size_t per_head,
     return true;
 }
 
+/* PyTorch keeps the head count outside the weights: nn.MultiheadAttention(
+ * embed_dim, num_heads) is constructed with it and its state_dict() does not
+ * hold it, and an nn.Linear's weight is one wide matrix.  So a request whose
+ * weights come in PyTorch's form (one of its names, or "layout": "torch")
+ * and are not
+ * per-head stacks must say num_heads: the lessons' default of one head
+ * would compute another attention from the same numbers, without a word. */
+static bool torch_form_has_heads(const api_fields *fields, bool torch_layout,
+                                 const source from[3], codec_error *err)
+{
+    if (fields->value[API_NUM_HEADS].present)
+        return true;
+    const char *named = schema_torch_name_given(fields);
+    for (int i = 0; i < 3; i++)
+        if (fields->tensor[from[i].field].rank == 3)
+            return true; /* a stack's depth is the head count */
+    if (!named && !torch_layout)
+        return true;
+    char ptr[CODEC_POINTER_MAX];
+    schema_pointer(API_NUM_HEADS, ptr);
+    if (named)
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
+                          "num_heads is required with PyTorch's names (%s): "
+                          "PyTorch keeps the head count outside the "
+                          "state_dict, in nn.MultiheadAttention(embed_dim, "
+                          "num_heads), so the weights cannot say it; send "
+                          "the module's num_heads",
+                          named);
+    return codec_fail(err, ERR_MISSING_FIELD, ptr,
+                      "num_heads is required with \"layout\": \"torch\" "
+                      "and 2-D weights: an nn.Linear weight is one wide "
+                      "matrix and PyTorch keeps the head count outside it "
+                      "(nn.MultiheadAttention(embed_dim, num_heads)); send "
+                      "it, or per-head stacks");
+}
+
 bool weights_take(api_fields *fields, const request_limits *limits,
                   api_request *req, codec_error *err)
 {
@@ -350,6 +386,7 @@ bool weights_take(api_fields *fields, const request_limits *limits,
     for (int i = 0; ok && i < 4; i++)
         ok = pick_source(fields, (schema_weight)(SCHEMA_B_Q + i), torch,
                          &bias[i], err);
+    ok = ok && torch_form_has_heads(fields, torch, from, err);
 
     const schema_value *num_heads = &fields->value[API_NUM_HEADS];
     const schema_value *num_kv = &fields->value[API_NUM_KV_HEADS];

@@ -62,6 +62,8 @@ def random_case(rng, i):
            "dtype": dtype, "return": ["output", "weights"]}
     if cross:
         req["context"] = ctx.tolist() if batch else ctx[0].tolist()
+    if batch:  # the module's batch_first, which a batch must say
+        req["batch_first"] = batch_first
     if not batch_first:  # x (L, N, E) and context (S, N, E), as the module
         x, ctx = x.transpose(0, 1), ctx.transpose(0, 1)
         req.update(x=x.tolist(), batch_first=False)

@@ -399,6 +399,24 @@ class TestErrors(ClientTest):
             self.assertEqual((e.status, e.code), (422, "unsupported_option"))
             self.assertIn("q, k and v", e.detail)
 
+    def test_a_state_dict_without_num_heads_is_refused(self):
+        m = module(e=8, h=4)
+        e = self.raised(self.client.attention, x=randn(3, 8), **m.state_dict())
+        self.assertEqual((e.status, e.code, e.pointer),
+                         (400, "missing_field", "/num_heads"))
+        self.assertIn("nn.MultiheadAttention(embed_dim, num_heads)", e.detail)
+
+    def test_mha_sends_the_head_count_and_batch_order(self):
+        for batch_first in (True, False):
+            m = module(e=8, h=4, batch_first=batch_first)
+            x = randn(3, 2, 8)
+            fields, _, _ = attention_client.torch_names.mha_request(
+                m, x, x, x, None, None, True, True, False)
+            self.assertEqual((fields["num_heads"], fields["batch_first"]),
+                             (4, batch_first))
+            out, _ = self.client.mha(m, x)
+            self.assertLess(rel_error(out, m(x, x, x)[0]), TOLERANCE)
+
     def test_an_unknown_field(self):
         e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1.0]],
                         w_k=[[1.0]], w_v=[[1.0]], W_q=1)

@@ -1,6 +1,7 @@
 /*
  * rejections.h - bodies the decoder refuses, each with the status, code and
- * JSON Pointer of its answer: test_decode.c checks each answer,
+ * JSON Pointer of its answer, and words its detail must hold when the row
+ * gives them (how to fix it): test_decode.c checks each answer,
  * test_parse_fast.c that the fast parser decides each as jansson does.
  */
 #ifndef TESTS_REJECTIONS_H
@@ -19,6 +20,12 @@ typedef struct {
     const char *code;
     const char *pointer;
 } rejection;
+
+/* A refusal whose detail says how to fix it: the words it must hold. */
+typedef struct {
+    rejection answer;
+    const char *detail;
+} hinted_rejection;
 
 static const rejection rejections[] = {
     {"", 400, "invalid_json", ""},
@@ -111,14 +118,14 @@ static const rejection rejections[] = {
      "/w_o"},
     {"{\"x\":[[1,2]],\"layout\":\"numpy\"," VALID_TAIL "}", 400,
      "invalid_layout", "/layout"},
-    {"{\"x\":[[1,2]],\"layout\":\"torch\",\"w_q\":[[1,1]],"
+    {"{\"x\":[[1,2]],\"num_heads\":1,\"layout\":\"torch\",\"w_q\":[[1,1]],"
      "\"w_k\":[[1,1]],\"w_v\":[[1],[1]]}",
      400, "shape_mismatch", "/w_v"},
     {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]]," VALID_TAIL "}",
      400, "conflicting_fields", "/in_proj_weight"},
-    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2]]}", 400, "shape_mismatch",
-     "/in_proj_weight"},
-    {"{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[1,2],[1,2]],"
+    {"{\"x\":[[1,2]],\"num_heads\":1,\"in_proj_weight\":[[1,2],[1,2]]}", 400,
+     "shape_mismatch", "/in_proj_weight"},
+    {"{\"x\":[[1,2]],\"num_heads\":1,\"in_proj_weight\":[[1,2],[1,2],[1,2]],"
      "\"in_proj_bias\":[1,2]}",
      400, "shape_mismatch", "/in_proj_bias"},
     {"{\"x\":[[1,2]],\"q_proj_weight\":[[1,2]],\"w_k\":[[1],[1]]}", 400,
@@ -188,7 +195,8 @@ static const rejection rejections[] = {
      "}",
      400, "conflicting_fields", "/state_dict/in_proj_bias"},
     {"{\"x\":[[1,2]],\"state_dict\":[1]}", 400, "wrong_type", "/state_dict"},
-    {"{\"x\":[[1,2]],\"state_dict\":{\"m.in_proj_weight\":[[1,0],[0,1],[1,0],"
+    {"{\"x\":[[1,2]],\"num_heads\":1,\"state_dict\":{\"m.in_proj_weight\":"
+     "[[1,0],[0,1],[1,0],"
      "[0,1],[1,0],[0,1]],\"m.in_proj_bias\":[1,2]}}",
      400, "shape_mismatch", "/state_dict/m.in_proj_bias"},
     /* sequence first: context (S, N, E) holds as many sequences as x */
@@ -363,6 +371,30 @@ static const rejection rejections[] = {
      400, "number_out_of_range", "/x/base64"},
     {"{\"x\":[[1,2]],\"encoding\":\"hex\"," VALID_TAIL "}", 400,
      "invalid_encoding", "/encoding"},
+};
+
+static const hinted_rejection hinted_rejections[] = {
+    /* PyTorch keeps the head count outside its weights: its forms say it */
+    {{"{\"x\":[[1,2]],\"in_proj_weight\":[[1,0],[0,1],[1,0],[0,1],[1,0],"
+      "[0,1]]}",
+      400, "missing_field", "/num_heads"},
+     "outside the state_dict, in nn.MultiheadAttention(embed_dim, num_heads)"},
+    {{"{\"x\":[[1,2]],\"state_dict\":{\"layers.0.self_attn.in_proj_weight\":"
+      "[[1,0],[0,1],[1,0],[0,1],[1,0],[0,1]]}}",
+      400, "missing_field", "/num_heads"},
+     "PyTorch keeps the head count"},
+    {{"{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1]],\"w_k\":[[1,0],[0,1]],"
+      "\"w_v\":[[1,0],[0,1]],\"out_proj.weight\":[[1,0],[0,1]]}",
+      400, "missing_field", "/num_heads"},
+     "out_proj.weight"},
+    {{"{\"x\":[[1,2]],\"layout\":\"torch\"," VALID_TAIL "}", 400,
+      "missing_field", "/num_heads"},
+     "\"layout\": \"torch\""},
+    /* and its batches sequence first by default, ours batch first */
+    {{"{\"x\":[[[1,2]],[[3,4]]],\"num_heads\":1,\"in_proj_weight\":[[1,0],"
+      "[0,1],[1,0],[0,1],[1,0],[0,1]]}",
+      400, "missing_field", "/batch_first"},
+     "nn.MultiheadAttention takes (L, N, E) by default"},
 };
 
 #endif

@@ -18,22 +18,39 @@
 
 #include <string.h>
 
+/* The answer to r's body: its status, code and pointer, and words its detail
+ * must hold (NULL: any). */
+static void expect_refusal(const rejection *r, const char *detail)
+{
+    api_request req;
+    codec_error err;
+    bool ok =
+        decode_request(r->body, strlen(r->body), &limits, NULL, &req, &err);
+    const error_code_row *got = error_code_info(ok ? ERR_NONE : err.code);
+    if (ok || got->status != r->status || strcmp(got->name, r->code) != 0 ||
+        strcmp(err.pointer, r->pointer) != 0 ||
+        (detail && !strstr(err.detail, detail)))
+        fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s' (%s)",
+                 r->body, ok, got->status, ok ? "" : got->name, err.pointer,
+                 err.detail, r->status, r->code, r->pointer,
+                 detail ? detail : "");
+}
+
 static void every_bad_request_gets_its_code_and_pointer(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++) {
-        const rejection *r = &rejections[i];
-        api_request req;
-        codec_error err;
-        bool ok =
-            decode_request(r->body, strlen(r->body), &limits, NULL, &req, &err);
-        const error_code_row *got = error_code_info(ok ? ERR_NONE : err.code);
-        if (ok || got->status != r->status || strcmp(got->name, r->code) != 0 ||
-            strcmp(err.pointer, r->pointer) != 0)
-            fail_msg("body %s: got ok=%d %u %s '%s' (%s), want %u %s '%s'",
-                     r->body, ok, got->status, ok ? "" : got->name, err.pointer,
-                     err.detail, r->status, r->code, r->pointer);
-    }
+    for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++)
+        expect_refusal(&rejections[i], NULL);
+}
+
+/* A refusal with a hint says it: the words the table gives. */
+static void every_hinted_refusal_says_how_to_fix_it(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof hinted_rejections / sizeof *hinted_rejections;
+         i++)
+        expect_refusal(&hinted_rejections[i].answer,
+                       hinted_rejections[i].detail);
 }
 
 /* A raw NUL byte is not JSON anywhere; jansson skips one after a number
@@ -70,11 +87,12 @@ static void a_nul_byte_is_invalid_json(void **state)
 static void state_dict_names_decode_to_the_lesson_layout(void **state)
 {
     (void)state;
-    const char *torch = "{\"x\":[[1,2]],\"in_proj_weight\":[[1,2],[3,4],"
-                        "[5,6],[7,8],[9,10],[11,12]],"
-                        "\"in_proj_bias\":[1,2,3,4,5,6],"
-                        "\"out_proj_weight\":[[1,2],[3,4]],"
-                        "\"out_proj_bias\":[7,8]}";
+    const char *torch =
+        "{\"x\":[[1,2]],\"num_heads\":1,\"in_proj_weight\":[[1,2],[3,4],"
+        "[5,6],[7,8],[9,10],[11,12]],"
+        "\"in_proj_bias\":[1,2,3,4,5,6],"
+        "\"out_proj_weight\":[[1,2],[3,4]],"
+        "\"out_proj_bias\":[7,8]}";
     const char *lesson = "{\"x\":[[1,2]],\"w_q\":[[1,3],[2,4]],"
                          "\"w_k\":[[5,7],[6,8]],\"w_v\":[[9,11],[10,12]],"
                          "\"b_q\":[1,2],\"b_k\":[3,4],\"b_v\":[5,6],"
@@ -104,14 +122,15 @@ static void state_dict_names_decode_to_the_lesson_layout(void **state)
 static void state_dict_keys_with_dots_give_the_output_projection(void **state)
 {
     (void)state;
-    const char *dots = "{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1]],"
+    const char *dots = "{\"x\":[[1,2]],\"num_heads\":1,\"w_q\":[[1,0],[0,1]],"
                        "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],"
                        "\"out_proj.weight\":[[1,2],[3,4]],"
                        "\"out_proj.bias\":[7,8]}";
-    const char *underscores = "{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1]],"
-                              "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],"
-                              "\"out_proj_weight\":[[1,2],[3,4]],"
-                              "\"out_proj_bias\":[7,8]}";
+    const char *underscores =
+        "{\"x\":[[1,2]],\"num_heads\":1,\"w_q\":[[1,0],[0,1]],"
+        "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],"
+        "\"out_proj_weight\":[[1,2],[3,4]],"
+        "\"out_proj_bias\":[7,8]}";
     api_request a, b;
     codec_error err;
     assert_true(decode_request(dots, strlen(dots), &limits, NULL, &a, &err));
@@ -265,6 +284,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
+        cmocka_unit_test(every_hinted_refusal_says_how_to_fix_it),
         cmocka_unit_test(a_nul_byte_is_invalid_json),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),

@@ -229,6 +229,9 @@ static void fast_parser_matches_jansson_bit_for_bit(void **state)
         expect_same_decision(bodies[i]);
     for (size_t i = 0; i < sizeof rejections / sizeof *rejections; i++)
         expect_same_decision(rejections[i].body);
+    for (size_t i = 0; i < sizeof hinted_rejections / sizeof *hinted_rejections;
+         i++)
+        expect_same_decision(hinted_rejections[i].answer.body);
 }
 
 int main(void)

@@ -91,10 +91,11 @@ static void a_state_dict_under_a_prefix_is_its_keys_as_fields(void **state)
 {
     (void)state;
 #define IN_PROJ "[[1,0],[0,1],[2,0],[0,2],[1,1],[0,3]]"
-    const char *fields = "{\"x\":[[1,2],[3,4]],\"in_proj_weight\":" IN_PROJ
-                         ",\"in_proj_bias\":[1,2,3,4,5,6],"
-                         "\"out_proj.weight\":[[1,2],[3,4]]}";
-    const char *dict = "{\"x\":[[1,2],[3,4]],\"state_dict\":{"
+    const char *fields =
+        "{\"x\":[[1,2],[3,4]],\"num_heads\":1,\"in_proj_weight\":" IN_PROJ
+        ",\"in_proj_bias\":[1,2,3,4,5,6],"
+        "\"out_proj.weight\":[[1,2],[3,4]]}";
+    const char *dict = "{\"x\":[[1,2],[3,4]],\"num_heads\":1,\"state_dict\":{"
                        "\"encoder.layers.0.self_attn.in_proj_weight\":" IN_PROJ
                        ",\"encoder.layers.0.self_attn.in_proj_bias\":"
                        "[1,2,3,4,5,6],"

@@ -39,8 +39,8 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     rows = as_numpy  # (N, L, E), (L, N, E) or (L, E), as the module takes
     fields = {"x": rows(query), "num_heads": module.num_heads,
               "dtype": dtype}
-    if batched and not module.batch_first:
-        fields["batch_first"] = False
+    if batched:  # the server asks: its default is not the module's
+        fields["batch_first"] = bool(module.batch_first)
     if module.add_zero_attn:  # refused by the server, which says why (422)
         fields["add_zero_attn"] = True
     weights = {k: as_numpy(v) for k, v in module.state_dict().items()}
