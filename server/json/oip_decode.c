@@ -126,6 +126,32 @@ static bool is_scheduling_parameter(const char *key, json_t *value,
     return false;
 }
 
+static bool is_tensor(api_field f)
+{
+    return api_schema[f].kind == SCHEMA_TENSOR;
+}
+
+/* The refusal of a parameter no field is: the field it most likely meant,
+ * then every parameter and every input (a tensor given as a keyword to a
+ * client travels as a parameter: W_o= for w_o). */
+static bool unknown_parameter(const char *key, const char *ptr,
+                              codec_error *err)
+{
+    char params[SCHEMA_LIST_MAX], inputs[SCHEMA_LIST_MAX], meant[96] = "";
+    oip_field_names(params, is_parameter);
+    oip_field_names(inputs, is_tensor);
+    int f = schema_suggest(key, NULL);
+    if (f >= 0)
+        snprintf(meant, sizeof meant, "; did you mean %s\"%s\"?",
+                 is_tensor((api_field)f) ? "the input " : "",
+                 api_schema[f].name);
+    return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
+                      "unknown parameter \"%.64s\"%s (parameters are %s, "
+                      "binary_data_output, priority, timeout; tensors are "
+                      "inputs: %s)",
+                      key, meant, params, inputs);
+}
+
 static bool read_parameters(oip_reader *rd, json_t *params,
                             oip_reply_plan *plan, codec_error *err)
 {
@@ -165,14 +191,8 @@ static bool read_parameters(oip_reader *rd, json_t *params,
                               "%s is a list of labels, which a parameter "
                               "cannot hold; POST /v1/attention takes it",
                               key);
-        if (f < 0) {
-            char names[SCHEMA_LIST_MAX];
-            oip_field_names(names, is_parameter);
-            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
-                              "unknown parameter \"%.64s\" (parameters are "
-                              "%s, binary_data_output, priority, timeout)",
-                              key, names);
-        }
+        if (f < 0)
+            return unknown_parameter(key, ptr, err);
         if (!decode_value((api_field)f, value, ptr, rd->limits,
                           &rd->fields.value[f], err))
             return false;

@@ -455,6 +455,12 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
         if (!name)
             return codec_fail(err, ERR_MISSING_FIELD, ptr,
                               "an input needs a name (inputs are %s)", names);
+        int meant = schema_suggest(name, is_input);
+        if (meant >= 0)
+            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
+                              "unknown input \"%.64s\"; did you mean "
+                              "\"%s\"? (inputs are %s)",
+                              name, api_schema[meant].name, names);
         return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                           "unknown input \"%.64s\" (inputs are %s)", name,
                           names);

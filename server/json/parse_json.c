@@ -187,6 +187,31 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
                                      err);
 }
 
+/* The bytes base64 text of len characters decodes to, when it is whole
+ * (its padding counted off). */
+static size_t base64_length(const char *text, size_t len)
+{
+    size_t pad = 0;
+    while (pad < 2 && pad < len && text[len - 1 - pad] == '=')
+        pad++;
+    return len / 4 * 3 - pad;
+}
+
+/* When `bytes` are count numbers of the other dtype: the words that say
+ * so (binary tensors hold the request's dtype, float64 by default); else
+ * "". */
+static const char *other_dtype_hint(size_t bytes, size_t count, size_t elem)
+{
+    if (elem == sizeof(double) && bytes == count * sizeof(float))
+        return "; they are as many float32 numbers: send \"dtype\": "
+               "\"float32\" (binary tensors hold the request's dtype, "
+               "float64 unless it says)";
+    if (elem == sizeof(float) && bytes == count * sizeof(double))
+        return "; they are as many float64 numbers: leave \"dtype\" out "
+               "(float64), or send float32 bytes";
+    return "";
+}
+
 bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                                size_t count, const char *text, size_t text_len,
                                size_t elem, size_t *budget, codec_error *err)
@@ -201,8 +226,10 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
     *budget -= count;
     size_t bytes;
     if (text_len / 4 * 3 > count * elem + 2)
-        return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
-                          "the data is longer than shape × %zu bytes", elem);
+        return codec_fail(
+            err, ERR_SHAPE_MISMATCH, ptr,
+            "the data is longer than shape × %zu bytes%s", elem,
+            other_dtype_hint(base64_length(text, text_len), count, elem));
     /* the bytes are decoded where they stay: float32 as float
      * (t->is_float32), float64 as double */
     t->data = malloc(text_len / 4 * 3 + 1);
@@ -214,8 +241,9 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
     if (bytes != count * elem)
         return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
                           "%zu bytes, but the shape needs %zu numbers of %zu "
-                          "bytes",
-                          bytes, count, elem);
+                          "bytes%s",
+                          bytes, count, elem,
+                          other_dtype_hint(bytes, count, elem));
     t->is_float32 = elem == sizeof(float);
     size_t bad = schema_first_nonfinite(spec, t, count);
     if (bad < count)
@@ -433,6 +461,40 @@ bool parse_json_number_overflow(const char *text, size_t len,
                        DBL_MAX);
 }
 
+/* The refusal of a body that holds one of the words Python's json.dumps
+ * writes for a non-finite number (true, err set), or false: -Infinity
+ * with how to send −∞ where it means something (a mask), NaN and
+ * Infinity with where to look for them, as no field takes them. */
+static bool python_number_refusal(const char *body, size_t len,
+                                  const json_error_t *jerr, codec_error *err)
+{
+    const char *word = python_number(body, len, (size_t)jerr->position);
+    if (!word)
+        return false;
+    if (word[0] != '-')
+        return !codec_fail(err, ERR_INVALID_JSON, NULL,
+                           "invalid JSON at line %d, column %d: JSON has "
+                           "no %s (Python's json.dumps writes it; "
+                           "allow_nan=False refuses it), and no field "
+                           "takes it in any form: %s. Find it where the "
+                           "array was made (numpy.isfinite(a).all(), "
+                           "torch.isfinite(t).all())",
+                           jerr->line, jerr->column, word,
+                           word[0] == 'N'
+                               ? "a NaN has no place in a softmax, and "
+                                 "makes every number it meets NaN"
+                               : "only −∞ hides a key, in a mask's binary "
+                                 "form");
+    return !codec_fail(err, ERR_INVALID_JSON, NULL,
+                       "invalid JSON at line %d, column %d: JSON has "
+                       "no %s (Python's json.dumps writes it; "
+                       "allow_nan=False refuses it). Send −∞ in a "
+                       "mask's binary form {\"shape\": [...], "
+                       "\"base64\": \"...\"}, as a boolean mask, or "
+                       "through attention_client",
+                       jerr->line, jerr->column, word);
+}
+
 bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                         raw_request *raw, codec_error *err)
 {
@@ -450,16 +512,8 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                               "the request body is empty; send a JSON object");
         if (parse_json_number_overflow(body, len, &jerr, flags, err))
             return false;
-        const char *word = python_number(body, len, (size_t)jerr.position);
-        if (word)
-            return codec_fail(err, ERR_INVALID_JSON, NULL,
-                              "invalid JSON at line %d, column %d: JSON has "
-                              "no %s (Python's json.dumps writes it; "
-                              "allow_nan=False refuses it). Send −∞ in a "
-                              "mask's binary form {\"shape\": [...], "
-                              "\"base64\": \"...\"}, as a boolean mask, or "
-                              "through attention_client",
-                              jerr.line, jerr.column, word);
+        if (python_number_refusal(body, len, &jerr, err))
+            return false;
         return codec_fail(err, ERR_INVALID_JSON, NULL,
                           "invalid JSON at line %d, column %d: %s", jerr.line,
                           jerr.column, jerr.text);
@@ -481,6 +535,12 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
                                   "a field with a name of %zu bytes is not "
                                   "one of %s",
                                   strlen(key), fields);
+            int meant = schema_suggest(key, NULL);
+            if (meant >= 0)
+                return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
+                                  "unknown field; did you mean \"%s\"? "
+                                  "(fields are %s)",
+                                  api_schema[meant].name, fields);
             return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
                               "unknown field (fields are %s)", fields);
         }

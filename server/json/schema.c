@@ -7,9 +7,11 @@
 #include "core/softmax_rows.h"
 #include "core/tensor.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const schema_choice dtypes[] = {
     {"float64", TENSOR_FLOAT64, NULL},
@@ -290,6 +292,69 @@ const char *schema_torch_name_given(const api_fields *fields)
             !(api_schema[f].groups & SCHEMA_FOLLOWS_LAYOUT))
             return api_schema[f].name;
     return NULL;
+}
+
+/* Edits a mistyped name may be away from the name it meant: two catches
+ * "num_head", "in_proj_weigth" and "key_pading"; more would take the
+ * short names (q, k, v, x, w_q ...) for each other. */
+#define SCHEMA_SUGGEST_EDITS 2
+
+/* The longest name compared; longer ones are no field's. */
+#define SCHEMA_SUGGEST_MAX 32
+
+/* The optimal string alignment distance of a and b (each at most
+ * SCHEMA_SUGGEST_MAX bytes), letters compared without case. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+    size_t d[SCHEMA_SUGGEST_MAX + 1][SCHEMA_SUGGEST_MAX + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t change = tolower((unsigned char)a[i - 1]) !=
+                            tolower((unsigned char)b[j - 1]);
+            size_t best = d[i - 1][j - 1] + change;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+int schema_suggest(const char *name, bool (*takes)(api_field f))
+{
+    size_t len = strlen(name);
+    if (len > SCHEMA_SUGGEST_MAX)
+        return -1;
+    int best = -1;
+    size_t best_distance = SCHEMA_SUGGEST_EDITS + 1;
+    bool tie = false;
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        const char *row = api_schema[f].name;
+        if (takes && !takes((api_field)f))
+            continue;
+        if (strcasecmp(row, name) == 0)
+            return f;
+        size_t row_len = strlen(row);
+        /* a short name is a typo of another only by one edit */
+        size_t most = row_len < 4 ? 1 : SCHEMA_SUGGEST_EDITS;
+        size_t distance = edit_distance(name, len, row, row_len);
+        if (distance > most || distance > best_distance)
+            continue;
+        tie = distance == best_distance;
+        if (!tie) {
+            best = f;
+            best_distance = distance;
+        }
+    }
+    return tie ? -1 : best;
 }
 
 int schema_tensor_of(const char *name)

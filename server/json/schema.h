@@ -311,6 +311,15 @@ const char *schema_torch_name_given(const api_fields *fields);
 /* The row named name, or -1. */
 int schema_field_of(const char *name);
 
+/* The row a mistyped name most likely meant, among the rows `takes`
+ * accepts (NULL: all): the one whose name equals it but for case, else the
+ * one nearest to it, by at most SCHEMA_SUGGEST_EDITS edits (a byte added,
+ * dropped, changed, or two neighbours swapped), letters compared without
+ * case, when no other is as near; -1 when none is.  "W_q" → w_q,
+ * "num_head" → num_heads, "w_z" → none (w_q, w_k, w_v and w_o are as
+ * near). */
+int schema_suggest(const char *name, bool (*takes)(api_field f));
+
 /* The row named name when it is a tensor, or -1. */
 int schema_tensor_of(const char *name);
 

@@ -219,6 +219,33 @@ static bool fit_heads(const weight *all, int count, api_field given,
     return true;
 }
 
+/* The refusal of weight w, whose inputs are not the `want` columns of
+ * `input` (x or context), at ptr; when its other side would fit, the
+ * layout it was most likely written in: PyTorch's nn.Linear.weight is
+ * out×in, the lessons' W in×out. */
+static bool misfit(const weight *w, const char *input, size_t want,
+                   const char *ptr, codec_error *err)
+{
+    const char *name = api_schema[w->from.field].name;
+    size_t other = w->heads ? w->width / w->heads : w->width;
+    const char *hint = "";
+    if (other == want && w->from.parts == 1)
+        hint = !(api_schema[w->from.field].groups & SCHEMA_FOLLOWS_LAYOUT)
+                   ? "; its transpose fits: PyTorch's names are out×in, as "
+                     "nn.Linear.weight (send an in×out W under our name)"
+               : w->from.torch ? "; its transpose fits: is it in×out, as the "
+                                 "lessons write W? then leave \"layout\" out"
+                               : "; its transpose fits: is it out×in, as "
+                                 "PyTorch's nn.Linear.weight? then send "
+                                 "\"layout\": \"torch\"";
+    return codec_fail(err, ERR_SHAPE_MISMATCH, ptr,
+                      w->from.torch ? "%s has %zu columns but %s has %zu "
+                                      "columns: x @ Wᵀ needs them equal%s"
+                                    : "%s has %zu rows but %s has %zu "
+                                      "columns: x @ W needs them equal%s",
+                      name, w->rows, input, want, hint);
+}
+
 /* Checks that the weights fit x/context and each other; sets heads,
  * kv_heads, d_k, d_v.  kv_heads: num_kv_heads, or 0 when not given (then
  * W_k and W_v have as many heads as W_q). */
@@ -235,14 +262,8 @@ static bool fit_weights(api_request *req, const weight all[3], size_t heads,
         size_t first = 0;
         codec_pointer(ptr, name, &first, all[i].heads ? 1 : 0);
         if (all[i].rows != expect_rows[i])
-            return codec_fail(
-                err, ERR_SHAPE_MISMATCH, ptr,
-                all[i].from.torch ? "%s has %zu columns but %s has %zu "
-                                    "columns: x @ Wᵀ needs them equal"
-                                  : "%s has %zu rows but %s has %zu columns: "
-                                    "x @ W needs them equal",
-                name, all[i].rows, i == 0 || !p->context ? "x" : "context",
-                expect_rows[i]);
+            return misfit(&all[i], i == 0 || !p->context ? "x" : "context",
+                          expect_rows[i], ptr, err);
         schema_pointer(f, ptr);
         if (all[i].width > limits->max_width)
             return codec_fail(err, ERR_LIMIT_EXCEEDED, ptr,

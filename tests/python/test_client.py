@@ -423,6 +423,18 @@ class TestErrors(ClientTest):
         self.assertEqual((e.status, e.code, e.pointer),
                          (400, "unknown_field", "/W_q"))
 
+    def test_an_unknown_keyword_says_which_field_it_meant(self):
+        # a tensor under a wrong name travels as a parameter: the refusal
+        # names the input it meant and lists the inputs too
+        e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1.0]],
+                        w_k=[[1.0]], w_v=[[1.0]], W_o=[[1.0]])
+        self.assertEqual((e.code, e.pointer), ("unknown_field", "/W_o"))
+        self.assertIn('did you mean the input "w_o"?', e.detail)
+        self.assertIn("inputs: x, context, w_q", e.detail)
+        e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1.0]],
+                        w_k=[[1.0]], w_v=[[1.0]], num_head=1)
+        self.assertIn('did you mean "num_heads"?', e.detail)
+
     def test_a_result_that_overflows(self):
         e = self.raised(self.client.attention, x=[[1.0]], w_q=[[1e200]],
                         w_k=[[1e200]], w_v=[[1.0]])

@@ -374,6 +374,42 @@ static const rejection rejections[] = {
 };
 
 static const hinted_rejection hinted_rejections[] = {
+    /* unknown names: the one most likely meant, from the schema's names */
+    {{"{\"x\":[[1,2]],\"W_q\":1," VALID_TAIL "}", 400, "unknown_field", "/W_q"},
+     "did you mean \"w_q\"?"},
+    {{"{\"x\":[[1,2]],\"num_head\":1," VALID_TAIL "}", 400, "unknown_field",
+      "/num_head"},
+     "did you mean \"num_heads\"?"},
+    {{"{\"x\":[[1,2]],\"in_proj_weigth\":[[1]]," VALID_TAIL "}", 400,
+      "unknown_field", "/in_proj_weigth"},
+     "did you mean \"in_proj_weight\"?"},
+    /* a weight whose transpose fits: the layout it was written in */
+    {{"{\"x\":[[1,2]],\"w_q\":[[1,0],[0,1],[1,1]],\"w_k\":" LESSON_W
+      ",\"w_v\":" LESSON_W "}",
+      400, "shape_mismatch", "/w_q"},
+     "its transpose fits: is it out×in, as PyTorch's nn.Linear.weight? then "
+     "send \"layout\": \"torch\""},
+    {{"{\"x\":[[1,2]],\"num_heads\":1,\"layout\":\"torch\","
+      "\"w_q\":[[1,0,0],[0,1,0]],\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]]}",
+      400, "shape_mismatch", "/w_q"},
+     "then leave \"layout\" out"},
+    {{"{\"x\":[[1,2]],\"num_heads\":1,\"q_proj_weight\":[[1,0,0],[0,1,0]],"
+      "\"k_proj_weight\":[[1,0],[0,1]],\"v_proj_weight\":[[1,0],[0,1]]}",
+      400, "shape_mismatch", "/q_proj_weight"},
+     "PyTorch's names are out×in"},
+    /* bytes that are as many numbers of the other dtype */
+    {{"{\"x\":{\"shape\":[1,2],\"base64\":\"AACAPwAAAEA=\"}," VALID_TAIL "}",
+      400, "shape_mismatch", "/x/base64"},
+     "float32 numbers: send \"dtype\": \"float32\""},
+    {{"{\"x\":{\"shape\":[1,2],\"base64\":\"AAAAAAAA8D8AAAAAAAAAQA==\"},"
+      "\"dtype\":\"float32\"," VALID_TAIL "}",
+      400, "shape_mismatch", "/x/base64"},
+     "float64 numbers: leave \"dtype\" out"},
+    /* NaN is no mask's −∞: where to look for it */
+    {{"{\"x\":[[NaN,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
+     "a NaN has no place in a softmax"},
+    {{"{\"x\":[[Infinity,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
+     "only −∞ hides a key"},
     /* PyTorch keeps the head count outside its weights: its forms say it */
     {{"{\"x\":[[1,2]],\"in_proj_weight\":[[1,0],[0,1],[1,0],[0,1],[1,0],"
       "[0,1]]}",
