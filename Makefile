@@ -105,7 +105,8 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/answer.c server/http/upload.c \
                server/http/content_coding.c server/http/reply_coding.c \
                server/http/lanes.c server/http/completion.c \
-               server/http/inflight.c server/http/static_coding.c
+               server/http/inflight.c server/http/static_coding.c \
+               server/http/target.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
               $(SERVER_API) $(SERVER_HTTP)
 SERVER_SRC := $(SERVER_LIB) server/main.c

@@ -97,15 +97,33 @@ static api_env env_now(http_server *srv)
     };
 }
 
+/* The answer to a target that names no path (target.h): OPTIONS * is
+ * asked what the server as a whole allows (RFC 9110 9.3.7); "*" with any
+ * other method, or a target of no known form, is 400. */
+static void answer_no_path(request *req, const char *method)
+{
+    reply *r = &req->rep;
+    if (req->target == TARGET_ASTERISK && strcmp(method, "OPTIONS") == 0) {
+        reply_set_static(r, 200, NULL, "", 0);
+        r->allow = routes_allow_any();
+    } else {
+        problem_reply(r, ERR_BAD_REQUEST, NULL, "%s",
+                      req->target == TARGET_ASTERISK
+                          ? "the request target \"*\" is for OPTIONS only"
+                          : req->target_why);
+    }
+}
+
 /* Decides, from the headers, whether the request goes on (REQ_RECEIVING) or
  * is answered (REQ_REPLIED, with its reply set). */
-static void route_request(http_server *srv, request *req, const char *url,
-                          const char *method)
+static void route_request(http_server *srv, request *req, const char *method)
 {
     const route *rt = req->route;
     reply *r = &req->rep;
     req->state = REQ_REPLIED; /* unless the request goes on */
-    if (!rt) {
+    if (req->target != TARGET_PATH) {
+        answer_no_path(req, method);
+    } else if (!rt) {
         problem_reply(r, ERR_NOT_FOUND, NULL,
                       "no such path; the API is POST /v1/attention");
     } else if (strcmp(method, "OPTIONS") == 0) { /* CORS preflight */
@@ -113,7 +131,7 @@ static void route_request(http_server *srv, request *req, const char *url,
         r->allow = routes_allow_header(rt);
     } else if (!routes_allows(rt, method)) {
         problem_reply(r, ERR_METHOD_NOT_ALLOWED, NULL,
-                      "%s does not accept %s; allowed: %s", url, method,
+                      "%s does not accept %s; allowed: %s", req->path, method,
                       routes_allow_header(rt));
         r->allow = routes_allow_header(rt);
     } else if (rt->needs_auth && !guard_authorized(&srv->api_key, req->conn)) {
@@ -147,7 +165,9 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     req->conn = conn;
     req->t_start = clock_seconds();
     req->method = method;
-    snprintf(req->path, sizeof req->path, "%s", url);
+    const char *path;
+    req->target = target_read(url, &path, &req->target_why);
+    snprintf(req->path, sizeof req->path, "%s", path ? path : url);
     atomic_fetch_add(&srv->active_requests, 1);
     guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1), req->id,
                      sizeof req->id);
@@ -155,7 +175,7 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
                       sizeof req->origin_allowed);
     req->accept = reply_coding_accept(
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
-    req->route = routes_find(url);
+    req->route = path ? routes_find(path) : NULL;
     if (req->route) {
         req->rep.error_shape = req->route->errors;
         const char *value =
@@ -221,7 +241,7 @@ static enum MHD_Result access_first(http_server *srv,
      * chunked body is read: its answer closes the connection. */
     if (MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding"))
         req->close = true;
-    route_request(srv, req, url, method);
+    route_request(srv, req, method);
     /* a coded body is counted as it inflates (content_coding.c), a plain
      * one from its Content-Length */
     if (req->state == REQ_RECEIVING &&

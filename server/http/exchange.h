@@ -32,6 +32,7 @@
 #include "server/http/inflight.h"
 #include "server/http/reply_coding.h"
 #include "server/http/routes.h"
+#include "server/http/target.h"
 #include "server/obs/access_log.h"
 #include "server/setup/config.h"
 
@@ -73,7 +74,9 @@ typedef enum {
 typedef struct {
     http_server *srv;
     struct MHD_Connection *conn;
-    const route *route; /* NULL: no such path */
+    const route *route;     /* NULL: no such path */
+    target_form target;     /* the request target's form (target.h) */
+    const char *target_why; /* why a TARGET_INVALID one is refused */
     const char *method;
     char path[128];
     char job_header[HTTP_JOB_HEADER_MAX]; /* the route's job_header */

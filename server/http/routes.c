@@ -143,21 +143,31 @@ static const struct {
 #define LABEL_MAX 64
 
 static char allow_text[ROUTE_COUNT][ALLOW_MAX];
+static char allow_any[ALLOW_MAX];
 static char label_text[ROUTE_COUNT][LABEL_MAX];
 static pthread_once_t texts_once = PTHREAD_ONCE_INIT;
 
+/* "GET, HEAD, OPTIONS" for the method bits `bits`. */
+static void write_allow(unsigned bits, char out[ALLOW_MAX])
+{
+    size_t len = 0;
+    for (size_t m = 0; m < METHOD_COUNT; m++)
+        if (bits & methods[m].bit)
+            len += (size_t)snprintf(out + len, ALLOW_MAX - len, "%s, ",
+                                    methods[m].name);
+    snprintf(out + len, ALLOW_MAX - len, "OPTIONS");
+}
+
 static void write_texts(void)
 {
+    unsigned any = 0;
     for (size_t r = 0; r < ROUTE_COUNT; r++) {
         snprintf(label_text[r], LABEL_MAX, "%s%s", table[r].path,
                  table[r].prefix ? "*" : "");
-        size_t len = 0;
-        for (size_t m = 0; m < METHOD_COUNT; m++)
-            if (table[r].methods & methods[m].bit)
-                len += (size_t)snprintf(allow_text[r] + len, ALLOW_MAX - len,
-                                        "%s, ", methods[m].name);
-        snprintf(allow_text[r] + len, ALLOW_MAX - len, "OPTIONS");
+        write_allow(table[r].methods, allow_text[r]);
+        any |= table[r].methods;
     }
+    write_allow(any, allow_any);
 }
 
 const route *routes_find(const char *path)
@@ -186,6 +196,12 @@ const char *routes_allow_header(const route *r)
 {
     pthread_once(&texts_once, write_texts);
     return allow_text[routes_index(r)];
+}
+
+const char *routes_allow_any(void)
+{
+    pthread_once(&texts_once, write_texts);
+    return allow_any;
 }
 
 const char *routes_label(const route *r)

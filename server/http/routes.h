@@ -56,6 +56,10 @@ bool routes_allows(const route *r, const char *method);
  * methods; a static string. */
 const char *routes_allow_header(const route *r);
 
+/* The Allow header's value for the server as a whole (OPTIONS *): every
+ * method some route serves, and OPTIONS; a static string. */
+const char *routes_allow_any(void);
+
 /* The label of row r (not NULL) in the metrics: its path, followed by "*"
  * for a prefix row; a static string. */
 const char *routes_label(const route *r);
