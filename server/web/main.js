@@ -14,6 +14,7 @@ import { init as initShortLink, openFromAddress } from "./short-link.js";
 import { init as initSnapshot } from "./snapshot.js";
 import { init as initModelView } from "./model-view.js";
 import { init as initGuided } from "./guided.js";
+import { init as initPresentation } from "./presentation.js";
 
 initForm();
 initRequest();
@@ -25,6 +26,7 @@ initModelView();
 initShortLink();
 initSnapshot();
 initGuided();
+initPresentation();
 // for the browser test: the page's own formatter, palettes, luminance and mask
 Object.assign(window.attentionVisualizer, { fmt, PALETTES, luminance, maskBody });
 

@@ -139,4 +139,13 @@ export default {
   "share.size.times": "{scale}×",
 
   // ---- presentation view
+  "present.button": "Present: one stage at a time, full screen",
+  "present.prev": "Previous",
+  "present.next": "Next",
+  "present.exit": "Leave the presentation",
+  "present.hint": "Arrow keys or Page Up/Page Down: the previous or next stage; Escape: back to the page.",
+  "present.count": "stage {stage} of {stages}",
+  "present.stage_title": "{group}: {step}",
+  "present.empty": "Nothing computed yet: load a lesson or press Compute.",
+  "present.skip": "Skip to guided mode and the presentation",
 };

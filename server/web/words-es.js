@@ -139,4 +139,13 @@ export default {
   "share.size.times": "{scale}×",
 
   // ---- presentation view
+  "present.button": "Presentar: una etapa cada vez, a pantalla completa",
+  "present.prev": "Anterior",
+  "present.next": "Siguiente",
+  "present.exit": "Salir de la presentación",
+  "present.hint": "Flechas o Re Pág/Av Pág: la etapa anterior o la siguiente; Esc: volver a la página.",
+  "present.count": "etapa {stage} de {stages}",
+  "present.stage_title": "{group}: {step}",
+  "present.empty": "Aún no hay nada calculado: cargue una lección o pulse Calcular.",
+  "present.skip": "Ir al modo guiado y a la presentación",
 };

@@ -139,4 +139,13 @@ export default {
   "share.size.times": "{scale}×",
 
   // ---- presentation view
+  "present.button": "Presenta: una fase alla volta, a schermo intero",
+  "present.prev": "Precedente",
+  "present.next": "Successiva",
+  "present.exit": "Esci dalla presentazione",
+  "present.hint": "Frecce o Pag su/Pag giù: la fase precedente o la successiva; Esc: torna alla pagina.",
+  "present.count": "fase {stage} di {stages}",
+  "present.stage_title": "{group}: {step}",
+  "present.empty": "Ancora nulla di calcolato: carica una lezione o premi Calcola.",
+  "present.skip": "Vai alla modalità guidata e alla presentazione",
 };

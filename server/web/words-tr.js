@@ -139,4 +139,13 @@ export default {
   "share.size.times": "{scale}×",
 
   // ---- presentation view
+  "present.button": "Sun: her seferinde bir aşama, tam ekran",
+  "present.prev": "Önceki",
+  "present.next": "Sonraki",
+  "present.exit": "Sunumdan çık",
+  "present.hint": "Ok tuşları ya da Page Up/Page Down: önceki ya da sonraki aşama; Escape: sayfaya dön.",
+  "present.count": "aşama {stage} / {stages}",
+  "present.stage_title": "{group}: {step}",
+  "present.empty": "Henüz hesaplanan bir şey yok: bir ders yükleyin ya da Hesapla'ya basın.",
+  "present.skip": "Rehberli moda ve sunuma atla",
 };
