@@ -147,8 +147,12 @@ run: deps
 # float64, 25 % in float32, and still within 2 ulp of libm (unit test).
 # -fno-trapping-math turns exp's clamps into selects, without which only the
 # AVX-512 build (masked stores) vectorises the exponential loop.
+# -fno-tree-loop-distribute-patterns keeps the few-element loops of a row's
+# last vector inline: as memcpy calls, every vector register live across them
+# went to the stack and back.
 $(BUILD)/core/softmax_rows.o: CFLAGS += -O3 -fvect-cost-model=dynamic \
-                                        -ffp-contract=fast -fno-trapping-math
+                                        -ffp-contract=fast -fno-trapping-math \
+                                        -fno-tree-loop-distribute-patterns
 # The attention kernels' a · b + c are meant as fused multiply-adds.
 $(BUILD)/core/attend_kernels.o: CFLAGS += -O3 -ffp-contract=fast
 

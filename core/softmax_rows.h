@@ -3,9 +3,10 @@
  *
  * glibc's exp() is a scalar call of ~15 ns; an (h, n, n) softmax at n = 2048
  * needs 33 M of them, more time than all the matrix products.  These loops
- * have no calls and no branches, so the compiler turns them into SIMD code.
- * On x86-64 they are built three times, for AVX-512, for AVX2 with FMA and
- * for the build's own target, and each call runs the build of the level
+ * are written on vectors as wide as each level's registers, with no calls
+ * and no branches per element (tests/unit/check_vector_code.py reads their
+ * code).  On x86-64 they are built three times, for AVX-512, for AVX2 with FMA
+ * and for the build's own target, and each call runs the build of the level
  * core/arch.h says is in use (the CPU's best unless capped); elsewhere once,
  * for the build's target (NEON on AArch64).
  *

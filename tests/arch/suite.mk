@@ -89,6 +89,7 @@ test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	  $(X86_V2_BUILD)/tests/test_simd_levels
 	$(ARCH_TIMEOUT) env -u OPENBLAS_CORETYPE qemu-x86_64 -cpu $(X86_V2_CPU) \
 	  $(X86_V2_BUILD)/tests/test_simd_levels
+	$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ:$(BUILD)/%=$(X86_V2_BUILD)/%)
 	$(call qemu_wrapper,$(X86_V2_SERVER),env -u OPENBLAS_CORETYPE \
 	  qemu-x86_64 -cpu $(X86_V2_CPU) $(abspath $(X86_V2_BUILD))/attention-server)
 	$(ARCH_CHECK) --server $(X86_V2_SERVER) --expect arch=x86_64 \
@@ -103,6 +104,8 @@ test-arm64: $(ARM64_HTTP)
 	$(MAKE) --no-print-directory DEB_ARCH=arm64 BUILD=$(ARM64_BUILD) \
 	  SYSROOT=$(abspath $(ARM64_ROOT)) $(ARM64_BUILD)/attention-server \
 	  $(ARM64_UNITS)
+	$(VECTOR_CODE_CHECK) --objdump $(TRIPLET_arm64)-objdump \
+	  $(VECTOR_CODE_OBJ:$(BUILD)/%=$(ARM64_BUILD)/%)
 	@for t in $(ARM64_UNITS); do echo "== qemu-aarch64 $$t"; \
 	  $(ARCH_TIMEOUT) qemu-aarch64 -L $(ARM64_ROOT) -U OPENBLAS_CORETYPE $$t \
 	  || exit 1; done

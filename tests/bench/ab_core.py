@@ -2,7 +2,7 @@
 by how much, beyond this machine's noise.
 
     ab_core.py BENCH_CORE_A BENCH_CORE_B [--case "float32 1024 512 8 1 0"]...
-               [--rounds 24] [--calls 3]
+               [--rounds 24] [--calls 3] [--level avx2]
 
 Each round starts every binary afresh (A, B and A again as a control, in
 turn, the order reversed every other round), lets it make its inputs, runs
@@ -18,6 +18,11 @@ comparison of two long-lived builds showed 6 to 10 % that fresh processes
 (this script) put at 1 to 2 %.  The control still moves by 1 to 3.5 % here
 (three runs): a difference smaller than that is not one.  A case is
 bench_core's `attn` arguments without the call count (bench_core.c).
+--level caps the SIMD level of both builds as the server's --kernels does
+(`bench_core LEVEL`): avx2 is what a CPU without AVX-512 runs.  --cpu compares
+the calling thread's CPU time instead of the wall-clock time (one thread
+only: the workers' time is not in it): on a machine whose other work keeps a
+process waiting for a CPU most of the time, the wall clock measures the wait.
 """
 import argparse
 import json
@@ -29,16 +34,17 @@ DEFAULT_CASES = ["float32 1024 512 8 1 0", "float32 2048 512 8 1 0",
                  "float64 1024 512 8 1 0", "float64 2048 512 8 1 0"]
 
 
-def one_process(binary, cases, calls):
+def one_process(binary, cases, calls, level, clock):
     """Milliseconds per call of each case, from one fresh process."""
     commands = "".join(f"attn {c} 1\nattn {c} {calls}\n" for c in cases)
-    done = subprocess.run([binary], input=commands + "quit\n",
+    done = subprocess.run([binary] + ([level] if level else []),
+                          input=commands + "quit\n",
                           capture_output=True, text=True, check=True)
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     if len(answers) != 2 * len(cases) or any("error" in a for a in answers):
         sys.exit(f"{binary}: unexpected answers {done.stdout!r}")
     timed = answers[1::2]
-    return [a["seconds"] / a["calls"] * 1e3 for a in timed]
+    return [a[clock] / a["calls"] * 1e3 for a in timed]
 
 
 def main():
@@ -48,17 +54,24 @@ def main():
     ap.add_argument("--case", action="append", dest="cases")
     ap.add_argument("--rounds", type=int, default=24)
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--level", help="cap the SIMD level (bench_core LEVEL)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="the calling thread's CPU time, not the wall clock")
     args = ap.parse_args()
     cases = args.cases or DEFAULT_CASES
+    clock = "cpu_seconds" if args.cpu else "seconds"
     contestants = [("A", args.a), ("B", args.b), ("control", args.a)]
     times = {(name, c): [] for name, _ in contestants for c in cases}
     for r in range(args.rounds):
         order = contestants if r % 2 == 0 else contestants[::-1]
         for name, binary in order:
-            for c, ms in zip(cases, one_process(binary, cases, args.calls)):
+            for c, ms in zip(cases, one_process(binary, cases, args.calls,
+                                                args.level, clock)):
                 times[name, c].append(ms)
     print(f"medians of {args.rounds} rounds, {args.calls} calls each, "
-          f"fresh processes; A = {args.a}, B = {args.b}")
+          f"fresh processes{'; level ' + args.level if args.level else ''}"
+          f"{'; thread CPU time' if args.cpu else ''};"
+          f" A = {args.a}, B = {args.b}")
     for c in cases:
         med = {name: statistics.median(times[name, c])
                for name, _ in contestants}
