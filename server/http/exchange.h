@@ -119,14 +119,16 @@ enum MHD_Result answer_queue(request *req);
 
 /* upload.c: a body of `declared` bytes is coming: refused (413) over
  * --max-body, and (503) when the budget cannot hold it and what parsing it
- * needs now; else the body is reserved and allocated in one piece.  False
- * when refused (req->rep is set, req->state REQ_REPLIED). */
+ * needs now; else both are reserved and the body allocated in one piece.
+ * False when refused (req->rep is set, req->state REQ_REPLIED). */
 bool upload_accept(request *req, unsigned long long declared);
-/* upload.c: appends a chunk of the body; false when refused (413, 503). */
+/* upload.c: appends a chunk of the body, its buffer and the buffer's
+ * parsing reserved as it grows; false when refused (413, 503), with what
+ * the request held given back. */
 bool upload_append(request *req, const char *data, size_t size);
-/* upload.c: the body has arrived: what parsing it needs is reserved; false
- * when refused (503). */
-bool upload_reserve_parsing(request *req);
+/* upload.c: the body has arrived: what is reserved for its parsing is cut
+ * down to its length. */
+void upload_fit_parsing(request *req);
 /* upload.c: gives back the memory reserved for the body and its parsing. */
 void upload_release(request *req);
 

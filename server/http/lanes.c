@@ -225,7 +225,6 @@ enum MHD_Result lanes_start(request *req)
     unsigned timeout = req->srv->cfg->compute_timeout;
     req->t_received = attn_stop_now();
     attn_stop_init(&req->stop, timeout ? req->t_received + timeout : 0);
-    if (!upload_reserve_parsing(req))
-        return answer_queue(req);
+    upload_fit_parsing(req);
     return takes_fast_lane(req) ? answer_inline(req) : submit_job(req);
 }

@@ -2,12 +2,21 @@
  * upload.c - the memory budget of a request's body.
  *
  * DESIGN
- * A body that will be read is reserved in the memory budget before it is:
- * from its Content-Length, on the first call (503 when it does not fit now,
- * 413 over --max-body), and allocated in one piece; a chunked one as its
- * buffer grows.  Once it has arrived, what parsing it needs is reserved
- * too (parse_budget_need()); the job gives both back when it no
- * longer needs the body, the "request completed" callback whatever is left.
+ * A body that will be read is reserved in the memory budget before it is,
+ * with what parsing it will need (parse_budget_need()): from its
+ * Content-Length, on the first call (503 when they do not fit now, 413 over
+ * --max-body), the body allocated in one piece; a body of unknown size
+ * (chunked, or inflating as its Content-Encoding is decoded) as its buffer
+ * grows, the parsing of the whole buffer with it.  Once the body has
+ * arrived, the parsing part is cut down to what its real length needs.  So
+ * a request never learns at the end that it cannot be parsed: it is
+ * refused while it grows, alone, and gives back what it held at once, so
+ * that of a burst of bodies that each fit the budget alone, one at least
+ * is always served.  The growth steps, and a refusal's giving back, are
+ * taken under one lock: two uploads that each hold half cannot both be
+ * refused for the other's half.  The job gives the reservations back when
+ * it no longer needs the body, the "request completed" callback whatever
+ * is left.
  */
 #include "server/http/exchange.h"
 
@@ -15,9 +24,13 @@
 #include "server/base/problem.h"
 #include "server/base/parse_budget.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Growth steps of bodies of unknown size, one at a time (DESIGN). */
+static pthread_mutex_t growth_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A body without Content-Length starts in a buffer this big, doubled as it
  * grows. */
@@ -60,17 +73,15 @@ static void refuse_over_budget(request *req)
     req->state = REQ_REPLIED;
 }
 
-/* The body has arrived: what parsing it needs is reserved (503 when it
- * does not fit); false when refused. */
-bool upload_reserve_parsing(request *req)
+/* The body has arrived: what parsing it needs, reserved for its buffer
+ * already, is cut down to its length. */
+void upload_fit_parsing(request *req)
 {
     size_t need = estimate_memory(req->body_len);
-    if (!budget_reserve(&req->srv->memory, need)) {
-        refuse_over_budget(req);
-        return false;
+    if (need < req->parse_reserved) {
+        budget_release(&req->srv->memory, req->parse_reserved - need);
+        req->parse_reserved = need;
     }
-    req->parse_reserved = need;
-    return true;
 }
 
 /* Gives back the memory reserved for the body and its parsing. */
@@ -90,17 +101,26 @@ static void refuse_body_too_large(request *req)
     req->state = REQ_REPLIED;
 }
 
-/* Reserves a body buffer of `cap` bytes in the budget (what is reserved
- * already counts); false, with the request refused, when it does not fit. */
+/* Reserves a body buffer of `cap` bytes and what parsing it needs in the
+ * budget (what is reserved already counts); false, with the request
+ * refused and everything it held given back, when they do not fit. */
 static bool reserve_upload(request *req, size_t cap)
 {
     if (cap <= req->upload_reserved)
         return true;
-    if (!budget_reserve(&req->srv->memory, cap - req->upload_reserved)) {
+    size_t parse = estimate_memory(cap);
+    size_t more = cap - req->upload_reserved + parse - req->parse_reserved;
+    pthread_mutex_lock(&growth_lock);
+    bool fits = budget_reserve(&req->srv->memory, more);
+    if (!fits)
+        upload_release(req);
+    pthread_mutex_unlock(&growth_lock);
+    if (!fits) {
         refuse_over_budget(req);
         return false;
     }
     req->upload_reserved = cap;
+    req->parse_reserved = parse;
     return true;
 }
 
@@ -146,9 +166,8 @@ bool upload_append(request *req, const char *data, size_t size)
 
 /* A body of `declared` bytes is coming: refused (413) over --max-body or
  * when no state of the budget could hold it and what parsing it needs,
- * (503) when the budget cannot hold them now; else
- * the body is reserved (parsing is reserved when it has arrived) and
- * allocated in one piece.  False when refused. */
+ * (503) when the budget cannot hold them now; else both are reserved and
+ * the body allocated in one piece.  False when refused. */
 bool upload_accept(request *req, unsigned long long declared)
 {
     http_server *srv = req->srv;
@@ -162,13 +181,7 @@ bool upload_accept(request *req, unsigned long long declared)
         refuse_never_fits(req, size);
         return false;
     }
-    size_t len = (size_t)declared, parse = estimate_memory(len);
-    size_t used = budget_used(&srv->memory);
-    size_t free_now = used < srv->memory.limit ? srv->memory.limit - used : 0;
-    if (parse > free_now || len > free_now - parse) {
-        refuse_over_budget(req);
-        return false;
-    }
+    size_t len = (size_t)declared;
     if (!reserve_upload(req, len))
         return false;
     if (len > 0) {

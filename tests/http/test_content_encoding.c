@@ -7,14 +7,19 @@
  * "zip bomb") is 413 as soon as it passes it, without the server holding
  * what it would inflate to.
  *
- * One group, "content_encoding", on a server with the common flags (its
- * --max-body is the default, 16 MiB).
+ * Group "content_encoding", on a server with the common flags (its
+ * --max-body is the default, 16 MiB); group "coded_burst", with
+ * --memory-budget 64M: of a burst of gzip bodies that each fit the budget
+ * alone but not two at once, one at least is always served (an inflating
+ * body reserves what its parsing needs as it grows, and the one that does
+ * not fit is refused alone, giving back what it held at once).
  */
 #include "tests/http/harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* zlib's windowBits for the zlib format (HTTP's deflate) and for gzip. */
@@ -170,6 +175,84 @@ static void a_body_inflating_past_max_body_is_413(void **state)
     response_free(&again);
 }
 
+/* ======================================================================= */
+/* group "coded_burst": --memory-budget 64M                                 */
+/* ======================================================================= */
+
+/* The burst: BURST_COPIES bodies at once, BURST_ROUNDS times.  Each is
+ * lesson 001 padded with spaces to BURST_BODY_BYTES (about 1.9 KB of
+ * gzip): with what parsing it needs (37 bytes a byte) it fits 64 MiB alone
+ * (the largest body admitted is 1,813,753 bytes), not beside another.
+ * Every copy is sent but its last BURST_HELD_BACK bytes, then, once all
+ * are, the rest of each: the copies are inflated side by side and end
+ * together. */
+#define BURST_COPIES 16
+#define BURST_ROUNDS 5
+#define BURST_BODY_BYTES ((size_t)1800000)
+#define BURST_HELD_BACK 64
+#define BURST_SIDE_BY_SIDE_MS 300
+
+static int burst_setup(void **state)
+{
+    (void)state;
+    static const char *const extra[] = {"--memory-budget", "64M", NULL};
+    return group_start(extra);
+}
+
+/* One round: how many copies were served (200); fails on an answer other
+ * than 200 or 503. */
+static int burst_round(const unsigned char *z, size_t len)
+{
+    int fds[BURST_COPIES];
+    char head[256];
+    snprintf(head, sizeof head,
+             "POST /v1/attention HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             len);
+    for (int i = 0; i < BURST_COPIES; i++) {
+        fds[i] = raw_connect();
+        assert_true(raw_send(fds[i], head, strlen(head)));
+        assert_true(raw_send(fds[i], (const char *)z, len - BURST_HELD_BACK));
+    }
+    sleep_ms(BURST_SIDE_BY_SIDE_MS);
+    for (int i = 0; i < BURST_COPIES; i++) /* a refused copy may be closed */
+        raw_send(fds[i], (const char *)z + len - BURST_HELD_BACK,
+                 BURST_HELD_BACK);
+    int served = 0;
+    for (int i = 0; i < BURST_COPIES; i++) {
+        bytes raw = {0};
+        bool closed;
+        long status = raw_read_reply(fds[i], &raw, RAW_REPLY_WAIT_MS, &closed);
+        if (status != 200 && status != 503)
+            fail_msg("copy %d: %ld %.200s", i, status, raw.data);
+        served += status == 200;
+        free(raw.data);
+        close(fds[i]);
+    }
+    return served;
+}
+
+static void one_of_a_burst_of_gzip_bodies_is_always_served(void **state)
+{
+    (void)state;
+    char *text = malloc(BURST_BODY_BYTES);
+    assert_non_null(text);
+    memset(text, ' ', BURST_BODY_BYTES);
+    memcpy(text, LESSON_001, strlen(LESSON_001) - 1); /* its brace last */
+    text[BURST_BODY_BYTES - 1] = '}';
+    size_t len;
+    unsigned char *z = compress_bits(text, BURST_BODY_BYTES, GZIP_BITS, &len);
+    free(text);
+    for (int round = 0; round < BURST_ROUNDS; round++) {
+        int served = burst_round(z, len);
+        print_message("round %d: %d of %d served\n", round, served,
+                      BURST_COPIES);
+        assert_true(served >= 1);
+    }
+    free(z);
+}
+
 int main(void)
 {
     if (harness_init() != 0)
@@ -184,8 +267,14 @@ int main(void)
         cmocka_unit_test(a_body_inflating_past_max_body_is_413),
     };
 
+    const struct CMUnitTest coded_burst[] = {
+        cmocka_unit_test(one_of_a_burst_of_gzip_bodies_is_always_served),
+    };
+
     int failed = cmocka_run_group_tests_name(
         "content_encoding", content_encoding, coding_setup, group_stop);
+    failed += cmocka_run_group_tests_name("coded_burst", coded_burst,
+                                          burst_setup, group_stop);
     harness_done();
     return failed ? 1 : 0;
 }
