@@ -101,8 +101,11 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
     MHD_add_response_header(resp, "X-Request-ID", meta->request_id);
     if (r->status == 204 && r->allow) { /* CORS preflight */
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
+        /* what every upload sends: a compressed one Content-Encoding, a
+         * binary /v2 one Inference-Header-Content-Length */
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                "Content-Type, Authorization, X-Request-ID, "
+                                "Content-Type, Content-Encoding, "
+                                "Authorization, X-Request-ID, "
                                 "Inference-Header-Content-Length");
         MHD_add_response_header(resp, "Access-Control-Max-Age",
                                 RESPONSE_PREFLIGHT_MAX_AGE);

@@ -1,6 +1,7 @@
 /*
  * test_cors.c - a CORS preflight is 204 with the origin, method and headers
- * the browser needs, and an actual response carries the origin.
+ * the browser needs (a compressed or binary upload's too), and an actual
+ * response carries the origin.
  *
  * One group, "cors", on a server with the default flags.
  */
@@ -45,6 +46,33 @@ static void options_preflight_is_204_with_cors(void **state)
     response_free(&r);
 }
 
+/* What a compressed or binary upload sends beside Content-Type: the
+ * browser asks for each in its preflight, and sends the POST only when
+ * every one is allowed. */
+static void a_preflight_allows_what_coded_and_binary_uploads_send(void **state)
+{
+    (void)state;
+    const char *paths[] = {"/v1/attention", "/v2/models/attention/infer"};
+    for (size_t p = 0; p < 2; p++) {
+        http_response r = http(&(http_request){
+            .method = "OPTIONS",
+            .path = paths[p],
+            .headers = {"Origin: http://localhost:5173",
+                        "Access-Control-Request-Method: POST",
+                        "Access-Control-Request-Headers: content-encoding,"
+                        "content-type,inference-header-content-length"}});
+        expect_status(&r, 204);
+        char value[256];
+        expect(
+            header(&r, "Access-Control-Allow-Headers", value, sizeof value) &&
+                list_has(value, "Content-Encoding") &&
+                list_has(value, "Content-Type") &&
+                list_has(value, "Inference-Header-Content-Length"),
+            &r);
+        response_free(&r);
+    }
+}
+
 static void cors_origin_on_actual_response(void **state)
 {
     (void)state;
@@ -69,6 +97,7 @@ int main(void)
 
     const struct CMUnitTest cors[] = {
         cmocka_unit_test(options_preflight_is_204_with_cors),
+        cmocka_unit_test(a_preflight_allows_what_coded_and_binary_uploads_send),
         cmocka_unit_test(cors_origin_on_actual_response),
     };
 
