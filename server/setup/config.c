@@ -28,6 +28,7 @@ typedef enum {
 
 typedef struct {
     const char *name;
+    const char *value; /* --help's placeholder for the value */
     opt_kind kind;
     size_t offset, string_size;
     const char *help;
@@ -39,61 +40,66 @@ typedef struct {
 #define FIELD(f) offsetof(config, f)
 
 static const option_spec options[] = {
-    {"listen", OPT_LISTEN, 0, 0, "HOST:PORT to serve on", NULL},
-    {"threads", OPT_SIZE, FIELD(threads), 0, "worker threads", "online CPUs"},
-    {"event-threads", OPT_SIZE, FIELD(event_threads), 0,
+    {"listen", "HOST:PORT", OPT_LISTEN, 0, 0, "the address to serve on", NULL},
+    {"threads", "N", OPT_SIZE, FIELD(threads), 0, "worker threads",
+     "online CPUs"},
+    {"event-threads", "N", OPT_SIZE, FIELD(event_threads), 0,
      "HTTP event threads (libmicrohttpd's)", "online CPUs"},
-    {"fast-lane", OPT_LANE, FIELD(fast_lane), 0,
+    {"fast-lane", "auto|off|all", OPT_LANE, FIELD(fast_lane), 0,
      "requests computed on the event thread that received them: auto "
      "(small ones), off (none: all go to the workers) or all",
      NULL},
-    {"max-body", OPT_BYTES, FIELD(max_body), 0, "largest request body in bytes",
-     NULL},
-    {"max-tokens", OPT_SIZE, FIELD(request.max_tokens), 0, "largest n or m",
-     NULL},
-    {"max-width", OPT_SIZE, FIELD(request.max_width), 0,
+    {"max-body", "BYTES", OPT_BYTES, FIELD(max_body), 0,
+     "largest request body in bytes", NULL},
+    {"max-tokens", "N", OPT_SIZE, FIELD(request.max_tokens), 0,
+     "largest n or m", NULL},
+    {"max-width", "N", OPT_SIZE, FIELD(request.max_width), 0,
      "largest d, d_c, h*d_k, h*d_v or d_out", NULL},
-    {"max-heads", OPT_SIZE, FIELD(request.max_heads), 0, "largest num_heads",
-     NULL},
-    {"max-elements", OPT_SIZE, FIELD(request.max_elements), 0,
+    {"max-heads", "N", OPT_SIZE, FIELD(request.max_heads), 0,
+     "largest num_heads", NULL},
+    {"max-elements", "N", OPT_SIZE, FIELD(request.max_elements), 0,
      "most numbers in one request", NULL},
-    {"max-work", OPT_WORK, FIELD(request.max_work), 0,
+    {"max-work", "OPS", OPT_WORK, FIELD(request.max_work), 0,
      "most operations one request may ask for (its work estimate), then 413 "
      "limit_exceeded before it runs; 0: no cap",
      NULL},
-    {"max-request-memory", OPT_BYTES, FIELD(request.max_request_memory), 0,
+    {"max-request-memory", "BYTES", OPT_BYTES,
+     FIELD(request.max_request_memory), 0,
      "bytes one request may need to compute", NULL},
-    {"memory-budget", OPT_BYTES, FIELD(memory_budget), 0,
+    {"memory-budget", "BYTES", OPT_BYTES, FIELD(memory_budget), 0,
      "bytes all in-flight requests may hold", NULL},
-    {"max-queue", OPT_SIZE, FIELD(max_queue), 0,
+    {"max-queue", "N", OPT_SIZE, FIELD(max_queue), 0,
      "requests waiting for a worker before 503", NULL},
-    {"max-connections", OPT_UINT, FIELD(max_connections), 0,
+    {"max-connections", "N", OPT_UINT, FIELD(max_connections), 0,
      "open connections in all", NULL},
-    {"max-connections-per-ip", OPT_UINT, FIELD(max_connections_per_ip), 0,
+    {"max-connections-per-ip", "N", OPT_UINT, FIELD(max_connections_per_ip), 0,
      "open connections per client address", NULL},
-    {"idle-timeout", OPT_UINT, FIELD(idle_timeout), 0,
+    {"idle-timeout", "SECONDS", OPT_UINT, FIELD(idle_timeout), 0,
      "seconds a silent connection stays open", NULL},
-    {"request-timeout", OPT_UINT, FIELD(request_timeout), 0,
+    {"request-timeout", "SECONDS", OPT_UINT, FIELD(request_timeout), 0,
      "seconds a request may take to arrive", NULL},
-    {"min-send-rate", OPT_BYTES, FIELD(min_send_rate), 0,
+    {"min-send-rate", "BYTES", OPT_BYTES, FIELD(min_send_rate), 0,
      "bytes a second a reply must be read at (after --request-timeout)", NULL},
-    {"compute-timeout", OPT_UINT, FIELD(compute_timeout), 0,
+    {"compute-timeout", "SECONDS", OPT_UINT, FIELD(compute_timeout), 0,
      "seconds a computation may take from its request's arrival, then 503 "
      "compute_timeout (0: no limit)",
      NULL},
-    {"grace", OPT_UINT, FIELD(grace), 0,
+    {"grace", "SECONDS", OPT_UINT, FIELD(grace), 0,
      "seconds SIGTERM waits for in-flight requests", NULL},
-    {"api-key-file", OPT_STRING, FIELD(api_key_file),
+    {"api-key-file", "PATH", OPT_STRING, FIELD(api_key_file),
      sizeof(((config *)0)->api_key_file),
-     "file holding the bearer token required on /v1", "none"},
-    {"cors-origins", OPT_STRING, FIELD(cors_origins),
+     "file holding the bearer token that POST /v1/attention, "
+     "/v2/models/attention/infer and "
+     "/v2/models/attention/versions/1/infer require",
+     "none"},
+    {"cors-origins", "ORIGINS", OPT_STRING, FIELD(cors_origins),
      sizeof(((config *)0)->cors_origins),
      "comma-separated origins allowed by CORS, or *", NULL},
-    {"access-log", OPT_BOOL, FIELD(access_log), 0,
+    {"access-log", "on|off", OPT_BOOL, FIELD(access_log), 0,
      "one JSON line per request on stderr: on or off", NULL},
-    {"spread-loops", OPT_BOOL, FIELD(spread_loops), 0,
+    {"spread-loops", "on|off", OPT_BOOL, FIELD(spread_loops), 0,
      "a parallel loop's helpers leave its caller's CPU: on or off", NULL},
-    {"kernels", OPT_SIMD, FIELD(kernels), 0,
+    {"kernels", "auto|avx2|generic", OPT_SIMD, FIELD(kernels), 0,
      "SIMD the core may use: auto (the CPU's best), avx2 (no AVX-512: "
      "products by OpenBLAS) or generic",
      "auto"},
@@ -227,19 +233,49 @@ static void format_default(char *out, size_t size, const option_spec *opt,
     out[0] = '\0';
 }
 
+/* --help's layout: the flag and its value, then the text from this column
+ * on, wrapped within HELP_WIDTH columns (a terminal's 100). */
+#define HELP_TEXT_COLUMN 32
+#define HELP_WIDTH 100
+
+/* Prints `text` from column HELP_TEXT_COLUMN (the cursor is at `column`),
+ * wrapped at spaces within HELP_WIDTH. */
+static void print_wrapped(FILE *out, size_t column, const char *text)
+{
+    const size_t room = HELP_WIDTH - HELP_TEXT_COLUMN;
+    while (*text) {
+        fprintf(out, "%*s", (int)(HELP_TEXT_COLUMN - column), "");
+        size_t len = strlen(text);
+        if (len > room) { /* the last space that fits, else a long word */
+            len = room;
+            while (len > 0 && text[len] != ' ')
+                len--;
+            if (len == 0)
+                len = strcspn(text, " ");
+        }
+        fprintf(out, "%.*s\n", (int)len, text);
+        text += len;
+        while (*text == ' ')
+            text++;
+        column = 0;
+    }
+}
+
 static void print_help(FILE *out, const char *argv0)
 {
     config defaults;
     set_defaults(&defaults);
     fprintf(out,
             "Usage: %s [OPTIONS]\n"
-            "Serves transformer attention over HTTP (POST /v1/attention).\n\n",
+            "Serves transformer attention over HTTP (POST /v1/attention).\n"
+            "Sizes take a K, M or G suffix; every flag has the environment "
+            "variable shown.\n\n",
             argv0);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const option_spec *opt = &options[i];
         /* a default is at most as long as the longest string option */
         char env[64], value[sizeof defaults.cors_origins];
-        char help[sizeof value + 256];
+        char help[sizeof value + 320];
         env_name(opt, env, sizeof env);
         if (opt->default_note) {
             snprintf(help, sizeof help, "%s (default: %s)", opt->help,
@@ -248,11 +284,16 @@ static void print_help(FILE *out, const char *argv0)
             format_default(value, sizeof value, opt, &defaults);
             snprintf(help, sizeof help, "%s (default %s)", opt->help, value);
         }
-        fprintf(out, "  --%-24s %s\n  %-26s env %s\n", opt->name, help, "",
-                env);
+        int flag = fprintf(out, "  --%s %s", opt->name, opt->value);
+        print_wrapped(out, flag < 0 ? 0 : (size_t)flag, help);
+        fprintf(out, "%*senv %s\n", HELP_TEXT_COLUMN, "", env);
     }
-    fprintf(out, "  --%-24s %s\n  --%-24s %s\n", "help", "this text", "version",
-            "print the version, the architecture and the kernels in use");
+    int flag = fprintf(out, "  --help");
+    print_wrapped(out, (size_t)flag, "this text");
+    flag = fprintf(out, "  --version");
+    print_wrapped(out, (size_t)flag,
+                  "print the version, the architecture and the kernels in "
+                  "use");
 }
 
 static void print_version(const config *cfg)

@@ -2,7 +2,9 @@
 # server does: its request fields, its error codes (the table of
 # server/base/error_codes.c) and its routes; README.md's and docs/api.md's
 # tables of fields name exactly the schema table's fields
-# (check_docs_fields.py).
+# (check_docs_fields.py); --help fits 100 columns, shows every flag's
+# placeholder and variable, and names the routes the API key guards
+# (check_help.py).
 #   make test-contract
 TEST_SUITES += test-contract
 DEB_TEST    += python3-yaml
@@ -24,3 +26,4 @@ test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \
 	  --print-schema $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_docs_fields.py --print-schema $(PRINT_SCHEMA)
+	$(PYTHON) tests/contract/check_help.py $(SERVER_BIN)
