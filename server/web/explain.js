@@ -9,6 +9,7 @@ import { kvHead, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";
 import { afterRenderHooks } from "./highlight.js";
+import { nodes } from "./words.js";
 import { nested } from "./lessons.js";
 
 // The arithmetic behind one cell, redone here in float64 from the numbers the
@@ -230,16 +231,27 @@ export function explainRope(R, view, h, i, j) {
     num(value, "rope"), apiNum(R, view.get(i, j), view.stage))];
 }
 
+// A stage whose explanation would give away what the student is guessing
+// (the guided mode's exercise sets it): its explanation waits.
+let withheld = () => false;
+export function withhold(f) { withheld = f; }
+
 export let explained = null; // [view id, i, j]
 export function explain(view, i, j, focus = true) {
   const R = lastGood;
   explained = { id: view.id, i, j, from: view };
   $("explain-h").textContent = `${view.label(i, j)}${R.H > 1 && !["x", "context", "concat", "output"].includes(view.stage) ? `, head ${ui.selectedHead}` : ""}: how it was computed`;
-  $("explain-body").replaceChildren(el("ol", {}, explainSteps(R, view, i, j)), ...(R.dtype === "float32"
+  if (withheld(view.stage)) $("explain-body").replaceChildren(el("p", { class: "note" }, ...nodes("explain.withheld")));
+  else $("explain-body").replaceChildren(el("ol", {}, explainSteps(R, view, i, j)), ...(R.dtype === "float32"
     ? [el("p", { class: "note" }, "The API computed in float32; this page redoes it in float64, so the last digits may differ.")] : []));
   $("explain").hidden = false;
   $("explain").dataset.stage = view.stage;
   if (focus) { $("explain").focus({ preventScroll: true }); uncover(view, i, j); $("explain").dispatchEvent(new Event("explained")); }
+}
+// The open explanation drawn again (the exercise hid or revealed its numbers).
+export function refreshExplain() {
+  const v = explained && views[explained.id];
+  if (v && !$("explain").hidden && explained.i < v.rows && explained.j < v.cols) explain(v, explained.i, explained.j, false);
 }
 // Opens the explanation of cell (i, j) of view `id` once a render has drawn it (a link's).
 export function explainAfterRender(id, i, j) { explained = { id, i, j }; }

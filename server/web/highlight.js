@@ -86,8 +86,16 @@ let touching = false;
 addEventListener("pointerdown", (ev) => { touching = ev.pointerType === "touch"; }, true);
 addEventListener("pointermove", (ev) => { if (ev.pointerType === "mouse") touching = false; }, true);
 
+// While the guided mode explains a chosen cell (anchored() gives [view, i, j]),
+// the outline stays on it: a pointer passing over cells, or a page scrolled
+// under a still pointer, reads them out but moves no outline.
+let anchored = null;
+export function anchorMarks(f) { anchored = f; }
+
 export function onPoint(view, i, j, how) {
   if (touching && (how === "hover" || how === "leave")) return;
+  const anchor = (how === "hover" || how === "leave") && anchored && anchored();
+  if (anchor) { if (how === "hover") view.readout.textContent = view.describe(i, j); markLinks(...anchor); return; }
   if (how === "leave") { clearMarks(); return; }
   view.readout.textContent = view.describe(i, j);
   markLinks(view, i, j);

@@ -14,14 +14,14 @@ const terms = () => page.evaluate(() => {
   for (const n of document.querySelectorAll("#guided-formula .num")) (out[n.dataset.term] = out[n.dataset.term] || []).push(Number(n.dataset.exact));
   return out;
 });
-const note = () => page.textContent("#guided .note");
+const note = () => page.textContent("#guided-chosen");
 
 test("guided mode: a cell of the split into heads chooses its query, column and head for the formula", async () => {
   await rendered(() => page.click('button[data-preset="002"]'));
   const { json: A } = await api({ ...lesson, return: ["q"] }); // (2, 5, 4): d_k = 4
   await page.click("#guided-toggle");
   await page.waitForSelector("#guided-h");
-  assert.match(await page.textContent("#guided-h"), /^Step 1 of 8: Q, K, V/);
+  assert.match(await page.textContent("#guided-h"), /^Step 1 of 6: Q, K, V/);
   assert.match(await note(), /^The chosen cell: query tok0, key tok0, column 0 of head 0\./);
   // Qh[1][2, 3]: head 1 opens, and Q[2, 3] = X[2] · column 1·4 + 3 of W_q
   await page.click("#split-qh1 td[data-row='2'][data-col='3']");
