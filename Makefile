@@ -98,7 +98,8 @@ SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
                 server/setup/alloc_setup.c server/setup/build_info.c
 SERVER_API  := server/api/attention.c server/api/health.c \
-               server/api/metrics_page.c server/api/static.c server/api/oip.c
+               server/api/metrics_page.c server/api/static.c server/api/oip.c \
+               server/api/oip_extensions.c
 SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/guards.c server/http/routes.c \
                server/http/response.c server/http/daemon.c \

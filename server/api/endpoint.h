@@ -119,6 +119,16 @@ void api_oip_server_metadata(const api_env *env, reply *out);
 void api_oip_model_metadata(const api_env *env, reply *out);
 /* GET /v2/models/attention/ready: as /v2/health/ready, for the model. */
 void api_oip_model_ready(const api_env *env, reply *out);
+/* Triton's extensions (oip_extensions.c). GET /v2/models/attention/config:
+ * the model configuration; GET /v2/models/attention/stats (and
+ * /v2/models/stats): its statistics; POST /v2/repository/index: the one
+ * model and its state; POST /v2/repository/models/attention/load: a success
+ * with nothing to do; .../unload: refused, 422. */
+void api_oip_model_config(const api_env *env, reply *out);
+void api_oip_model_stats(const api_env *env, reply *out);
+void api_oip_repository_index(const api_env *env, reply *out);
+void api_oip_repository_load(const api_env *env, reply *out);
+void api_oip_repository_unload(const api_env *env, reply *out);
 /* Any other path under /v2/: 404 naming the model or path asked for. */
 void api_oip_not_found(const api_env *env, reply *out);
 /* POST /v2/models/attention/infer, as a pool job; job->header is the

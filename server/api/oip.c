@@ -15,6 +15,7 @@
  */
 #include "server/api/attention.h"
 #include "server/api/endpoint.h"
+#include "server/api/oip_extensions.h"
 
 #include "core/attn_stop.h"
 
@@ -29,7 +30,9 @@
 #include <string.h>
 
 /* The extensions of the protocol this server implements, for GET /v2. */
-#define OIP_EXTENSIONS "[\"binary_tensor_data\"]"
+#define OIP_EXTENSIONS                                                         \
+    "[\"binary_tensor_data\",\"model_configuration\",\"statistics\","          \
+    "\"model_repository\"]"
 
 void api_oip_live(const api_env *env, reply *out)
 {
@@ -100,11 +103,7 @@ static void write_model_metadata(void)
         if (!first)
             buf_puts(b, ",");
         first = false;
-        metadata_tensor(b, row->name,
-                        row->whole                        ? "INT64"
-                        : row->leaf == SCHEMA_LEAF_NUMBER ? "FP64"
-                                                          : "BOOL",
-                        row->min_rank);
+        metadata_tensor(b, row->name, oip_input_datatype(row), row->min_rank);
     }
     buf_puts(b, "],\"outputs\":[");
     attn_problem one = {.heads = 1, .n = 1, .m = 1, .d = 1, .d_k = 1};
@@ -158,7 +157,8 @@ void api_oip_not_found(const api_env *env, reply *out)
                           "no such route of model " OIP_MODEL_NAME
                           ": GET " MODELS_PREFIX OIP_MODEL_NAME
                           "[/versions/" OIP_MODEL_VERSION
-                          "], GET .../ready, POST .../infer");
+                          "], GET .../ready, GET .../config, GET .../stats, "
+                          "POST .../infer");
         else
             problem_reply(out, ERR_NOT_FOUND, NULL,
                           "unknown model \"%.*s\"; this server serves one "
@@ -166,10 +166,12 @@ void api_oip_not_found(const api_env *env, reply *out)
                           len > 64 ? 64 : len, model);
         return;
     }
-    problem_reply(out, ERR_NOT_FOUND, NULL,
-                  "no such path; the Open Inference Protocol's routes are "
-                  "/v2, /v2/health/live, /v2/health/ready and " MODELS_PREFIX
-                      OIP_MODEL_NAME "[/ready|/infer]");
+    problem_reply(
+        out, ERR_NOT_FOUND, NULL,
+        "no such path; the Open Inference Protocol's routes are "
+        "/v2, /v2/health/live, /v2/health/ready, " MODELS_PREFIX OIP_MODEL_NAME
+        "[/ready|/infer|/config|/stats] and POST "
+        "/v2/repository/index");
 }
 
 /* ---- inference ---------------------------------------------------------- */
@@ -196,31 +198,43 @@ static void oip_finish(reply *out, void *ctx)
     }
 }
 
+/* When a request's body was decoded and how long that took (attn_stop_now()
+ * seconds), for the statistics. */
+typedef struct {
+    double decoded_at, decode_seconds;
+} oip_timing;
+
 /* What the fast lane decoded and left to a pool job. */
 typedef struct {
     api_request req;
     oip_reply_plan plan;
+    oip_timing timing;
 } oip_decoded;
 
 /* The body as a request and the reply it asks for; false with the error
  * reply set. */
 static bool oip_decode_job(const api_job *job, api_request *req,
-                           oip_reply_plan *plan, reply *out)
+                           oip_reply_plan *plan, reply *out, oip_timing *t)
 {
     codec_error err;
     size_t json_len;
-    if (!oip_json_length(job->header, job->body_len, &json_len, &err) ||
-        !oip_decode(job->body ? job->body : "", job->body_len, json_len,
-                    job->limits, req, plan, &err)) {
+    double start = attn_stop_now();
+    bool ok = oip_json_length(job->header, job->body_len, &json_len, &err) &&
+              oip_decode(job->body ? job->body : "", job->body_len, json_len,
+                         job->limits, req, plan, &err);
+    t->decoded_at = attn_stop_now();
+    t->decode_seconds = t->decoded_at - start;
+    if (!ok) {
         api_codec_error_reply(&err, out);
-        return false;
+        oip_stats_sample failed = {.total = t->decoded_at - job->received};
+        oip_stats_record(&failed);
     }
-    return true;
+    return ok;
 }
 
 /* Computes req (taking it) and writes the reply plan asks for. */
 static void oip_answer(const api_job *job, api_request *req,
-                       oip_reply_plan *plan, reply *out)
+                       oip_reply_plan *plan, reply *out, const oip_timing *t)
 {
     /* the request's own timeout, when shorter, counts from its arrival */
     attn_stop *stop = job->stop;
@@ -231,8 +245,19 @@ static void oip_answer(const api_job *job, api_request *req,
     oip_writing writing = {.plan = plan};
     api_encoder enc = {
         .encode = oip_write, .finish = oip_finish, .ctx = &writing};
+    size_t sequences = req->problem.batch ? req->problem.batch : 1;
+    double start = attn_stop_now();
     api_attention_decoded(job, req, &enc, out);
     oip_reply_plan_free(plan);
+    double end = attn_stop_now(), infer = job->stats->compute_seconds;
+    oip_stats_sample sample = {.ok = out->status == 200,
+                               .inferences = sequences,
+                               .total = end - job->received,
+                               .queue = start - t->decoded_at,
+                               .input = t->decode_seconds,
+                               .infer = infer,
+                               .output = end - start - infer};
+    oip_stats_record(&sample);
 }
 
 void api_oip_infer(const api_job *job, reply *out)
@@ -240,14 +265,15 @@ void api_oip_infer(const api_job *job, reply *out)
     out->error_shape = REPLY_ERRORS_OIP;
     if (job->deferred) {
         oip_decoded *decoded = job->deferred;
-        oip_answer(job, &decoded->req, &decoded->plan, out);
+        oip_answer(job, &decoded->req, &decoded->plan, out, &decoded->timing);
         free(decoded);
         return;
     }
     api_request req;
     oip_reply_plan plan;
-    if (oip_decode_job(job, &req, &plan, out))
-        oip_answer(job, &req, &plan, out);
+    oip_timing timing;
+    if (oip_decode_job(job, &req, &plan, out, &timing))
+        oip_answer(job, &req, &plan, out, &timing);
 }
 
 bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
@@ -257,13 +283,14 @@ bool api_oip_infer_inline(const api_job *job, double max_work, reply *out,
     *deferred = NULL;
     api_request req;
     oip_reply_plan plan;
-    if (!oip_decode_job(job, &req, &plan, out))
+    oip_timing timing;
+    if (!oip_decode_job(job, &req, &plan, out, &timing))
         return true;
     if (api_attention_work(&req) <= max_work) {
-        oip_answer(job, &req, &plan, out);
+        oip_answer(job, &req, &plan, out, &timing);
         return true;
     }
-    oip_decoded decoded = {req, plan};
+    oip_decoded decoded = {req, plan, timing};
     if (!api_defer(&decoded, sizeof decoded, deferred, out)) {
         api_request_free(&req);
         oip_reply_plan_free(&plan);

@@ -23,6 +23,14 @@ What it reproduces:
     datatype's NumPy type, or np.array(data) for JSON data, then reshapes.
   - _get_error(): a status other than 200 is an error whose message is the
     body's "error".
+  - the extensions' calls (_client.py): get_model_config (GET
+    v2/models/NAME[/versions/V]/config), get_inference_statistics (GET
+    v2/models[/NAME[/versions/V]]/stats), get_model_repository_index (POST
+    v2/repository/index with an empty body), load_model (POST
+    v2/repository/models/NAME/load, body json.dumps({})) and unload_model
+    (.../unload, body {"parameters": {"unload_dependents": false}}): each
+    raises on a status other than 200 and returns json.loads of the body,
+    load and unload nothing.
 """
 import http.client
 import json
@@ -187,6 +195,32 @@ class Client:
 
     def get_model_metadata(self, model):
         return self._get_json(f"/v2/models/{model}")
+
+    def get_model_config(self, model, model_version=""):
+        version = f"/versions/{model_version}" if model_version else ""
+        return self._get_json(f"/v2/models/{model}{version}/config")
+
+    def get_inference_statistics(self, model_name="", model_version=""):
+        if not model_name:
+            return self._get_json("/v2/models/stats")
+        version = f"/versions/{model_version}" if model_version else ""
+        return self._get_json(f"/v2/models/{model_name}{version}/stats")
+
+    def _post(self, path, body):
+        status, _, data = self.request("POST", path, body)
+        if status != 200:
+            raise error_of(status, data)
+        return data
+
+    def get_model_repository_index(self):
+        return json.loads(self._post("/v2/repository/index", ""))
+
+    def load_model(self, model):
+        self._post(f"/v2/repository/models/{model}/load", json.dumps({}))
+
+    def unload_model(self, model, unload_dependents=False):
+        self._post(f"/v2/repository/models/{model}/unload", json.dumps(
+            {"parameters": {"unload_dependents": unload_dependents}}))
 
     def infer(self, model, inputs, outputs=None, request_id="",
               parameters=None):

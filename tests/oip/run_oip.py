@@ -147,7 +147,8 @@ def test_health_and_metadata(server, client, schema):
         expect(status == 200 and got == body, f"GET {path}: {status} {got}")
     meta = client.get_server_metadata()
     expect(meta == {"name": "attention", "version": meta.get("version"),
-                    "extensions": ["binary_tensor_data"]}
+                    "extensions": ["binary_tensor_data", "model_configuration",
+                                   "statistics", "model_repository"]}
            and meta["version"], f"server metadata {meta}")
     model = client.get_model_metadata(MODEL)
     leaf = {"number": "FP64", "boolean": "BOOL", "either": "BOOL"}
@@ -163,6 +164,74 @@ def test_health_and_metadata(server, client, schema):
                      "platform": "attention",
                      "inputs": inputs, "outputs": outputs},
            f"model metadata {json.dumps(model)[:300]}")
+
+
+def test_triton_extensions(server, client, schema):
+    """The model configuration, statistics and repository, as tritonclient
+    asks for them: every tensor of the metadata in the configuration, the
+    statistics counting what this test sends, the one model indexed."""
+    model = client.get_model_metadata(MODEL)
+    for version in ("", "1"):
+        config = client.get_model_config(MODEL, version)
+        expect(config["name"] == MODEL and config["max_batch_size"] == 0,
+               f"config {json.dumps(config)[:200]}")
+        for key, listed in (("input", model["inputs"]),
+                            ("output", model["outputs"])):
+            want = [{"name": t["name"], "data_type": "TYPE_" + t["datatype"],
+                     "dims": t["shape"]} for t in listed]
+            got = [{k: t[k] for k in ("name", "data_type", "dims")}
+                   for t in config[key]]
+            expect(got == want, f"config {key}s: {got[:3]} vs {want[:3]}")
+    # statistics: before and after one success (a batch of 2) and one
+    # refusal, which count as Triton counts them
+    before = client.get_inference_statistics(MODEL)["model_stats"][0]
+    x = np.arange(8.0).reshape(2, 2, 2)
+    eye = np.eye(2)
+    inputs = []
+    for name, a in (("x", x), ("w_q", eye), ("w_k", eye), ("w_v", eye)):
+        i = InferInput(name, a.shape, "FP64")
+        i.set_data_from_numpy(a)
+        inputs.append(i)
+    client.infer(MODEL, inputs)
+    try:
+        client.infer(MODEL, inputs[:1])
+        expect(False, "an inference without weights succeeded")
+    except InferenceServerException:
+        pass
+    for name, version in ((MODEL, ""), (MODEL, "1"), ("", "")):
+        after = client.get_inference_statistics(name, version)
+        stat = after["model_stats"][0]
+        expect(len(after["model_stats"]) == 1 and stat["name"] == MODEL
+               and stat["version"] == "1", f"stats {after}")
+        got, was = stat["inference_stats"], before["inference_stats"]
+        expect(stat["inference_count"] - before["inference_count"] == 2 and
+               stat["execution_count"] - before["execution_count"] == 1 and
+               got["success"]["count"] - was["success"]["count"] == 1 and
+               got["fail"]["count"] - was["fail"]["count"] == 1 and
+               stat["last_inference"] >= before["last_inference"] and
+               stat["last_inference"] > 0,
+               f"stats counted {stat} after {before}")
+        for d in ("success", "fail", "queue", "compute_input",
+                  "compute_infer", "compute_output"):
+            expect(got[d]["ns"] > was[d]["ns"] or d == "queue",
+                   f"stats {d}: {got[d]} after {was[d]}")
+        expect(got["compute_infer"]["ns"] < got["success"]["ns"],
+               f"compute_infer within success: {got}")
+    index = client.get_model_repository_index()
+    expect(index == [{"name": MODEL, "version": "1", "state": "READY",
+                      "reason": ""}], f"repository index {index}")
+    client.load_model(MODEL)
+    try:
+        client.unload_model(MODEL)
+        expect(False, "the built-in model was unloaded")
+    except InferenceServerException as e:
+        expect(e.status == 422 and "cannot be unloaded" in str(e),
+               f"unload: {e.status} {e}")
+    for path in ("/v2/models/gpt/config", "/v2/models/gpt/stats",
+                 "/v2/repository/models/gpt/load"):
+        status, _, body = client.request("GET" if "load" not in path
+                                         else "POST", path)
+        expect(status == 404 and b'"error"' in body, f"{path}: {status}")
 
 
 def test_lessons_match_v1(server, client):
@@ -713,7 +782,7 @@ def test_http_errors_in_the_protocols_shape(server, client):
              'model attention has no version "2"; its one version is "1"'),
             ("GET", "/v2/models/attention/status", 404, "not_found",
              "no such route of model attention"),
-            ("GET", "/v2/repository/index", 404, "not_found",
+            ("GET", "/v2/trace/setting", 404, "not_found",
              "no such path; the Open Inference Protocol's routes are")):
         got_status, headers, data = client.request(
             method, path, b"{}" if method == "POST" else None)
@@ -775,7 +844,8 @@ def main():
     import subprocess
     schema = json.loads(subprocess.run([args.print_schema], check=True,
                                        capture_output=True, text=True).stdout)
-    tests = [test_health_and_metadata, test_lessons_match_v1,
+    tests = [test_health_and_metadata, test_triton_extensions,
+             test_lessons_match_v1,
              test_oracle_cases_match_v1, test_float32_inputs_of_every_kind,
              test_positions_in_every_integer_datatype,
              test_binary_framing, test_errors,
@@ -786,7 +856,7 @@ def main():
         for test in tests:
             before = len(failures)
             print(test.__name__)
-            if test is test_health_and_metadata:
+            if test in (test_health_and_metadata, test_triton_extensions):
                 test(server, client, schema)
             else:
                 test(server, client)
