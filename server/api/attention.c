@@ -276,7 +276,9 @@ static void compute_and_encode(pool *workers, const api_request *req,
                            ? reply_bytes
                            : API_REPLY_FIRST_PART_MAX;
         buf_reserve(buf_chain_tail(&chain), first + 4096);
+        double encode_start = clock_seconds();
         enc->encode(req, &result, workers, &chain, enc->ctx);
+        stats->encode_seconds = clock_seconds() - encode_start;
         attn_result_free(&result);
         if (attn_stop_cancelled(p->stop)) { /* its encoding ended early */
             buf_chain_free(&chain);

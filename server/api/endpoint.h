@@ -46,6 +46,7 @@ typedef struct {
     size_t n, m, d, heads;
     double work; /* api_attention_work() */
     double compute_seconds;
+    double encode_seconds; /* the reply's JSON or binary encoding */
 } api_attention_stats;
 
 /* What a pool job gets; every pointer outlives the job. */

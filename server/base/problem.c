@@ -64,6 +64,7 @@ static void out_of_memory_reply(reply *r, bool oip)
                      oip ? "application/json" : "application/problem+json",
                      body, strlen(body));
     r->retry_after = row->retry_after;
+    r->code = row->name;
 }
 
 /* Builds the error body of an already formatted detail, in the shape the
@@ -93,6 +94,7 @@ static void problem_build(reply *r, const error_code_row *row,
                     oip ? "application/json" : "application/problem+json", body,
                     len);
     r->retry_after = row->retry_after;
+    r->code = row->name;
 }
 
 void problem_reply(reply *r, error_code code, const char *pointer,

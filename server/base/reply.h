@@ -47,6 +47,9 @@ typedef struct {
     /* set from the route before anything is built, and kept when the reply
      * is cleared or set again: it belongs to the route, not to one body */
     reply_error_shape error_shape;
+    /* the code of an error body (problem.c, static), for the access log;
+     * NULL for any other body */
+    const char *code;
     budget *held_in; /* the budget the body's bytes are in    */
     size_t held;     /* bytes of held_in this reply keeps     */
 } reply;

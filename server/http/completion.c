@@ -15,6 +15,7 @@
 #include "server/base/clock.h"
 #include "server/obs/metrics.h"
 
+#include <arpa/inet.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -65,6 +66,25 @@ static size_t bytes_sent(const request *req,
     return acked < req->bytes_out ? (size_t)acked : req->bytes_out;
 }
 
+/* The client's address as text (IPv4 or IPv6), or NULL. */
+static const char *client_address(struct MHD_Connection *conn, char *out,
+                                  size_t size)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = info ? info->client_addr : NULL;
+    if (!sa)
+        return NULL;
+    const void *addr =
+        sa->sa_family == AF_INET
+            ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+        : sa->sa_family == AF_INET6
+            ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+            : NULL;
+    return addr && inet_ntop(sa->sa_family, addr, out, (socklen_t)size) ? out
+                                                                        : NULL;
+}
+
 /* A request libmicrohttpd answered itself, before the access handler saw
  * it (a Content-Length it cannot read, a request line or headers too big
  * for its memory, ...): logged and counted with the library's status, so
@@ -75,11 +95,13 @@ static void library_answer_completed(struct MHD_Connection *conn,
 {
     const union MHD_ConnectionInfo *status =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
+    char client[INET6_ADDRSTRLEN];
     access_log_entry entry = {
         .id = "-",
         .method = "",
         .path = "",
         .status = status ? status->http_status : 0,
+        .client = client_address(conn, client, sizeof client),
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
     };
     access_log_write(&entry);
@@ -97,11 +119,16 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         return;
     }
     *con_cls = NULL;
+    char client[INET6_ADDRSTRLEN];
     access_log_entry entry = {
         .id = req->id,
         .method = req->method,
         .path = req->path,
         .status = req->rep.status,
+        .code = req->rep.code,
+        .client = client_address(conn, client, sizeof client),
+        .user_agent =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
         .bytes_in = req->body_len,
         .bytes_out = bytes_sent(req, toe),
@@ -117,6 +144,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         entry.queue_seconds = req->t_work_start - req->t_queued;
         entry.work_seconds = req->t_work_end - req->t_work_start;
         entry.compute_seconds = req->stats.compute_seconds;
+        entry.encode_seconds = req->stats.encode_seconds;
     }
     access_log_write(&entry);
     metrics_record(routes_index(req->route), req->rep.status,

@@ -277,6 +277,27 @@ void access_log_write(const access_log_entry *e)
     buf_puts(&line, ",\"path\":");
     buf_json_string(&line, e->path);
     put_size(&line, ",\"status\":", e->status);
+    if (e->code) {
+        buf_puts(&line, ",\"code\":");
+        buf_json_string(&line, e->code);
+    }
+    if (e->client) {
+        buf_puts(&line, ",\"client\":");
+        buf_json_string(&line, e->client);
+    }
+    if (e->user_agent) {
+        /* ASCII only: a byte beyond it (obs-text, maybe not UTF-8) would
+         * make the line something a JSON reader refuses */
+        char agent[ACCESS_LOG_AGENT_MAX + 1];
+        size_t len = 0;
+        for (; e->user_agent[len] && len < ACCESS_LOG_AGENT_MAX; len++) {
+            unsigned char c = (unsigned char)e->user_agent[len];
+            agent[len] = c < 0x7f ? (char)c : '?';
+        }
+        agent[len] = '\0';
+        buf_puts(&line, ",\"user_agent\":");
+        buf_json_string(&line, agent);
+    }
     buf_puts(&line,
              e->completed ? ",\"completed\":true" : ",\"completed\":false");
     put_size(&line, ",\"bytes_in\":", e->bytes_in);
@@ -284,6 +305,7 @@ void access_log_write(const access_log_entry *e)
     put_ms(&line, ",\"queue_ms\":", e->queue_seconds);
     put_ms(&line, ",\"work_ms\":", e->work_seconds);
     put_ms(&line, ",\"compute_ms\":", e->compute_seconds);
+    put_ms(&line, ",\"encode_ms\":", e->encode_seconds);
     put_ms(&line, ",\"total_ms\":", e->total_seconds);
     if (e->lane) {
         buf_puts(&line, ",\"lane\":");

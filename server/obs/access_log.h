@@ -2,7 +2,9 @@
  * access_log.h - one JSON line per request on stderr, and the server's
  * events ({"event": ...}) in order with them.
  *
- * Never logs a body, a header value other than the request id, or a token.
+ * Never logs a body, a header value other than the request id and the
+ * User-Agent (ACCESS_LOG_AGENT_MAX bytes of it, bytes beyond ASCII as
+ * '?'), or a token.
  *
  * Lines are collected in memory and written in batches by a thread of
  * their own (access_log.c), so a request pays a copy of its line, not a
@@ -18,6 +20,9 @@
 
 /* Request ids: 1 to 64 characters of [A-Za-z0-9._-]. */
 #define ACCESS_LOG_ID_MAX 65
+/* The User-Agent is logged up to this many bytes: enough for a browser's
+ * (about 120), bounded for one that sends kilobytes. */
+#define ACCESS_LOG_AGENT_MAX 256
 
 /* The longest a logged line waits in memory, in milliseconds: a log reader
  * (tail -f, a shipper, a test) sees it within a twentieth of a second, and
@@ -27,11 +32,15 @@
 typedef struct {
     const char *id, *method, *path;
     unsigned status;
-    bool completed; /* false: the client went away before the reply */
+    const char *code;       /* an error reply's code, else NULL          */
+    const char *client;     /* the client's address, or NULL             */
+    const char *user_agent; /* its User-Agent header, or NULL            */
+    bool completed;         /* false: the client went away before the reply */
     size_t bytes_in, bytes_out;
     double queue_seconds;   /* waiting for a worker                      */
     double work_seconds;    /* on the worker: decode, compute, encode    */
     double compute_seconds; /* the forward pass alone                    */
+    double encode_seconds;  /* the reply's encoding alone                */
     double total_seconds;   /* first header byte to the reply queued     */
     size_t n, d, heads;
     double work;      /* estimated floating-point operations (attention.h) */

@@ -2,7 +2,8 @@
  * test_access_log.c - the access log is written off the request path, in
  * batches, yet every request has its whole line: a line is on stderr within
  * a second of its reply, and SIGTERM writes every line before the process
- * exits, the "stopped" event last.
+ * exits, the "stopped" event last; a line names a refusal's problem code,
+ * the client's address and User-Agent, and the encoding's time.
  *
  * One group, "access_log", on a server whose stderr is a file the tests
  * read; the SIGTERM test stops that server itself.
@@ -74,6 +75,64 @@ static void a_line_is_on_stderr_within_a_second_of_its_reply(void **state)
     assert_true(json_is_true(json_object_get(line, "completed")));
     assert_int_equal(json_integer_value(json_object_get(line, "n")), 3);
     json_decref(line);
+}
+
+/* The fields every line has, and those of a computed request
+ * (docs/reliability.md, "The access log"). */
+static const char *const every_line[] = {
+    "time",    "request_id", "method",    "path",      "status",
+    "client",  "completed",  "bytes_in",  "bytes_out", "queue_ms",
+    "work_ms", "compute_ms", "encode_ms", "total_ms"};
+static const char *const computed_line[] = {"lane", "n", "d", "h",
+                                            "work_flops"};
+
+static void expect_fields(json_t *line, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!json_object_get(line, names[i]))
+            fail_msg("the line has no \"%s\": %s", names[i],
+                     json_dumps(line, JSON_COMPACT));
+}
+
+/* A refusal's line names its problem code; every line the client's address
+ * and User-Agent; a computed one its lane and encoding time. */
+static void a_line_names_the_code_client_agent_and_encoding(void **state)
+{
+    (void)state;
+    http_response r =
+        http(&(http_request){.path = "/no-such-path",
+                             .headers = {"X-Request-ID: refusal-probe",
+                                         "User-Agent: access-log-test/1.0"}});
+    expect_status(&r, 404);
+    response_free(&r);
+    r = http(&(http_request){.path = "/v1/attention",
+                             .content_type = "application/json",
+                             .body = LESSON_001,
+                             .headers = {"X-Request-ID: computed-probe",
+                                         "User-Agent: access-log-test/1.0"}});
+    expect_status(&r, 200);
+    response_free(&r);
+    json_t *refusal =
+        access_log_wait(g_log_path, "refusal-probe", FLUSH_PROMISE_MS);
+    json_t *computed =
+        access_log_wait(g_log_path, "computed-probe", FLUSH_PROMISE_MS);
+    assert_non_null(refusal);
+    assert_non_null(computed);
+    expect_fields(refusal, every_line, sizeof every_line / sizeof *every_line);
+    expect_fields(computed, every_line, sizeof every_line / sizeof *every_line);
+    expect_fields(computed, computed_line,
+                  sizeof computed_line / sizeof *computed_line);
+    assert_string_equal(json_string_value(json_object_get(refusal, "code")),
+                        "not_found");
+    assert_null(json_object_get(computed, "code"));
+    assert_string_equal(json_string_value(json_object_get(refusal, "client")),
+                        "127.0.0.1");
+    assert_string_equal(
+        json_string_value(json_object_get(computed, "user_agent")),
+        "access-log-test/1.0");
+    assert_true(json_number_value(json_object_get(computed, "encode_ms")) >= 0);
+    json_decref(refusal);
+    json_decref(computed);
 }
 
 typedef struct {
@@ -159,6 +218,7 @@ int main(void)
 
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_line_is_on_stderr_within_a_second_of_its_reply),
+        cmocka_unit_test(a_line_names_the_code_client_agent_and_encoding),
         cmocka_unit_test(sigterm_writes_every_line_whole_stopped_last),
     };
     int failed = cmocka_run_group_tests_name("access_log", tests, log_setup,
