@@ -9,7 +9,8 @@ import { kvHead, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";
 import { afterRenderHooks } from "./highlight.js";
-import { nodes } from "./words.js";
+import { nodes, t } from "./words.js";
+import { onLangChange } from "./locale.js";
 import { nested } from "./lessons.js";
 
 // The arithmetic behind one cell, redone here in float64 from the numbers the
@@ -23,8 +24,8 @@ export function num(v, term, extra = {}) {
   return focusExact(el("span", { class: "num", dataset: { term, exact: full(v), ...extra } }, fmt(v)), v, "float64");
 }
 export function apiNum(R, v, stage) {
-  return el("span", { class: "api" }, ` — the API's ${stage}: `,
-    focusExact(el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) } }, fmt(v)), v, R.dtype));
+  return el("span", { class: "api" }, ...nodes("explain.api", { stage: el("code", {}, stage),
+    value: focusExact(el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) } }, fmt(v)), v, R.dtype) }));
 }
 export function rowOf(R, stage, h, i) {
   const s = slice(R, stage, h);
@@ -64,9 +65,9 @@ export function dotTable(labels, a, b, names, labelName) {
     if (t < EXPLAIN_MAX_TERMS) rows.push(el("tr", {}, el("th", { scope: "row" }, labels[t]),
       el("td", {}, num(x, names[0], { t })), el("td", {}, num(b[t], names[1], { t })), el("td", {}, num(p, "product", { t }))));
   });
-  const more = a.length > EXPLAIN_MAX_TERMS ? el("p", { class: "note" }, `… and ${a.length - EXPLAIN_MAX_TERMS} more terms, all in the sum.`) : null;
+  const more = a.length > EXPLAIN_MAX_TERMS ? el("p", { class: "note" }, ...nodes("explain.moreTerms", { count: a.length - EXPLAIN_MAX_TERMS })) : null;
   const table = el("table", {}, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, labelName),
-    el("th", { scope: "col" }, names[0]), el("th", { scope: "col" }, names[1]), el("th", { scope: "col" }, "product"))),
+    el("th", { scope: "col" }, names[0]), el("th", { scope: "col" }, names[1]), el("th", { scope: "col" }, ...nodes("explain.product")))),
     el("tbody", {}, rows));
   return { sum, nodes: [table, more] };
 }
@@ -80,14 +81,13 @@ export function maskValue(R, h, i, j) {
 }
 
 export function maskWhy(R, i, j) {
-  const b = R.body, why = [], pi = R.pq[i], pj = R.pk[j];
-  const at = b.positions || b.context_positions ? ` (position ${pj} > ${pi})` : "";
-  if (R.res.causal && pj > pi) why.push(`causal: key ${R.kl[j]} comes after query ${R.ql[i]}${at}`);
-  if (b.window && Math.abs(pi - pj) >= b.window) why.push(`outside the window: |${pi} − ${pj}| ≥ ${b.window}`);
-  if (b.mask && maskValue(R, ui.selectedHead, i, j) === false) why.push("the mask does not let this query attend this key");
+  const b = R.body, why = [], pi = R.pq[i], pj = R.pk[j], key = R.kl[j], query = R.ql[i];
+  if (R.res.causal && pj > pi) why.push(t(b.positions || b.context_positions ? "explain.why.causalAt" : "explain.why.causal", { key, query, pi, pj }));
+  if (b.window && Math.abs(pi - pj) >= b.window) why.push(t("explain.why.window", { pi, pj, window: b.window }));
+  if (b.mask && maskValue(R, ui.selectedHead, i, j) === false) why.push(t("explain.why.mask"));
   const pad = b.key_padding && (R.B ? b.key_padding[ui.selectedSeq] : b.key_padding);
-  if (pad && pad[j]) why.push(`key ${R.kl[j]} is padding`);
-  return why.join("; ") || "hidden";
+  if (pad && pad[j]) why.push(t("explain.why.padding", { key }));
+  return why.join("; ") || t("explain.why.hidden");
 }
 
 // Steps from q_i and k_j to the weight (i, j), up to `upto`.
@@ -97,33 +97,34 @@ export function explainPair(R, h, i, j, upto) {
   const steps = [];
   const dot = dotTable(range(R.dk).map(String), q, k, ["q", "k"], "t");
   const score = dot.sum;
-  steps.push(el("li", {}, `${R.T.q_rope ? "Q after RoPE" : "Q"} row ${R.ql[i]} times ${R.T.k_cache ? "K cache" : R.T.k_rope ? "K after RoPE" : "K"} row ${R.kl[j]}, term by term, then summed: score = `,
-    num(score, "score"), apiNum(R, slice(R, "scores", h).data[slice(R, "scores", h).off + i * R.m + j], "scores"), ...dot.nodes));
+  steps.push(el("li", {}, ...nodes("explain.pair.dot", { q: R.T.q_rope ? t("explain.name.qRope") : "Q",
+    k: R.T.k_cache ? t("explain.name.kCache") : R.T.k_rope ? t("explain.name.kRope") : "K", query: R.ql[i], key: R.kl[j], score: num(score, "score") }),
+    apiNum(R, slice(R, "scores", h).data[slice(R, "scores", h).off + i * R.m + j], "scores"), ...dot.nodes));
   if (upto === "scores") return steps;
   const scaled = R.body.scale === undefined ? score / Math.sqrt(R.dk) : score * R.scale;
   const sc = slice(R, "scaled_scores", h);
-  steps.push(el("li", {}, R.body.scale === undefined ? `Divide by √d_k = √${R.dk}: ` : `Times the scale ${exactText(R.scale, "float64")}: `,
-    num(scaled, "scaled"), apiNum(R, sc.data[sc.off + i * R.m + j], "scaled_scores")));
+  steps.push(el("li", {}, ...(R.body.scale === undefined ? nodes("explain.pair.root", { dk: R.dk, value: num(scaled, "scaled") })
+    : nodes("explain.pair.times", { scale: exactText(R.scale, "float64"), value: num(scaled, "scaled") })), apiNum(R, sc.data[sc.off + i * R.m + j], "scaled_scores")));
   if (upto === "scaled_scores") return steps;
   const ms = rowOf(R, "masked_scores", h, i);
   const added = maskValue(R, h, i, j), additive = typeof added === "number";
-  if (ms[j] === -Infinity) steps.push(el("li", {}, `Masked: the score becomes −∞ (${maskWhy(R, i, j)}).`));
+  if (ms[j] === -Infinity) steps.push(el("li", {}, ...nodes("explain.pair.masked", { why: maskWhy(R, i, j) })));
   else if (R.slopes || additive) {
     // as the API: the mask's number first, then ALiBi's term
     const withMask = additive ? scaled + added : scaled;
-    const parts = additive ? ["The additive mask adds ", num(added, "mask"), " (sent for this pair): ", num(withMask, R.slopes ? "with-mask" : "masked")] : [];
+    const parts = additive ? nodes("explain.pair.additive", { mask: num(added, "mask"), value: num(withMask, R.slopes ? "with-mask" : "masked") }) : [];
     if (R.slopes) {
       const dist = Math.abs(R.pq[i] - R.pk[j]), bias = -R.slopes[h] * dist;
-      parts.push(...(additive ? ["; then "] : []), `ALiBi: add −slope·|p_i − p_j| = −`, num(R.slopes[h], "slope"),
-        ` × |${R.pq[i]} − ${R.pk[j]}| = `, num(bias, "alibi"), ": ", num(withMask + bias, "masked"));
+      parts.push(...(additive ? ["; "] : []), ...nodes("explain.pair.alibi", { slope: num(R.slopes[h], "slope"), pi: R.pq[i], pj: R.pk[j],
+        bias: num(bias, "alibi"), value: num(withMask + bias, "masked") }));
     }
     steps.push(el("li", {}, ...parts, apiNum(R, ms[j], "masked_scores")));
-  } else steps.push(el("li", {}, "Not masked: the score stays as it is."));
+  } else steps.push(el("li", {}, ...nodes("explain.pair.open")));
   if (upto === "masked_scores") return steps;
   // softmax over the row: exp(s − max) / Σ exp(s − max)
   const live = ms.filter((s) => s !== -Infinity);
   if (live.length === 0) {
-    steps.push(el("li", {}, `Query ${R.ql[i]} may attend no key: the API gives every weight of the row 0 (and a zero head output).`));
+    steps.push(el("li", {}, ...nodes("explain.pair.empty", { query: R.ql[i] })));
     return steps;
   }
   const M = Math.max(...live);
@@ -135,12 +136,13 @@ export function explainPair(R, h, i, j, upto) {
     el("th", { scope: "row" }, R.kl[t]), el("td", {}, s === -Infinity ? "−∞" : num(s, "row-score", { t })),
     el("td", {}, num(e[t], "exp", { t }))));
   const W = slice(R, "weights", h);
-  steps.push(el("li", {}, "Softmax over the row: subtract the row's largest score ", num(M, "max"),
-    " (the result is the same, and exp cannot overflow), take exp of each, and add them up: ", num(S, "row-sum"), ".",
-    el("table", {}, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "key"), el("th", { scope: "col" }, "score"),
-      el("th", { scope: "col" }, "exp(score − max)"))), el("tbody", {}, rows))));
-  steps.push(el("li", {}, `The weight is this key's share: exp(…) ÷ sum = `, num(e[j], "exp-this"), " ÷ ", num(S, "row-sum-again"),
-    " = ", num(w, "weight"), apiNum(R, W.data[W.off + i * R.m + j], "weights")));
+  const th = (id) => el("th", { scope: "col" }, ...nodes(id));
+  steps.push(el("li", {}, ...nodes("explain.pair.softmax", { max: num(M, "max"), sum: num(S, "row-sum") }),
+    el("table", {}, el("thead", {}, el("tr", {}, th("explain.head.key"), th("explain.head.score"), th("explain.head.exp"))), el("tbody", {}, rows))));
+  // "=" only when the numbers as shown give the weight as shown
+  const shown = (v) => Number(v.toPrecision(3)), rel = fmt(shown(e[j]) / shown(S)) === fmt(w) ? "=" : "≈";
+  steps.push(el("li", {}, ...nodes("explain.pair.share", { e: num(e[j], "exp-this"), sum: num(S, "row-sum-again"), rel, value: num(w, "weight") }),
+    apiNum(R, W.data[W.off + i * R.m + j], "weights")));
   return steps;
 }
 
@@ -150,8 +152,8 @@ export function explainSteps(R, view, i, j) {
   if (st === "head_outputs") {
     const w = rowOf(R, "weights", h, i), vs = slice(R, "v", h);
     const vcol = range(R.m).map((t) => vs.data[vs.off + t * R.dv + j]);
-    const dot = dotTable(R.kl, w, vcol, ["weight", "v"], "key");
-    return [el("li", {}, `Query ${R.ql[i]}'s weights times column ${j} of V, key by key, summed: `, num(dot.sum, "output"),
+    const dot = dotTable(R.kl, w, vcol, [t("explain.head.weight"), "v"], t("explain.head.key"));
+    return [el("li", {}, ...nodes("explain.mix", { query: R.ql[i], j, value: num(dot.sum, "output") }),
       apiNum(R, view.get(i, j), "head_outputs"), ...dot.nodes)];
   }
   if ((st === "q" || st === "k" || st === "v") && b.x) {
@@ -163,48 +165,49 @@ export function explainSteps(R, view, i, j) {
     const col = weightColumn(P, g, width, j);
     const dot = dotTable(range(src[0].length).map(String), src[i], col, [fromX ? "x" : "context", `W_${st}`], "s");
     const stacked = Array.isArray(P.W[0][0]);
-    const where = stacked ? `${P.torch ? "row" : "column"} ${j} of ${P.name}[${g}] (head ${g}'s own matrix)`
-      : P.torch ? `row ${P.row0 + g * width + j} of ${P.name} (out×in)` : `column ${g * width + j} of ${P.name}`;
+    const where = stacked ? t(P.torch ? "explain.proj.stackRow" : "explain.proj.stackCol", { j, w: P.name, g })
+      : t(P.torch ? "explain.proj.torchRow" : "explain.proj.col", { j: P.torch ? P.row0 + g * width + j : g * width + j, w: P.name });
     const bias = biasOf(P, g, width, j);
-    const steps = [el("li", {}, `Row ${view.rowLabels[i]} of ${fromX ? (R.T.x_pe ? "X + PE" : "X") : b.positional_encoding ? "the context + PE" : "the context"} times ${where}, summed: `,
-      num(dot.sum, bias === null ? st : "product-sum"), bias === null ? apiNum(R, view.get(i, j), st) : null, ...dot.nodes)];
-    if (bias !== null) steps.push(el("li", {}, `Plus the bias b_${st}: `, num(bias, "bias"), " = ", num(dot.sum + bias, st), apiNum(R, view.get(i, j), st)));
+    const from = fromX ? (R.T.x_pe ? "X + PE" : "X") : t(b.positional_encoding ? "explain.src.contextPe" : "explain.src.context");
+    const steps = [el("li", {}, ...nodes("explain.proj.line", { row: view.rowLabels[i], src: from, where, value: num(dot.sum, bias === null ? st : "product-sum") }),
+      bias === null ? apiNum(R, view.get(i, j), st) : null, ...dot.nodes)];
+    if (bias !== null) steps.push(el("li", {}, ...nodes("explain.bias", { b: `b_${st}`, bias: num(bias, "bias"), value: num(dot.sum + bias, st) }), apiNum(R, view.get(i, j), st)));
     return steps;
   }
   if (st === "concat") {
     const hh = Math.floor(j / R.dv);
-    return [el("li", {}, `Column ${j} of the concatenation is column ${j % R.dv} of head ${hh}'s output: `, num(view.get(i, j), "concat"), ".")];
+    return [el("li", {}, ...nodes("explain.concat", { j, c: j % R.dv, h: hh, value: num(view.get(i, j), "concat") }))];
   }
   if (st === "output") {
     const P = projection(b, "o");
-    if (!P.W) return [el("li", {}, "Without W_o the output is the concatenation: ", num(view.get(i, j), "output"), ".")];
+    if (!P.W) return [el("li", {}, ...nodes("explain.out.none", { value: num(view.get(i, j), "output") }))];
     const c = slice(R, "concat", 0), row = Array.from(c.data.subarray(c.off + i * c.cols, c.off + (i + 1) * c.cols));
     const dot = dotTable(range(c.cols).map(String), row, weightColumn(P, 0, 0, j), ["concat", "W_o"], "r");
     const bias = biasOf(P, 0, 0, j);
-    const steps = [el("li", {}, `Row ${view.rowLabels[i]} of the concatenation times ${P.torch ? "row" : "column"} ${j} of ${P.name}, summed: `,
-      num(dot.sum, bias === null ? "output" : "product-sum"), bias === null ? apiNum(R, view.get(i, j), "output") : null, ...dot.nodes)];
-    if (bias !== null) steps.push(el("li", {}, "Plus the bias b_o: ", num(bias, "bias"), " = ", num(dot.sum + bias, "output"), apiNum(R, view.get(i, j), "output")));
+    const steps = [el("li", {}, ...nodes(P.torch ? "explain.out.row" : "explain.out.col", { row: view.rowLabels[i], j, w: P.name,
+      value: num(dot.sum, bias === null ? "output" : "product-sum") }), bias === null ? apiNum(R, view.get(i, j), "output") : null, ...dot.nodes)];
+    if (bias !== null) steps.push(el("li", {}, ...nodes("explain.bias", { b: "b_o", bias: num(bias, "bias"), value: num(dot.sum + bias, "output") }), apiNum(R, view.get(i, j), "output")));
     return steps;
   }
   if (view.parts) {
     const [A, B, names] = view.parts, k = i * view.cols + j;
-    return [el("li", {}, `${names[0]}: `, num(A.data[A.off + k], "a"), `, ${names[1]}: `, num(B.data[B.off + k], "b"),
-      "; the difference ", num(view.get(i, j), "difference"), ".")];
+    return [el("li", {}, ...nodes("explain.parts", { a: names[0], av: num(A.data[A.off + k], "a"), b: names[1], bv: num(B.data[B.off + k], "b"),
+      value: num(view.get(i, j), "difference") }))];
   }
   if (st === "x_pe") {
     const x = (R.B ? b.x[ui.selectedSeq] : b.x)[i][j], d = R.T.x_pe.shape.at(-1), pe = sinusoidal(R.pq[i], j, d), k2 = j - (j % 2);
-    return [el("li", {}, "X's value ", num(x, "x"), ` plus the encoding of position ${R.pq[i]}: ${j % 2 ? "cos" : "sin"}(${R.pq[i]} / 10000^(${k2}/${d})) = `,
-      num(pe, "pe"), " = ", num(x + pe, "x_pe"), apiNum(R, view.get(i, j), "x_pe"))];
+    return [el("li", {}, ...nodes("explain.xpe", { x: num(x, "x"), pos: R.pq[i], fn: j % 2 ? "cos" : "sin", k: k2, d, pe: num(pe, "pe"),
+      value: num(x + pe, "x_pe") }), apiNum(R, view.get(i, j), "x_pe"))];
   }
   if (st === "q_rope" || st === "k_rope") return explainRope(R, view, h, i, j);
   if ((st === "k_cache" || st === "v_cache") && i < R.m0)
-    return [el("li", {}, `Row ${i} comes from ${st === "k_cache" ? "past_k" : "past_v"} as sent: `, num(view.get(i, j), st), ".")];
+    return [el("li", {}, ...nodes("explain.cache.past", { i, past: st === "k_cache" ? "past_k" : "past_v", value: num(view.get(i, j), st) }))];
   if (st === "k_cache" || st === "v_cache") {
     const from = st === "v_cache" ? "v" : R.T.k_rope ? "k_rope" : "k";
-    return [el("li", {}, `Row ${i} is this request's ${from === "k_rope" ? "K after RoPE" : from.toUpperCase()} row ${i - R.m0}, after the ${R.m0} cached: `,
-      num(rowOf(R, from, h, i - R.m0)[j], from), apiNum(R, view.get(i, j), st))];
+    return [el("li", {}, ...nodes("explain.cache.new", { i, from: from === "k_rope" ? t("explain.name.kRope") : from.toUpperCase(), r: i - R.m0, m0: R.m0,
+      value: num(rowOf(R, from, h, i - R.m0)[j], from) }), apiNum(R, view.get(i, j), st))];
   }
-  return [el("li", {}, b.q && ["q", "k", "v"].includes(st) ? "Given directly in the request: " : "A number as sent: ", num(view.get(i, j), st), ".")];
+  return [el("li", {}, ...nodes(b.q && ["q", "k", "v"].includes(st) ? "explain.given" : "explain.sent", { value: num(view.get(i, j), st) }))];
 }
 
 // "Attention Is All You Need"'s encoding of position pos, component c of d:
@@ -219,16 +222,15 @@ export function explainRope(R, view, h, i, j) {
   const r = R.body.rope === true ? {} : R.body.rope, dims = r.dims ?? R.dk, base = r.base ?? 10000;
   const from = view.stage === "q_rope" ? "q" : "k", row = rowOf(R, from, h, i);
   const pos = from === "q" ? R.pq[i] : R.pk[R.m0 + i];
-  if (j >= dims) return [el("li", {}, `Component ${j} is beyond RoPE's ${dims} dims: it passes through, `, num(row[j], "rope"), apiNum(R, view.get(i, j), view.stage))];
+  if (j >= dims) return [el("li", {}, ...nodes("explain.rope.pass", { j, dims, value: num(row[j], "rope") }), apiNum(R, view.get(i, j), view.stage))];
   const half = r.style === "interleaved" ? null : dims / 2;
   const pair = half ? (j < half ? j + half : j - half) : j ^ 1, k = half ? j % half : j >> 1, first = half ? j < half : j % 2 === 0;
   const theta = base ** ((-2 * k) / dims), angle = pos * theta, c = Math.cos(angle), sn = Math.sin(angle);
   const value = first ? row[j] * c - row[pair] * sn : row[j] * c + row[pair] * sn;
-  return [el("li", {}, `Pair ${Math.min(j, pair)}, ${Math.max(j, pair)} of ${from === "q" ? "Q" : "K"}'s row: θ = ${base}^(−${2 * k}/${dims}) = `, num(theta, "theta"),
-    `, angle = position ${pos} × θ = `, num(angle, "angle"), ".",
-    el("br"), `${first ? `${from}[${j}]·cos − ${from}[${pair}]·sin` : `${from}[${j}]·cos + ${from}[${pair}]·sin`} = `,
-    num(row[j], "component"), " × ", num(c, "cos"), first ? " − " : " + ", num(row[pair], "partner"), " × ", num(sn, "sin"), " = ",
-    num(value, "rope"), apiNum(R, view.get(i, j), view.stage))];
+  return [el("li", {}, ...nodes("explain.rope.pair", { a: Math.min(j, pair), b: Math.max(j, pair), which: from === "q" ? "Q" : "K", base, k2: 2 * k, dims,
+    theta: num(theta, "theta"), pos, angle: num(angle, "angle") }),
+    el("br"), ...nodes(first ? "explain.rope.first" : "explain.rope.second", { from, j, pair, x: num(row[j], "component"), cos: num(c, "cos"),
+      y: num(row[pair], "partner"), sin: num(sn, "sin"), value: num(value, "rope") }), apiNum(R, view.get(i, j), view.stage))];
 }
 
 // A stage whose explanation would give away what the student is guessing
@@ -240,10 +242,11 @@ export let explained = null; // [view id, i, j]
 export function explain(view, i, j, focus = true) {
   const R = lastGood;
   explained = { id: view.id, i, j, from: view };
-  $("explain-h").textContent = `${view.label(i, j)}${R.H > 1 && !["x", "context", "concat", "output"].includes(view.stage) ? `, head ${ui.selectedHead}` : ""}: how it was computed`;
+  $("explain-h").textContent = t(R.H > 1 && !["x", "context", "concat", "output"].includes(view.stage) ? "explain.titleHead" : "explain.title",
+    { label: view.label(i, j), head: ui.selectedHead });
   if (withheld(view.stage)) $("explain-body").replaceChildren(el("p", { class: "note" }, ...nodes("explain.withheld")));
   else $("explain-body").replaceChildren(el("ol", {}, explainSteps(R, view, i, j)), ...(R.dtype === "float32"
-    ? [el("p", { class: "note" }, "The API computed in float32; this page redoes it in float64, so the last digits may differ.")] : []));
+    ? [el("p", { class: "note" }, ...nodes("explain.float32"))] : []));
   $("explain").hidden = false;
   $("explain").dataset.stage = view.stage;
   if (focus) { $("explain").focus({ preventScroll: true }); uncover(view, i, j); $("explain").dispatchEvent(new Event("explained")); }
@@ -284,6 +287,7 @@ export function closeExplain() {
 export function init() {
   $("explain-close").addEventListener("click", closeExplain);
   $("explain").addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeExplain(); });
+  onLangChange(refreshExplain);
   afterRenderHooks.push(() => {
     // a new result: the open explanation follows it, or closes if its cell is gone
     if (!explained) return;
