@@ -2,6 +2,7 @@
  * lessons.js - the lesson presets and what each control of the form changes.
  */
 import { ui } from "./state.js";
+import { onLangChange } from "./locale.js";
 import { PRESETS } from "./presets.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
@@ -132,6 +133,8 @@ export let resizeTimer = null;
 
 export function init() {
   $("one-scale").addEventListener("change", () => { if (lastGood) renderResult(lastGood); });
+  // a new language redraws every word from the numbers on show: no request
+  onLangChange(() => { if (lastGood) renderResult(lastGood); });
   for (const key of Object.keys(PRESETS)) {
     $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
       onclick: () => loadPreset(key) }, PRESETS[key].title));

@@ -31,3 +31,25 @@ export function setLang(code) {
 }
 
 export const onLangChange = (f) => { listeners.push(f); };
+
+// Whether the language was chosen (?lang= or the switch) rather than read
+// from the browser's languages: a chosen one travels in links and saved pages.
+let chosen = false;
+export const langChosen = () => chosen;
+export function chooseLang(code) {
+  if (!LANGS.includes(code)) return;
+  chosen = true;
+  setLang(code);
+}
+
+// The page's first language: ?lang= (chosen), else the browser's languages
+// (navigator.languages), else English.
+export function startLang(search, browser) {
+  const asked = new URLSearchParams(search).get("lang");
+  if (asked && LANGS.includes(asked)) chooseLang(asked);
+  else setLang(pickLang(browser));
+}
+
+// The query parameter that keeps the language in a link ("" when the
+// reader's own browser should choose).
+export const langQuery = () => (chosen || current !== DEFAULT_LANG ? `lang=${current}` : "");

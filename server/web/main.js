@@ -2,6 +2,8 @@
  * main.js - starts the page: each module's listeners in the order the page
  * has always added them, then the lesson or the shared state in the URL.
  */
+import { startLang } from "./locale.js";
+import { init as initPageWords } from "./page-words.js";
 import { init as initForm, maskBody } from "./form.js";
 import { init as initRequest } from "./request.js";
 import { fmt } from "./format.js";
@@ -16,6 +18,9 @@ import { init as initModelView } from "./model-view.js";
 import { init as initGuided } from "./guided.js";
 import { init as initPresentation } from "./presentation.js";
 
+// the language first: every module writes its words in it
+startLang(location.search, navigator.languages);
+initPageWords();
 initForm();
 initRequest();
 initCompare();

@@ -14,6 +14,7 @@
  * The fragment never reaches the server.
  */
 import { ui } from "./state.js";
+import { langQuery, onLangChange } from "./locale.js";
 import { $ } from "./base.js";
 import { PRESETS } from "./presets.js";
 import { loadPreset } from "./lessons.js";
@@ -74,7 +75,9 @@ export async function shortLink(body) {
   const state = { b: bodyDifference(sourceBody(ui.source), body), h: ui.selectedHead, q: ui.selectedSeq,
     c: [$("compare-kind").value, $("compare-a").value, $("compare-b").value], p: openPanels(), o: $("one-scale").checked ? 1 : 0,
     e: explained ? [explained.id, explained.i, explained.j] : undefined };
-  const url = `${location.href.split(/[?#]/)[0]}${sourceQuery(ui.source)}#s=${await packState(state)}`;
+  // the language travels in the query, beside the source (?lesson=002&lang=tr)
+  const query = [sourceQuery(ui.source).slice(1), langQuery()].filter(Boolean).join("&");
+  const url = `${location.href.split(/[?#]/)[0]}${query ? `?${query}` : ""}#s=${await packState(state)}`;
   return { url, short: url.length <= SHORT_LINK_MAX };
 }
 
@@ -125,6 +128,7 @@ export function init() {
   $("one-scale").addEventListener("change", relink);
   $("explain").addEventListener("explained", relink);
   document.querySelectorAll("details.panel.optional").forEach((d) => d.addEventListener("toggle", relink));
+  onLangChange(relink); // the link keeps the language
   for (const [k, v] of Object.entries(RANDOM_DEFAULT)) $(`random-${k}`).value = v;
   $("random-make").addEventListener("click", () => {
     const r = Object.fromEntries(Object.keys(RANDOM_DEFAULT).map((k) => [k, Number($(`random-${k}`).value)]));

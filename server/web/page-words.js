@@ -1,0 +1,44 @@
+/*
+ * page-words.js - the words index.html holds and the language switch.
+ *
+ * An element of index.html whose words come from the catalog names its
+ * message: data-i18n="page.compute" (its text), data-i18n-aria-label,
+ * data-i18n-placeholder, data-i18n-title (those attributes).  A message
+ * that holds markup names its pieces as placeholders, each a child element
+ * with data-ph="name" (kept as it is: "<code>POST v1/attention</code>").
+ * The English in index.html is what a browser without modules shows.
+ */
+import { LANGS, chooseLang, lang, onLangChange } from "./locale.js";
+import { CATALOGS, nodes, t } from "./words.js";
+
+// base.js's $ and el are not imported: page-words.js stays a ground module
+// (base.js imports the form), and makes only the switch's buttons.
+const $ = (id) => document.getElementById(id);
+
+export const I18N_ATTRS = ["aria-label", "placeholder", "title"];
+const pieces = new WeakMap(); // an element → its placeholders' elements, taken once
+
+// Every static word of the page in the current language.
+export function applyStatic(root = document) {
+  for (const n of root.querySelectorAll("[data-i18n]")) {
+    if (!pieces.has(n)) pieces.set(n, Object.fromEntries([...n.querySelectorAll(":scope > [data-ph]")].map((c) => [c.dataset.ph, c])));
+    n.replaceChildren(...nodes(n.dataset.i18n, pieces.get(n)));
+  }
+  for (const a of I18N_ATTRS)
+    for (const n of root.querySelectorAll(`[data-i18n-${a}]`)) n.setAttribute(a, t(n.getAttribute(`data-i18n-${a}`)));
+  document.title = t("page.title");
+  for (const b of document.querySelectorAll("#lang-switch button")) b.setAttribute("aria-pressed", String(b.lang === lang()));
+}
+
+// The switch: each language under its own name, in its own language.
+export function init() {
+  $("lang-switch").replaceChildren(...LANGS.map((code) => {
+    const b = Object.assign(document.createElement("button"), { type: "button", className: "small", lang: code,
+                                                                textContent: CATALOGS[code]["lang.name"] });
+    b.setAttribute("aria-pressed", String(code === lang()));
+    b.addEventListener("click", () => chooseLang(code));
+    return b;
+  }));
+  onLangChange(() => applyStatic());
+  applyStatic();
+}
