@@ -4,6 +4,7 @@
  */
 import { CORE_STAGES } from "./fields.js";
 import { decoding } from "./form.js";
+import { t } from "./words.js";
 
 export const API = "v1/attention"; // relative: works behind a path prefix
 // Every stage the API computes, in its order; a request asks for those its
@@ -45,7 +46,9 @@ export const range = (k) => Array.from({ length: k }, (_, j) => j);
 
 /* ---- errors the page finds before asking the API ---------------------- */
 
+// words: the message, msg(id, params) (words.js), shown in the language of
+// the moment; message: its text now.
 export class ClientError extends Error {
-  constructor(pointer, message) { super(message); this.pointer = pointer; }
+  constructor(pointer, words) { super(t(words)); this.pointer = pointer; this.words = words; }
 }
 

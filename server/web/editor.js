@@ -4,6 +4,8 @@
 import { ClientError, GRID_MAX_CELLS, el, range } from "./base.js";
 import { formatMatrix, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { showFieldError } from "./field-errors.js";
+import { msg, nodes, t } from "./words.js";
+import { cellText } from "./format.js";
 
 export const CELL_MIN_CHARS = 3;
 // the width of a cell's input: its characters (monospace) and its padding and border
@@ -12,19 +14,19 @@ const cellWidth = (chars) => `width:calc(${chars}ch + 10px)`;
 // The grid is one tab stop: arrow keys move between its cells (left and
 // right once the caret reaches the edge of the number), as in a spreadsheet.
 export class MatrixEditor {
+  // label: a mathematical name ("W_q") or a msg() (words.js); hint: a message id.
   constructor(key, { label, hint, onChange, stack = "head" }) {
-    this.key = key; this.label = label; this.onChange = onChange; this.stack = stack;
+    this.key = key; this.label = label; this.hint = hint; this.onChange = onChange; this.stack = stack;
     this.value = null; this.parseError = null; this.cellErrors = new Set();
     this.mode = "grid";
     this.shapeBadge = el("span", { class: "shape", id: `shape-${key}` });
-    const radios = ["grid", "text"].map((m) => el("label", {},
+    this.modeNames = ["grid", "text"].map(() => el("span"));
+    const radios = ["grid", "text"].map((m, k) => el("label", {},
       el("input", { type: "radio", name: `mode-${key}`, value: m, checked: m === "grid",
-                    onchange: () => this.setMode(m) }), m === "grid" ? "Grid" : "Text"));
-    this.ops = el("span", { class: "toolbar", style: "margin:0" },
-      ...[["+ row", () => this.resize(1, 0)], ["− row", () => this.resize(-1, 0)],
-          ["+ col", () => this.resize(0, 1)], ["− col", () => this.resize(0, -1)]]
-        .map(([t, fn]) => el("button", { type: "button", class: "small", onclick: fn,
-                                          "aria-label": `${label}: ${t.replace("−", "remove").replace("+", "add")}` }, t)));
+                    onchange: () => this.setMode(m) }), this.modeNames[k]));
+    this.opButtons = [[1, 0, "+ row"], [-1, 0, "− row"], [0, 1, "+ col"], [0, -1, "− col"]].map(([r, c, what]) =>
+      el("button", { type: "button", class: "small", dataset: { op: what }, onclick: () => this.resize(r, c) }));
+    this.ops = el("span", { class: "toolbar", style: "margin:0" }, ...this.opButtons);
     this.grid = el("div", { class: "grid-wrap", id: `grid-${key}` });
     this.grid.addEventListener("keydown", (ev) => this.navigate(ev));
     this.grid.addEventListener("focusin", (ev) => this.rove(ev.target));
@@ -34,20 +36,37 @@ export class MatrixEditor {
     new ResizeObserver(() => this.updateCue()).observe(this.grid);
     // autocomplete off: the browser keeps no copy of a big matrix in each history entry
     this.text = el("textarea", { id: `text-${key}`, spellcheck: "false", hidden: true, autocomplete: "off",
-                                 "aria-label": `${label} as NumPy-style text`,
                                  "aria-describedby": `hint-${key} err-${key}` });
     this.text.addEventListener("input", () => this.fromText());
-    this.bigNote = el("p", { class: "note", hidden: true },
-      `Over ${GRID_MAX_CELLS} numbers: edited as text.`);
+    this.bigNote = el("p", { class: "note", hidden: true });
     this.error = el("p", { class: "field-error", id: `err-${key}`, role: "alert", hidden: true });
+    this.legend = el("legend", {});
+    this.hintNode = el("p", { class: "hint", id: `hint-${key}` });
+    this.modeGroup = el("span", { class: "seg", role: "radiogroup" }, radios);
     this.root = el("fieldset", { class: "panel editor", id: `field-${key}` },
-      el("legend", {}, label, this.shapeBadge),
-      el("p", { class: "hint", id: `hint-${key}` }, hint,
-         " Grid or text: paste [[1, 2], [3, 4]], NumPy's or PyTorch's printout, or whitespace rows."),
-      el("div", { class: "toolbar" },
-         el("span", { class: "seg", role: "radiogroup", "aria-label": `${label} editor` }, radios),
-         this.ops),
+      this.legend, this.hintNode, el("div", { class: "toolbar" }, this.modeGroup, this.ops),
       this.cue, this.grid, this.text, this.bigNote, this.error);
+    this.relabel();
+  }
+
+  // The editor's name as read now ("W_q", or "Context" in the page's language).
+  name() { return typeof this.label === "string" ? this.label : t(this.label); }
+
+  // Every word of the editor in the page's language (a new language calls it, then render()).
+  relabel() {
+    const name = this.name();
+    this.legend.replaceChildren(name, this.shapeBadge);
+    this.hintNode.replaceChildren(...nodes(this.hint), " ", ...nodes("editor.hint"));
+    this.modeNames[0].textContent = t("editor.grid"); this.modeNames[1].textContent = t("editor.text");
+    const ops = { "+ row": "editor.row.add", "− row": "editor.row.remove", "+ col": "editor.col.add", "− col": "editor.col.remove" };
+    for (const b of this.opButtons) {
+      b.textContent = b.dataset.op;
+      b.setAttribute("aria-label", t(ops[b.dataset.op], { name }));
+    }
+    this.modeGroup.setAttribute("aria-label", t("editor.mode", { name }));
+    this.text.setAttribute("aria-label", t("editor.as_text", { name }));
+    this.bigNote.textContent = t("editor.big", { cells: GRID_MAX_CELLS });
+    this.updateBadge();
   }
 
   setValue(a) {
@@ -58,7 +77,7 @@ export class MatrixEditor {
 
   fromText() {
     try { this.value = parseMatrixText(this.text.value); this.parseError = null; }
-    catch (e) { this.value = null; this.parseError = `${this.label} ${e.message}`; }
+    catch (e) { this.value = null; this.parseError = msg("editor.text.error", { name: this.label, problem: e.words || e.message }); }
     this.cellErrors.clear();
     this.updateBadge();
     this.onChange(this);
@@ -68,8 +87,7 @@ export class MatrixEditor {
     if (m === "grid" && !this.gridShape()) {
       this.mode = "text";
       this.root.querySelector(`input[value="text"]`).checked = true;
-      showFieldError(this.key, { client: true, detail: this.parseError ||
-        `${this.label} has a shape the grid cannot show; edit it as text` });
+      showFieldError(this.key, { client: true, words: this.parseError || msg("editor.no_grid", { name: this.label }) });
       return;
     }
     this.mode = m;
@@ -92,7 +110,7 @@ export class MatrixEditor {
   updateBadge() {
     if (!this.value) { this.shapeBadge.textContent = "?"; return; }
     const { dims, ragged } = shapeOf(this.value);
-    this.shapeBadge.textContent = ragged ? "ragged" : dims.join(" × ") + (dims.length === 3 ? ` (per ${this.stack})` : "");
+    this.shapeBadge.textContent = ragged ? t("editor.ragged") : dims.join(" × ") + (dims.length === 3 ? ` ${t(`editor.per.${this.stack}`)}` : "");
   }
 
   render() {
@@ -118,9 +136,11 @@ export class MatrixEditor {
     if (wrap.hidden || !wrap.clientWidth || wrap.scrollWidth <= wrap.clientWidth || !ths.length) { this.cue.hidden = true; return; }
     const box = wrap.getBoundingClientRect();
     const seen = ths.filter((th) => { const r = th.getBoundingClientRect(); return r.left >= box.left - 1 && r.right <= box.right + 1; });
-    const first = seen.length ? seen[0].textContent : "none", last = seen.length ? seen.at(-1).textContent : "none";
-    const more = [Number(first) > 0 ? "←" : null, Number(last) < ths.length - 1 ? "→" : null].filter(Boolean).join(" ");
-    this.cue.textContent = `Columns ${first}–${last} of ${ths.length} in view: scroll the grid sideways ${more}`;
+    const more = seen.length ? [Number(seen[0].textContent) > 0 ? "←" : null, Number(seen.at(-1).textContent) < ths.length - 1 ? "→" : null]
+      .filter(Boolean).join(" ") : "← →";
+    this.cue.textContent = seen.length
+      ? t("editor.cue", { first: seen[0].textContent, last: seen.at(-1).textContent, cols: ths.length, more })
+      : t("editor.cue.none", { cols: ths.length, more });
     this.cue.hidden = false;
   }
 
@@ -128,19 +148,26 @@ export class MatrixEditor {
   // 17 significant digits are all in view.
   table(m, head, vector = false) {
     const cols = Math.max(...m.map((r) => r.length));
-    const chars = range(cols).map((j) => Math.max(CELL_MIN_CHARS, ...m.map((r) => (j < r.length ? String(r[j]).length : 0))));
+    const chars = range(cols).map((j) => Math.max(CELL_MIN_CHARS, ...m.map((r) => (j < r.length ? cellText(r[j]).length : 0))));
     const base = head === null ? `/${this.key}` : `/${this.key}/${head}`;
     const at = (i, j) => (vector ? `${base}/${j}` : `${base}/${i}/${j}`);
     return el("table", { class: "edit" },
-      head === null ? null : el("caption", {}, `${this.stack} ${head}`),
+      head === null ? null : el("caption", {}, t(`editor.stack.${this.stack}`, { k: String(head) })),
       el("thead", {}, el("tr", {}, el("th", {}), ...range(cols).map((j) => el("th", { scope: "col" }, j)))),
       el("tbody", {}, m.map((row, i) => el("tr", {},
         el("th", { scope: "row" }, i),
         row.map((v, j) => el("td", {}, el("input", {
-          type: "text", inputmode: "decimal", value: String(v), title: String(v), tabindex: "-1", style: cellWidth(chars[j]),
-          "aria-label": `${this.label}${head === null ? "" : ` ${this.stack} ${head}`}${vector ? "" : ` row ${i}`} column ${j}`,
+          type: "text", inputmode: "decimal", value: cellText(v), title: cellText(v, true), tabindex: "-1", style: cellWidth(chars[j]),
+          "aria-label": this.cellName(head, i, j, vector),
           dataset: { pointer: at(i, j), head: head === null ? "" : head, row: i, col: j, chars: chars[j] },
           oninput: (ev) => this.fromCell(ev.target, head, i, j, vector) })))))));
+  }
+
+  // "W_q row 1 column 2" (of head 0 in a stack), as a screen reader says a cell.
+  cellName(head, i, j, vector) {
+    const where = vector ? t("editor.cell.column", { column: String(j) }) : t("editor.cell", { row: String(i), column: String(j) });
+    return head === null ? `${this.name()} ${where}`
+      : `${this.name()} ${t(`editor.stack.${this.stack}`, { k: String(head) })} ${where}`;
   }
 
   // Keeps exactly one cell of the grid in the tab order: the last one focused.
@@ -170,18 +197,19 @@ export class MatrixEditor {
   fromCell(input, head, i, j, vector) {
     const id = input.dataset.pointer;
     try {
-      const v = parseNumber(input.value.trim(), "");
+      const v = parseNumber(input.value.trim(), { decimalComma: true });
       if (vector) this.value[j] = v;
       else (head === null ? this.value : this.value[head])[i][j] = v;
       this.cellErrors.delete(id);
       input.removeAttribute("aria-invalid");
-      input.title = String(v);
+      input.title = cellText(v, true);
       this.widen(input);
       this.text.value = formatMatrix(this.value);
     } catch (e) {
       this.cellErrors.add(id);
       input.setAttribute("aria-invalid", "true");
-      this.cellError = new ClientError(id, `${this.label}${vector ? "" : ` row ${i}`} column ${j}: ${e.message}`);
+      this.cellError = new ClientError(id, msg(vector ? "editor.cell.error.column" : "editor.cell.error",
+        { name: this.label, row: String(i), column: String(j), problem: e.words || e.message }));
     }
     this.onChange(this);
   }

@@ -5,6 +5,8 @@
 import { $, el } from "./base.js";
 import { editors } from "./form.js";
 import { REQUEST_FIELDS } from "./fields.js";
+import { onLangChange } from "./locale.js";
+import { msg, nodes, orList } from "./words.js";
 
 // How the page shows the request's fields (REQUEST_FIELDS, generated from the
 // server's schema table): the name a student reads, whether a control of the
@@ -13,28 +15,28 @@ import { REQUEST_FIELDS } from "./fields.js";
 // `slot` sends a field's errors to another field's place (PyTorch's names
 // come from the pasted state_dict).
 const FIELD_UI = {
-  x: { label: "X" }, context: { label: "Context", panel: "context-panel" },
+  x: { label: "X" }, context: { label: msg("field.context"), panel: "context-panel" },
   w_q: { label: "W_q" }, w_k: { label: "W_k" }, w_v: { label: "W_v" }, w_o: { label: "W_o", panel: "wo-panel" },
-  mask: { label: "Mask", panel: "mask-panel" }, key_padding: { label: "Key padding", panel: "mask-panel" },
-  num_heads: { label: "Heads", control: true }, scale: { label: "Scale", control: true },
-  dtype: { label: "dtype", control: true }, causal: { label: "Causal", control: true },
-  tokens: { label: "Tokens", control: true },
-  context_tokens: { label: "Context tokens", control: true, panel: "context-panel" },
+  mask: { label: msg("field.mask"), panel: "mask-panel" }, key_padding: { label: msg("field.key_padding"), panel: "mask-panel" },
+  num_heads: { label: msg("field.num_heads"), control: true }, scale: { label: msg("field.scale"), control: true },
+  dtype: { label: "dtype", control: true }, causal: { label: msg("field.causal"), control: true },
+  tokens: { label: msg("field.tokens"), control: true },
+  context_tokens: { label: msg("field.context_tokens"), control: true, panel: "context-panel" },
   b_q: { label: "b_q", panel: "weights-panel" }, b_k: { label: "b_k", panel: "weights-panel" },
   b_v: { label: "b_v", panel: "weights-panel" }, b_o: { label: "b_o", panel: "weights-panel" },
-  layout: { label: "Weight layout", control: true, panel: "weights-panel" },
+  layout: { label: msg("field.layout"), control: true, panel: "weights-panel" },
   in_proj_weight: { slot: "state_dict" }, in_proj_bias: { slot: "state_dict" },
   out_proj_weight: { slot: "state_dict" }, out_proj_bias: { slot: "state_dict" },
   q_proj_weight: { slot: "state_dict" }, k_proj_weight: { slot: "state_dict" }, v_proj_weight: { slot: "state_dict" },
   q: { label: "Q" }, k: { label: "K" }, v: { label: "V" },
-  num_kv_heads: { label: "Key/value heads", control: true },
-  positions: { label: "Positions", control: true, panel: "position-panel" },
-  context_positions: { label: "Key positions", control: true, panel: "position-panel" },
-  window: { label: "Window", control: true, panel: "position-panel" },
+  num_kv_heads: { label: msg("field.num_kv_heads"), control: true },
+  positions: { label: msg("field.positions"), control: true, panel: "position-panel" },
+  context_positions: { label: msg("field.context_positions"), control: true, panel: "position-panel" },
+  window: { label: msg("field.window"), control: true, panel: "position-panel" },
   alibi: { label: "ALiBi", control: true, panel: "position-panel" },
-  alibi_slopes: { label: "ALiBi slopes", control: true, panel: "position-panel" },
+  alibi_slopes: { label: msg("field.alibi_slopes"), control: true, panel: "position-panel" },
   rope: { label: "RoPE", control: true, panel: "position-panel" },
-  positional_encoding: { label: "Positional encoding", control: true, panel: "position-panel" },
+  positional_encoding: { label: msg("field.positional_encoding"), control: true, panel: "position-panel" },
   past_k: { label: "past_k", panel: "cache-panel" }, past_v: { label: "past_v", panel: "cache-panel" },
 };
 // The page's own places for errors: the pasted state_dict, and the top of the form.
@@ -45,12 +47,14 @@ const place = (k) => FIELD_UI[k] || PAGE_SLOTS[k];
 // Every place an error can be shown (an element err-NAME each).
 export const ERROR_SLOTS = [...shown, ...Object.keys(PAGE_SLOTS)];
 // The names students read, by field (a field without a row: its JSON name).
+// (a string is a mathematical name, the same in every language; a msg() a word)
 export const FIELD_NAMES = Object.fromEntries(REQUEST_FIELDS.map((f) => [f.name, (FIELD_UI[f.name] || {}).label || f.name])
   .concat([["state_dict", "state_dict"]]));
 export const FIELD_CONTROLS = Object.fromEntries(ERROR_SLOTS.filter((k) => place(k).control).map((k) => [k, k]));
 export const FIELD_PANELS = Object.fromEntries(ERROR_SLOTS.filter((k) => place(k).panel).map((k) => [k, place(k).panel]));
 
 export function clearErrors() {
+  showing.clear();
   for (const k of ERROR_SLOTS) { const e = $(`err-${k}`); e.hidden = true; e.replaceChildren(); }
   document.querySelectorAll("[aria-invalid='true']:not(table.edit input)").forEach((n) => n.removeAttribute("aria-invalid"));
   document.querySelectorAll("table.edit input.flag").forEach((n) => n.classList.remove("flag"));
@@ -62,18 +66,25 @@ export function fieldOf(pointer) {
   return top && ERROR_SLOTS.includes(top) && top !== "general" ? top : "general";
 }
 
-export function showFieldError(field, problem) {
+// The errors on show, by field: a new language writes them again.
+const showing = new Map();
+onLangChange(() => { for (const [field, [problem, body]] of showing) showFieldError(field, problem, body, false); });
+
+// Shows a field's error: a client's ({client: true, words: msg()}) or the
+// API's problem, in the student's words (studentWords) with the API's own
+// code and pointer after them, for a teacher or a bug report.
+export function showFieldError(field, problem, body, open = true) {
   const slot = $(`err-${field}`);
-  const parts = [];
-  parts.push(problem.client ? problem.detail : studentWords(problem.detail || problem.title || "the request failed"));
-  // the API's own code and pointer after the words, for a teacher or a bug report
-  if (!problem.client)
-    parts.push(" ", el("span", { class: "api" }, "(the API's ", el("span", { class: "code" }, problem.code || `HTTP ${problem.status}`),
-      problem.pointer ? [" at ", el("code", {}, problem.pointer)] : null, ")"));
+  showing.set(field, [problem, body]);
+  const parts = [...nodes(problem.client ? problem.words : studentWords(problem, body))];
+  if (!problem.client && problem.code)
+    parts.push(" ", el("span", { class: "api", title: problem.detail || null }, ...nodes(problem.pointer ? "errors.api.code_at" : "errors.api.code",
+      { code: el("span", { class: "code" }, problem.code), pointer: el("code", {}, problem.pointer || "") })));
   slot.replaceChildren(...parts);
   slot.dataset.pointer = problem.pointer || "";
   slot.dataset.code = problem.code || (problem.client ? "client" : "");
   slot.hidden = false;
+  if (!open) return;
   if (FIELD_PANELS[field]) $(FIELD_PANELS[field]).open = true;
   if (FIELD_CONTROLS[field]) $(FIELD_CONTROLS[field]).setAttribute("aria-invalid", "true");
   const ed = editors[field];
@@ -88,11 +99,39 @@ export function showFieldError(field, problem) {
   }
 }
 
+// A field as the page names it, from the API's name ("w_q" → W_q, num_heads → Heads).
+const nameOf = (api) => (FIELD_UI[api] && FIELD_NAMES[api]) || api;
+// The place a pointer names: "/x/1/2" → X, row 1, column 2.
+function placeOf(pointer) {
+  const [, top, ...rest] = (pointer || "").split("/");
+  const field = nameOf(top), idx = rest.filter((r) => /^\d+$/.test(r)).map(Number);
+  if (!top) return msg("errors.place.request");
+  if (idx.length >= 2) return msg("errors.place.cell", { field, row: idx.at(-2), column: idx.at(-1) });
+  if (idx.length === 1) return msg("errors.place.row", { field, row: idx[0] });
+  return msg("errors.place.field", { field });
+}
+export const divisors = (n) => Array.from({ length: n }, (_, j) => j + 1).filter((k) => n % k === 0);
 
-// The API's names in a message as the page names them: "the 8 columns of
-// w_q" → "the 8 columns of W_q", num_heads → Heads.
-export function studentWords(text) {
-  return text.replace(/\b(?:[a-z]+(?:_[a-z]+)+|[xqkv])\b/g, (w) => (FIELD_NAMES[w] && FIELD_UI[w] ? FIELD_NAMES[w] : w));
+// The API's problem in the student's words, in the page's language: built
+// from its code, its pointer and the values its detail names (the API
+// speaks English: its detail is kept as the code's title, for a teacher).
+// body: the request, for what the detail does not say.
+export function studentWords(problem, body = {}) {
+  const d = problem.detail || "", code = problem.code, at = placeOf(problem.pointer);
+  let m;
+  if (code === "invalid_num_heads" && (m = /(\d+) heads do not divide the (\d+) columns of (\w+)/.exec(d)))
+    return msg("errors.api.heads_divide", { heads: Number(m[1]), width: Number(m[2]), field: nameOf(m[3]),
+                                            counts: orList(divisors(Number(m[2]))) });
+  if (code === "invalid_num_heads" && (m = /at least 1, got (\S+)/.exec(d))) return msg("errors.api.heads_min", { got: m[1] });
+  if (code === "ragged_array" && (m = /expected (\d+) elements.*found (\d+)/.exec(d)))
+    return msg("errors.api.ragged", { place: at, expected: Number(m[1]), found: Number(m[2]) });
+  if (code === "shape_mismatch" && (m = /^(\w+) has (\d+) rows but (\w+) has (\d+) columns/.exec(d)))
+    return msg("errors.api.rows_columns", { a: nameOf(m[1]), rows: Number(m[2]), b: nameOf(m[3]), columns: Number(m[4]) });
+  if (code === "invalid_scale") return msg("errors.api.scale");
+  if (code === "wrong_type" && /expected a number/.test(d)) return msg("errors.api.number", { place: at });
+  if (problem.status >= 500) return msg("errors.api.busy");
+  if (problem.status === 413) return msg("errors.api.too_large", { place: at });
+  return msg("errors.api.other", { place: at });
 }
 
 // What a student edits to fix a field: its control, or its editor's text

@@ -4,18 +4,17 @@
  */
 import { ui } from "./state.js";
 import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./base.js";
-import { formatMatrix, parseBrackets, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
+import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { MatrixEditor } from "./editor.js";
 import { clearErrors, showFieldError } from "./field-errors.js";
 import { changed } from "./request.js";
+import { msg, nodes, orList, t } from "./words.js";
+import { onLangChange } from "./locale.js";
+import { say } from "./page-words.js";
 
 export const editors = {};
-export const EDITOR_SPECS = [
-  ["x", "X", "Input: one row per token (n × d)."],
-  ["w_q", "W_q", "Query weights: d × (heads·d_k), or a per-head stack heads × d × d_k."],
-  ["w_k", "W_k", "Key weights: d × (heads·d_k) (d_c rows with a context), or a stack."],
-  ["w_v", "W_v", "Value weights: d × (heads·d_v), or a stack."],
-];
+export const EDITOR_SPECS = [["x", "X", "form.hint.x"], ["w_q", "W_q", "form.hint.w_q"], ["w_k", "W_k", "form.hint.w_k"],
+                             ["w_v", "W_v", "form.hint.w_v"]];
 
 // cells[b][g][i][j]: the mask of sequence b and head g at query i, key j:
 // true = may attend (kind "bool") or a number added to the scaled score (kind
@@ -100,35 +99,38 @@ export function renderMask() {
   for (const o of $("mask-per").options) o.disabled = /seq|both/.test(o.value) && !B;
   $("mask-kind").value = mask.kind;
   $("mask-seq-field").hidden = !maskPerSeq(); $("mask-head-field").hidden = !mask.perHead;
-  if (maskPerSeq()) $("mask-seq").replaceChildren(...range(B).map((b) => el("option", { value: b, selected: b === mask.seq }, `sequence ${b}`)));
-  if (mask.perHead) $("mask-head").replaceChildren(...range(H).map((g) => el("option", { value: g, selected: g === mask.head }, `head ${g}`)));
+  const seqName = (b) => t("form.sequence", { k: String(b) }), headName = (g) => t("form.head", { k: String(g) });
+  if (maskPerSeq()) $("mask-seq").replaceChildren(...range(B).map((b) => el("option", { value: b, selected: b === mask.seq }, seqName(b))));
+  if (mask.perHead) $("mask-head").replaceChildren(...range(H).map((g) => el("option", { value: g, selected: g === mask.head }, headName(g))));
   document.querySelector('[data-fill="distance"]').hidden = !add;
   const cells = (mask.cells[mask.seq] || [])[mask.head] || [];
-  const which = [maskPerSeq() ? `sequence ${mask.seq}` : null, mask.perHead ? `head ${mask.head}` : null].filter(Boolean).join(", ");
+  const which = [maskPerSeq() ? seqName(mask.seq) : null, mask.perHead ? headName(mask.head) : null].filter(Boolean).join(", ");
   const input = (i, j) => (add
     ? el("input", { type: "text", inputmode: "decimal", value: String(cells[i][j]), class: "mask-num", autocomplete: "off",
-                    "aria-label": `query ${ql[i]}, key ${kl[j]}: number added to the score`,
+                    "aria-label": t("form.mask.number", { query: ql[i], key: kl[j] }),
                     "aria-invalid": mask.bad.has(`${mask.seq},${mask.head},${i},${j}`) ? "true" : null,
                     oninput: (ev) => maskNumber(ev.target, i, j) })
-    : el("input", { type: "checkbox", checked: cells[i][j], "aria-label": `query ${ql[i]} may attend key ${kl[j]}`,
+    : el("input", { type: "checkbox", checked: cells[i][j], "aria-label": t("form.mask.tick", { query: ql[i], key: kl[j] }),
                     onchange: (ev) => { cells[i][j] = ev.target.checked; changed(null); } }));
   // the boxes exist only while they are used
   if (!$("use-mask").checked) $("mask-grid").replaceChildren();
   else if (n * m > MASK_GRID_MAX) $("mask-grid").replaceChildren(el("p", { class: "note" },
-    `${n} × ${m} pairs are too many to ${add ? "type" : "tick"} one by one: the buttons above fill the mask${which ? ` of ${which}` : ""}.`));
+    t(add ? "form.mask.many.type" : "form.mask.many.tick", { pairs: `${n} × ${m}` }),
+    which ? ` ${t("form.mask.of", { which })}` : ""));
   else $("mask-grid").replaceChildren(el("table", { class: "mask-table" },
-    el("caption", { class: which ? null : "sr-only" }, `${which ? `The mask of ${which}. ` : ""}Rows are queries, columns are keys; `
-      + (add ? "each number is added to the scaled score" : "checked = may attend")),
-    el("thead", {}, el("tr", {}, el("th", {}, "query ↓ key →"), kl.map((k) => el("th", { scope: "col" }, k)))),
+    el("caption", { class: which ? null : "sr-only" }, which ? `${t("form.mask.of", { which })} ` : "",
+      t(add ? "form.mask.caption.add" : "form.mask.caption.tick")),
+    el("thead", {}, el("tr", {}, el("th", {}, t("form.mask.corner")), kl.map((k) => el("th", { scope: "col" }, k)))),
     el("tbody", {}, cells.map((row, i) => el("tr", {}, el("th", { scope: "row" }, ql[i]),
       row.map((_, j) => el("td", {}, input(i, j))))))));
   if (!$("use-padding").checked) $("padding-area").replaceChildren();
   else $("padding-area").replaceChildren(el("table", { class: "mask-table" },
-    el("caption", { class: "sr-only" }, "Keys: checked = may be attended, unchecked = padding"),
+    el("caption", { class: "sr-only" }, t("form.padding.caption")),
     el("thead", {}, el("tr", {}, B ? el("td", {}) : null, kl.map((k) => el("th", { scope: "col" }, k)))),
-    el("tbody", {}, mask.keep.map((row, b) => el("tr", {}, B ? el("th", { scope: "row" }, `sequence ${b}`) : null,
+    el("tbody", {}, mask.keep.map((row, b) => el("tr", {}, B ? el("th", { scope: "row" }, seqName(b)) : null,
       row.map((keep, j) => el("td", {}, el("input", {
-        type: "checkbox", checked: keep, "aria-label": `${B ? `sequence ${b}: ` : ""}key ${kl[j]} may be attended`,
+        type: "checkbox", checked: keep,
+        "aria-label": B ? t("form.padding.key.seq", { seq: String(b), key: kl[j] }) : t("form.padding.key", { key: kl[j] }),
         onchange: (ev) => { mask.keep[b][j] = ev.target.checked; changed(null); } }))))))));
   updatePanelStates();
 }
@@ -137,33 +139,32 @@ export function renderMask() {
 // closed, so no hidden choice acts unseen.
 export function panelStates() {
   const parts = [];
+  const list = (items) => items.join(", ");
   if ($("use-mask").checked) {
-    const per = [maskPerSeq() ? "sequence" : null, mask.perHead ? "head" : null].filter(Boolean).join(" and ");
+    const per = [maskPerSeq() ? "seq" : null, mask.perHead ? "head" : null].filter(Boolean).join("_");
     const hidden = mask.cells.flat(3).filter((ok) => ok === false).length;
-    parts.push((mask.kind === "add" ? "additive mask on" : `mask on (${hidden} pair${hidden === 1 ? "" : "s"} hidden)`)
-      + (per ? `, one per ${per}` : ""));
+    parts.push(t(mask.kind === "add" ? "form.state.additive" : "form.state.mask", { count: hidden }) + (per ? t(`form.state.per.${per}`) : ""));
   }
-  if ($("use-padding").checked) {
-    const pads = mask.keep.flat().filter((k) => !k).length;
-    parts.push(`${pads} key${pads === 1 ? "" : "s"} padded`);
-  }
-  const weights = [$("layout").value === "torch" ? "torch layout" : null, $("use-bias").checked ? "biases" : null,
+  if ($("use-padding").checked) parts.push(t("form.state.padded", { count: mask.keep.flat().filter((k) => !k).length }));
+  const weights = [$("layout").value === "torch" ? t("form.state.torch") : null, $("use-bias").checked ? t("form.state.biases") : null,
                    $("use-state-dict").checked ? "state_dict" : null].filter(Boolean);
-  const pos = [$("positions").value.trim() ? "positions" : null, $("context_positions").value.trim() ? "key positions" : null,
-               $("window").value.trim() ? `window ${$("window").value.trim()}` : null,
+  const pos = [$("positions").value.trim() ? t("form.state.positions") : null,
+               $("context_positions").value.trim() ? t("form.state.key_positions") : null,
+               $("window").value.trim() ? t("form.state.window", { w: $("window").value.trim() }) : null,
                $("alibi").value !== "off" ? "ALiBi" : null, $("rope").value !== "off" ? "RoPE" : null,
-               $("positional_encoding").value !== "none" ? "sinusoidal encoding" : null].filter(Boolean);
-  return { mask: parts.join(", "), w_o: $("use-w_o").checked ? "on" : "",
-           context: $("use-context").checked ? "on" : "", weights: weights.join(", "), position: pos.join(", "),
+               $("positional_encoding").value !== "none" ? t("form.state.sinusoidal") : null].filter(Boolean);
+  const on = t("form.state.on");
+  return { mask: parts.join(", "), w_o: $("use-w_o").checked ? on : "",
+           context: $("use-context").checked ? on : "", weights: list(weights), position: list(pos),
            batch: batchSize() ? `B = ${batchSize()}` : "",
-           cache: decoding() ? `decoding token ${ui.decode.t} of ${ui.decode.x.length}` : $("use-cache").checked ? "on" : "" };
+           cache: decoding() ? t("form.state.decoding", { t: String(ui.decode.t), n: String(ui.decode.x.length) }) : $("use-cache").checked ? on : "" };
 }
 export function updatePanelStates() {
   const s = panelStates();
   for (const [id, text] of [["mask-state", s.mask], ["wo-state", s.w_o], ["context-state", s.context],
                             ["weights-state", s.weights], ["position-state", s.position], ["batch-state", s.batch],
                             ["cache-state", s.cache]]) {
-    $(id).textContent = text || "off";
+    $(id).textContent = text || t("form.state.off");
     $(id).classList.toggle("on", !!text);
   }
 }
@@ -174,10 +175,10 @@ export function updatePanelStates() {
 export function maskNumber(input, i, j) {
   const key = `${mask.seq},${mask.head},${i},${j}`;
   try {
-    mask.cells[mask.seq][mask.head][i][j] = parseNumber(input.value.trim(), "");
+    mask.cells[mask.seq][mask.head][i][j] = parseNumber(input.value.trim(), { decimalComma: true });
     mask.bad.delete(key); input.removeAttribute("aria-invalid");
   } catch (e) {
-    mask.bad.set(key, new ClientError("/mask", `Mask, query ${i}, key ${j}: ${e.message}`));
+    mask.bad.set(key, new ClientError("/mask", msg("form.mask.cell.error", { query: String(i), key: String(j), problem: e.words || e.message })));
     input.setAttribute("aria-invalid", "true");
   }
   changed(null);
@@ -246,31 +247,29 @@ export function parseStateDict(text) {
     const start = re.lastIndex - 1;
     let depth = 0, i = start;
     for (; i < text.length; i++) if (text[i] === "[") depth++; else if (text[i] === "]" && --depth === 0) break;
-    if (depth) throw new ClientError("/state_dict", `state_dict: ${m[1]} is missing a closing ]`);
+    if (depth) throw new ClientError("/state_dict", msg("form.sd.unclosed", { name: m[1] }));
     const name = STATE_DICT_KEYS[m[1]];
-    if (!name) throw new ClientError("/state_dict", `state_dict: ${m[1]} is not one the API takes (`
-      + "in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, out_proj.weight, out_proj.bias)");
+    if (!name) throw new ClientError("/state_dict", msg("form.sd.unknown", { name: m[1], names: Object.keys(STATE_DICT_KEYS).slice(0, 7).join(", ") }));
     try { out[name] = parseBrackets(text.slice(start, i + 1).replace(/\u2212/g, "-")); }
-    catch (e) { throw new ClientError("/state_dict", `state_dict: ${m[1]} ${e.message}`); }
+    catch (e) { throw new ClientError("/state_dict", msg("form.sd.error", { name: m[1], problem: e.words || e.message })); }
     re.lastIndex = i + 1;
   }
-  if (!Object.keys(out).length) throw new ClientError("/state_dict", "state_dict: no 'in_proj_weight': tensor([[…]]) or JSON found");
+  if (!Object.keys(out).length) throw new ClientError("/state_dict", msg("form.sd.none"));
   return out;
 }
 
-// Comma- or space-separated numbers from a text field, or undefined when empty.
+// Comma- or space-separated numbers from a text field (parse.js's rule for
+// a decimal comma), or undefined when empty.  what: the field's message id.
 export function numberList(id, what) {
-  const t = $(id).value.trim();
-  if (t === "") return undefined;
-  return t.split(/[\s,]+/).filter((w) => w !== "").map((w) => {
-    try { return parseNumber(w, ""); } catch (e) { throw new ClientError(`/${id}`, `${what}: ${e.message}`); }
-  });
+  const text = $(id).value.trim();
+  if (text === "") return undefined;
+  try { return parseList(text); } catch (e) { throw new ClientError(`/${id}`, msg("form.field.error", { field: msg(what), problem: e.words || e.message })); }
 }
 export function wholeNumber(id, what) {
-  const t = $(id).value.trim();
-  if (t === "") return undefined;
-  const v = Number(t);
-  if (!Number.isFinite(v)) throw new ClientError(`/${id}`, `${what} must be a number`);
+  const text = $(id).value.trim();
+  if (text === "") return undefined;
+  const v = Number(text);
+  if (!Number.isFinite(v)) throw new ClientError(`/${id}`, msg("form.field.number", { field: msg(what) }));
   return v;
 }
 
@@ -290,23 +289,21 @@ export function readBody() {
   const heads = direct() ? "" : $("num_heads").value.trim();
   if (heads !== "") {
     const h = Number(heads);
-    if (!Number.isFinite(h)) throw new ClientError("/num_heads", "Heads must be a number");
+    if (!Number.isFinite(h)) throw new ClientError("/num_heads", msg("form.field.number", { field: msg("field.num_heads") }));
     body.num_heads = h;
   }
-  const kv = direct() ? undefined : wholeNumber("num_kv_heads", "Key/value heads");
+  const kv = direct() ? undefined : wholeNumber("num_kv_heads", "field.num_kv_heads");
   if (kv !== undefined) body.num_kv_heads = kv;
   // grouped-query attention's rule, in the words a student needs (the API
   // would name the columns of W_k it cannot split)
   const nh = body.num_heads;
   if (Number.isInteger(kv) && Number.isInteger(nh) && kv >= 1 && nh >= 1 && nh % kv !== 0)
-    throw new ClientError("/num_kv_heads", `Key/value heads must divide Heads: ${nh} heads cannot share ${kv} `
-      + `key/value heads evenly (each key/value head serves the same number of heads). Try ${range(nh).map((j) => j + 1)
-        .filter((d) => nh % d === 0).join(", ")}.`);
+    throw new ClientError("/num_kv_heads", msg("form.kv.divide", { heads: nh, kv, counts: orList(range(nh).map((j) => j + 1).filter((d) => nh % d === 0)) }));
   if ($("dtype").value !== "float64") body.dtype = $("dtype").value;
   const scale = $("scale").value.trim();
   if (scale !== "") {
-    try { body.scale = parseNumber(scale, ""); }
-    catch (e) { throw new ClientError("/scale", `Scale: ${e.message}`); }
+    try { body.scale = parseNumber(scale, { decimalComma: true }); }
+    catch (e) { throw new ClientError("/scale", msg("form.field.error", { field: msg("field.scale"), problem: e.words || e.message })); }
   }
   if ($("causal").checked) body.causal = true;
   const [n, m] = maskSize();
@@ -324,18 +321,21 @@ export function readBody() {
     const pad = mask.keep.map((r) => r.map((k) => !k));
     body.key_padding = batchSize() ? pad : pad[0];
   }
-  const positions = numberList("positions", "Positions"), keyPositions = numberList("context_positions", "Key positions");
+  const positions = numberList("positions", "field.positions"), keyPositions = numberList("context_positions", "field.context_positions");
   if (positions) body.positions = positions;
   if (keyPositions) body.context_positions = keyPositions;
-  const w = wholeNumber("window", "Window");
+  const w = wholeNumber("window", "field.window");
   if (w !== undefined) body.window = w;
   if ($("alibi").value === "paper") body.alibi = true;
-  if ($("alibi").value === "slopes") body.alibi_slopes = numberList("alibi_slopes", "ALiBi slopes") || [];
+  if ($("alibi").value === "slopes") body.alibi_slopes = numberList("alibi_slopes", "field.alibi_slopes") || [];
   if ($("positional_encoding").value !== "none" && !direct()) body.positional_encoding = $("positional_encoding").value;
   if ($("rope").value !== "off") {
-    const base = $("rope_base").value.trim(), dims = wholeNumber("rope_dims", "RoPE dims");
+    const base = $("rope_base").value.trim(), dims = wholeNumber("rope_dims", "field.rope_dims");
     const rope = {};
-    if (base !== "") { try { rope.base = parseNumber(base, ""); } catch (e) { throw new ClientError("/rope/base", `RoPE base: ${e.message}`); } }
+    if (base !== "") {
+      try { rope.base = parseNumber(base, { decimalComma: true }); }
+      catch (e) { throw new ClientError("/rope/base", msg("form.field.error", { field: msg("field.rope_base"), problem: e.words || e.message })); }
+    }
     if (dims !== undefined) rope.dims = dims;
     if ($("rope").value === "interleaved") rope.style = "interleaved";
     body.rope = Object.keys(rope).length ? rope : true;
@@ -355,9 +355,7 @@ export function readBody() {
 export function updateLabelNotes() {
   const [n, m] = maskSize();
   const t = splitLabels($("tokens").value) || [];
-  $("tokens-note").textContent = t.length > n
-    ? `X has ${n} rows: the last ${t.length - n} label${t.length - n === 1 ? " is" : "s are"} not used.`
-    : "A row without a label is labelled by its index.";
+  say($("tokens-note"), t.length > n ? "form.labels.unused" : "form.labels.index", { rows: n, count: t.length - n });
   return m;
 }
 
@@ -367,28 +365,21 @@ export function init() {
     editors[key] = new MatrixEditor(key, { label, hint, onChange: changed, stack: key === "x" ? "sequence" : "head" });
     $("editors").append(editors[key].root);
   }
-  for (const [key, label, hint] of [
-    ["q", "Q", "Queries: heads × n × d_k, one matrix per head (B × heads × n × d_k in a batch)."],
-    ["k", "K", "Keys: h_kv × m × d_k (fewer heads than Q: grouped-query attention)."],
-    ["v", "V", "Values: h_kv × m × d_v."]]) {
+  for (const [key, label, hint] of [["q", "Q", "form.hint.q"], ["k", "K", "form.hint.k"], ["v", "V", "form.hint.v"]]) {
     editors[key] = new MatrixEditor(key, { label, hint, onChange: changed });
     $("qkv-editors").append(editors[key].root);
   }
-  for (const [key, hint] of [["b_q", "Added to every row of X·W_q: heads·d_k numbers (or heads × d_k)."],
-                             ["b_k", "Added to K: h_kv·d_k numbers."], ["b_v", "Added to V: h_kv·d_v numbers."],
-                             ["b_o", "Added to the output (with W_o): d_out numbers."]]) {
+  for (const [key, hint] of [["b_q", "form.hint.b_q"], ["b_k", "form.hint.b_k"], ["b_v", "form.hint.b_v"], ["b_o", "form.hint.b_o"]]) {
     editors[key] = new MatrixEditor(key, { label: key, hint, onChange: changed });
     $("bias-slot").append(editors[key].root);
   }
-  for (const [key, label, hint] of [
-    ["past_k", "past_k", "Cached keys, after RoPE: h_kv × m₀ × d_k (a reply's k_cache)."],
-    ["past_v", "past_v", "Cached values: h_kv × m₀ × d_v (a reply's v_cache)."]]) {
+  for (const [key, label, hint] of [["past_k", "past_k", "form.hint.past_k"], ["past_v", "past_v", "form.hint.past_v"]]) {
     editors[key] = new MatrixEditor(key, { label, hint, onChange: changed });
     $("cache-slot").append(editors[key].root);
   }
-  editors.w_o = new MatrixEditor("w_o", { label: "W_o", hint: "(heads·d_v) × d_out.", onChange: changed });
+  editors.w_o = new MatrixEditor("w_o", { label: "W_o", hint: "form.hint.w_o", onChange: changed });
   $("wo-slot").append(editors.w_o.root);
-  editors.context = new MatrixEditor("context", { label: "Context", hint: "One row per key (m × d_c).", onChange: changed, stack: "sequence" });
+  editors.context = new MatrixEditor("context", { label: msg("field.context"), hint: "form.hint.context", onChange: changed, stack: "sequence" });
   $("context-slot").append(editors.context.root);
   document.querySelectorAll("[data-fill]").forEach((b) => b.addEventListener("click", () => {
     const f = { all: () => true, none: () => false, lower: (i, j) => j <= i, diag: (i, j) => i === j,
@@ -409,15 +400,15 @@ export function init() {
     try {
       let a;
       try { a = parseMatrixText($("mask-text").value.replace(/\b(True|true)\b/g, "1").replace(/\b(False|false)\b/g, "0")); }
-      catch (e) { throw new ClientError("/mask", `Mask as text ${e.message}`); }
+      catch (e) { throw new ClientError("/mask", msg("form.mask.text.error", { problem: e.words || e.message })); }
       const { dims } = shapeOf(a);
       if (dims.length !== 2 || dims[0] !== n || a.some((r) => !Array.isArray(r) || r.length !== m))
-        throw new ClientError("/mask", `Mask as text: ${dims.join(" × ")} numbers, the mask shown is ${n} × ${m}`);
+        throw new ClientError("/mask", msg("form.mask.text.shape", { got: dims.join(" × "), shown: `${n} × ${m}` }));
       mask.cells[mask.seq][mask.head] = a.map((r) => r.map((v) => (mask.kind === "bool" ? v !== 0 : v)));
       for (const k of [...mask.bad.keys()]) if (k.startsWith(`${mask.seq},${mask.head},`)) mask.bad.delete(k);
     } catch (e) {
       if (!(e instanceof ClientError)) throw e;
-      showFieldError("mask", { client: true, detail: e.message, pointer: e.pointer });
+      showFieldError("mask", { client: true, words: e.words, pointer: e.pointer });
       return;
     }
     renderMask(); changed(null);
@@ -432,6 +423,11 @@ export function init() {
     const v = $("mask-per").value;
     mask.perSeq = v === "seq" || v === "both"; mask.perHead = v === "head" || v === "both";
     resizeMask(); changed(null);
+  });
+  // a new language: every editor's words, the mask's, the panels' states
+  onLangChange(() => {
+    for (const ed of Object.values(editors)) { ed.relabel(); ed.render(); }
+    renderMask(); updateLabelNotes();
   });
   for (const [id, key] of [["mask-seq", "seq"], ["mask-head", "head"]])
     $(id).addEventListener("change", () => { mask[key] = Number($(id).value); renderMask(); });

@@ -3,6 +3,8 @@
  */
 import { ui } from "./state.js";
 import { onLangChange } from "./locale.js";
+import { msg, t } from "./words.js";
+import { say } from "./page-words.js";
 import { PRESETS } from "./presets.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
@@ -32,7 +34,7 @@ export function loadPreset(key) {
   showControls();
   ui.presetKey = key;
   document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.preset === key)));
-  $("preset-note").textContent = p.note;
+  say($("preset-note"), `lessons.${key}.note`);
   ui.selectedHead = 0; ui.selectedSeq = 0;
   updateLabelNotes(); updatePanelStates();
   compute();
@@ -67,16 +69,18 @@ export function nested(R, stage, all = false) {
   return walk(off0, dims);
 }
 
-// A lesson stays marked only while X, the weights, the heads and the labels
-// are its own; after an edit the note says where the numbers came from.
+// A lesson stays marked only while X, the weights and the heads are its
+// own; after an edit the note says where the numbers came from.  The token
+// labels are words, not numbers: a student naming the rows ("el, gato,
+// duerme") still has the lesson's numbers.
 export function updatePresetState() {
   if (!ui.presetKey) return;
   const p = PRESETS[ui.presetKey];
   const same = ["x", "w_q", "w_k", "w_v"].every((k) => JSON.stringify(editors[k].value) === JSON.stringify(p[k]))
-    && Number($("num_heads").value) === p.num_heads && $("tokens").value === p.tokens.join(", ");
+    && Number($("num_heads").value) === p.num_heads;
   if (same) return;
   document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", "false"));
-  $("preset-note").textContent = `Edited: started from ${p.title.split(" — ")[0]}, these are no longer its numbers.`;
+  say($("preset-note"), "lessons.edited", { lesson: msg(`lessons.${ui.presetKey}.name`) });
   ui.presetKey = null;
 }
 
@@ -100,7 +104,7 @@ export let kvBefore = null; // the key/value heads W_k and W_v were last fitted 
 // Ticking the state_dict starts from the weights on show, as PyTorch stores them.
 export function stateDictText() {
   const torch = $("layout").value === "torch", T = (m) => m[0].map((_, j) => m.map((r) => r[j]));
-  const asTorch = (k) => { const w = editors[k].value; if (editors[k].gridShape() !== "2d") throw new Error("a stack"); return torch ? w : T(w); };
+  const asTorch = (k) => { const w = editors[k].value; if (editors[k].gridShape() !== "2d") throw new TypeError(k); return torch ? w : T(w); };
   const d = { in_proj_weight: [...asTorch("w_q"), ...asTorch("w_k"), ...asTorch("w_v")] };
   if ($("use-bias").checked) d.in_proj_bias = ["b_q", "b_k", "b_v"].flatMap((k) => editors[k].value.flat());
   if ($("use-w_o").checked) {
@@ -117,14 +121,13 @@ export const rotateRows = (mat) => [...mat.slice(1), mat[0]].map((r) => r.slice(
 
 // Decoding: X's rows one at a time, causal, each step sending the cache the
 // step before returned (k_cache, v_cache) and one new row.
-export function endDecode() { ui.decode = null; $("decode-state").textContent = ""; }
+export function endDecode() { ui.decode = null; say($("decode-state"), null); }
 export function decodeStep() {
   const t = ui.decode.t;
   editors.x.setValue([ui.decode.x[t].slice()]);
   $("tokens").value = ui.decode.labels[t];
   resizeMask();
-  $("decode-state").textContent = `Token ${t} of ${ui.decode.x.length}: X is its row; the cache holds tokens 0…${t - 1}.`;
-  if (t === 0) $("decode-state").textContent = `Token 0 of ${ui.decode.x.length}: X is its row; no cache yet.`;
+  say($("decode-state"), t === 0 ? "lessons.decode.first" : "lessons.decode.next", { t: String(t), n: String(ui.decode.x.length), last: String(t - 1) });
   showControls(); updatePanelStates();
   compute();
 }
@@ -133,11 +136,14 @@ export let resizeTimer = null;
 
 export function init() {
   $("one-scale").addEventListener("change", () => { if (lastGood) renderResult(lastGood); });
+  const titles = () => document.querySelectorAll("#presets button[data-preset]")
+    .forEach((b) => { b.textContent = t(`lessons.${b.dataset.preset}.title`); });
+  titles();
   // a new language redraws every word from the numbers on show: no request
-  onLangChange(() => { if (lastGood) renderResult(lastGood); });
+  onLangChange(() => { titles(); updatePanelStates(); if (lastGood) renderResult(lastGood); });
   for (const key of Object.keys(PRESETS)) {
     $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
-      onclick: () => loadPreset(key) }, PRESETS[key].title));
+      onclick: () => loadPreset(key) }));
   }
   $("wo-identity").addEventListener("click", () => {
     editors.w_o.setValue(identity(concatWidth()));
@@ -227,10 +233,10 @@ export function init() {
   });
   $("decode-start").addEventListener("click", () => {
     const x = editors.x.value;
-    if (editors.x.gridShape() !== "2d" || x.length < 2) { setStatus("Decoding needs an X of two rows or more.", "bad"); return; }
+    if (editors.x.gridShape() !== "2d" || x.length < 2) { setStatus(msg("lessons.decode.short"), "bad"); return; }
     ui.decode = { x: x.map((r) => r.slice()), labels: queryLabels(x.length), t: 0 };
     $("causal").checked = true; $("use-cache").checked = false; $("positions").value = "";
-    ui.presetKey = null; $("preset-note").textContent = "Decoding X token by token.";
+    ui.presetKey = null; say($("preset-note"), "lessons.decode.note");
     document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", "false"));
     decodeStep();
   });

@@ -42,3 +42,15 @@ export function init() {
   onLangChange(() => applyStatic());
   applyStatic();
 }
+
+// A node whose words are kept as the way to write them (build returns its
+// children, from the catalog): a new language writes them again.
+const spoken = new Map(); // node → build
+export function speak(node, build) {
+  if (build) spoken.set(node, build); else spoken.delete(node);
+  node.replaceChildren(...(build ? build() : []));
+}
+export const say = (node, id, params) => speak(node, id ? () => nodes(id, params) : null);
+onLangChange(() => {
+  for (const [node, build] of spoken) if (node.isConnected) node.replaceChildren(...build()); else spoken.delete(node);
+});

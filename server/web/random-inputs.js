@@ -11,6 +11,7 @@
  * Every number is rounded to 3 decimals, so what the editors show is exact.
  */
 import { range } from "./base.js";
+import { msg } from "./words.js";
 
 export const RANDOM_MAX_TOKENS = 256; // the largest the page draws promptly (docs/visualizer.md)
 export const RANDOM_MAX_WIDTH = 256; // d: 256 columns of X, 256 × 256 weights
@@ -24,14 +25,14 @@ export function parkMiller(seed) {
   return () => { s = (s * PM_MULTIPLIER) % PM_MODULUS; return (2 * s) / PM_MODULUS - 1; };
 }
 
-// What is wrong with n, d, heads, seed, or "" when they make random inputs.
+// What is wrong with n, d, heads, seed (a msg(), words.js), or null when they make random inputs.
 export function randomProblem({ n, d, heads, seed }) {
   const whole = (v, lo, hi) => Number.isInteger(v) && v >= lo && v <= hi;
-  if (!whole(n, 1, RANDOM_MAX_TOKENS)) return `Tokens n must be a whole number from 1 to ${RANDOM_MAX_TOKENS}.`;
-  if (!whole(d, 1, RANDOM_MAX_WIDTH)) return `Width d must be a whole number from 1 to ${RANDOM_MAX_WIDTH}.`;
-  if (!whole(heads, 1, d) || d % heads) return `Heads must divide d = ${d}.`;
-  if (!whole(seed, 1, PM_MODULUS - 2)) return `The seed must be a whole number from 1 to ${PM_MODULUS - 2}.`;
-  return "";
+  if (!whole(n, 1, RANDOM_MAX_TOKENS)) return msg("random.n", { max: String(RANDOM_MAX_TOKENS) });
+  if (!whole(d, 1, RANDOM_MAX_WIDTH)) return msg("random.d", { max: String(RANDOM_MAX_WIDTH) });
+  if (!whole(heads, 1, d) || d % heads) return msg("random.heads", { d: String(d) });
+  if (!whole(seed, 1, PM_MODULUS - 2)) return msg("random.seed", { max: String(PM_MODULUS - 2) });
+  return null;
 }
 
 // The request's inputs: {x, w_q, w_k, w_v, num_heads, tokens}.
@@ -42,8 +43,8 @@ export function randomBody({ n, d, heads, seed }) {
   return { x, w_q: matrix(d, w), w_k: matrix(d, w), w_v: matrix(d, w), num_heads: heads, tokens: range(n).map((i) => `t${i}`) };
 }
 
-// A source's words: "random 64 × 32, 4 heads, seed 1".
-export const randomTitle = (r) => `random ${r.n} × ${r.d}, ${r.heads} head${r.heads === 1 ? "" : "s"}, seed ${r.seed}`;
+// A source's words: "random 64 × 32, 4 heads, seed 1" (a msg(), words.js).
+export const randomTitle = (r) => msg("random.title", { size: `${r.n} × ${r.d}`, count: r.heads, seed: String(r.seed) });
 
 // The query of a link that opens these inputs (?random=64x32&heads=4&seed=1), and back.
 export const randomQuery = (r) => `random=${r.n}x${r.d}&heads=${r.heads}&seed=${r.seed}`;

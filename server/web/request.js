@@ -10,6 +10,11 @@ import { mayMask, renderResult } from "./views.js";
 import { afterRender } from "./highlight.js";
 import { updatePresetState } from "./lessons.js";
 import { full } from "./explain.js";
+import { msg, nodes } from "./words.js";
+import { say, speak } from "./page-words.js";
+
+// A saved page (snapshot.js) answers from the replies it holds: no server.
+export const noServer = () => !!window.attentionSnapshot;
 
 export let seq = 0, inflight = null, timer = null, lastGood = null;
 // For the browser test and the curious: the last body sent, a count of
@@ -17,15 +22,25 @@ export let seq = 0, inflight = null, timer = null, lastGood = null;
 // stateSettled: the share link, scripts and exports describe what is on show
 // (they are written after the drawing, once the state is compressed).
 
-export function setStatus(text, kind) { const s = $("status"); s.textContent = text; s.className = kind || ""; }
+// The status line: words a msg(id, params) (words.js), redrawn in a new
+// language (a plain string is shown as it is: a module not yet converted);
+// kind "ok", "bad" or "".
+export function setStatus(words, kind) {
+  const s = $("status");
+  if (typeof words === "string") speak(s, () => [words]);
+  else say(s, words && words.id, words && words.params);
+  s.className = kind || "";
+}
 
 // The status line names what went wrong in a student's words, with a button
 // to the field's message and control.
 function statusError(field, words) {
-  const name = field === "general" ? "The request" : FIELD_NAMES[field] || field;
-  setStatus(`${name}: ${words}`, "bad");
-  if (field !== "general")
-    $("status").append(" ", el("button", { type: "button", class: "small", onclick: () => revealError(field, true) }, `Go to ${name}`));
+  const name = field === "general" ? msg("request.general") : FIELD_NAMES[field] || field;
+  const s = $("status");
+  s.className = "bad";
+  speak(s, () => [...nodes("request.status.error", { field: name, words }),
+    ...(field === "general" ? [] : [" ", el("button", { type: "button", class: "small", onclick: () => revealError(field, true) },
+      ...nodes("request.status.goto", { field: name }))])]);
   revealError(field);
 }
 
@@ -122,14 +137,14 @@ export async function compute() {
   catch (e) {
     if (!(e instanceof ClientError)) throw e;
     const field = fieldOf(e.pointer);
-    showFieldError(field, { client: true, detail: e.message, pointer: e.pointer });
+    showFieldError(field, { client: true, words: e.words, pointer: e.pointer });
     results.dataset.state = "error"; results.classList.add("stale");
-    statusError(field, e.message);
+    statusError(field, e.words);
     return;
   }
   const text = JSON.stringify({ ...body, encoding: "base64" });
   results.dataset.state = "pending"; results.setAttribute("aria-busy", "true");
-  setStatus("Computing…");
+  setStatus(msg("request.computing"));
   inflight = new AbortController();
   const t1 = performance.now();
   const ask = (t) => fetch(API, { method: "POST", body: t, signal: inflight.signal,
@@ -151,21 +166,28 @@ export async function compute() {
     if (my !== seq) return;
     results.removeAttribute("aria-busy");
     results.dataset.state = "error"; results.classList.add("stale");
-    showFieldError("general", { client: true, detail: `Could not reach the server: ${e.message}` });
-    setStatus("The server did not answer.", "bad");
+    showFieldError("general", { client: true, words: msg(noServer() ? "request.saved.no_server" : "request.unreachable", { why: e.message }) });
+    setStatus(msg(noServer() ? "request.saved.status" : "request.no_answer"), "bad");
     return;
   }
   if (my !== seq) return; // a newer request owns the page
   results.removeAttribute("aria-busy");
   const t2 = performance.now();
+  if (!resp.ok && noServer()) {
+    // a saved page answers only the requests it was saved with
+    showFieldError("general", { client: true, words: msg("request.saved.no_server") });
+    results.dataset.state = "error"; results.classList.add("stale");
+    setStatus(msg("request.saved.status"), "bad");
+    return;
+  }
   if (!resp.ok) {
     let problem;
     const words = new TextDecoder().decode(reply);
     try { problem = JSON.parse(words); } catch { problem = { status: resp.status, detail: words.slice(0, 300) }; }
     const field = fieldOf(problem.pointer);
-    showFieldError(field, problem);
+    showFieldError(field, problem, body);
     results.dataset.state = "error"; results.classList.add("stale");
-    statusError(field, studentWords(problem.detail || problem.title || `HTTP ${resp.status}`));
+    statusError(field, studentWords(problem, body));
     return;
   }
   const R = makeResult(body, parseReply(reply));
@@ -187,7 +209,9 @@ export async function compute() {
   results.dataset.state = "ok";
   window.attentionVisualizer.renders++;
   results.dataset.renders = String(window.attentionVisualizer.renders);
-  setStatus(`Computed in ${Math.round(t2 - t1)} ms (server and network), drawn in ${Math.round(t5 - t2)} ms.`, "ok");
+  // a saved page has no server: its numbers were computed when it was saved
+  setStatus(noServer() ? msg("request.saved.shown", { drawn: Math.round(t5 - t2) })
+    : msg("request.computed", { server: Math.round(t2 - t1), drawn: Math.round(t5 - t2) }), "ok");
   afterRender(R);
 }
 

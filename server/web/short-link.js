@@ -15,6 +15,8 @@
  */
 import { ui } from "./state.js";
 import { langQuery, onLangChange } from "./locale.js";
+import { msg } from "./words.js";
+import { say } from "./page-words.js";
 import { $ } from "./base.js";
 import { PRESETS } from "./presets.js";
 import { loadPreset } from "./lessons.js";
@@ -81,16 +83,16 @@ export async function shortLink(body) {
   return { url, short: url.length <= SHORT_LINK_MAX };
 }
 
-// Marks where the inputs came from, and says so.
+// Marks where the inputs came from, and says so (note: a msg(), words.js).
 export function setSource(source, note) {
   ui.source = source;
   document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", String(!!source && b.dataset.preset === source.lesson)));
-  if (note) $("preset-note").textContent = note;
+  if (note) say($("preset-note"), note.id, note.params);
 }
 
 export function loadRandom(r) {
   applyState({ body: randomBody(r) });
-  setSource({ random: r }, `Random inputs: ${randomTitle(r)} (Park–Miller; the same seed gives the same numbers).`);
+  setSource({ random: r }, msg("links.random", { title: randomTitle(r) }));
 }
 
 // A link's state put back: the source's body with the link's difference,
@@ -100,7 +102,8 @@ export function restore(source, s) {
   $("one-scale").checked = !!s.o;
   if (s.e) explainAfterRender(...s.e);
   applyState({ body: bodyPatched(sourceBody(source), s.b || {}), head: s.h, seq: s.q, compare: s.c });
-  setSource(source, `Restored from a link${source ? ` (${source.lesson ? PRESETS[source.lesson].title.split(" — ")[0] : randomTitle(source.random)})` : ""}.`);
+  setSource(source, !source ? msg("links.restored")
+    : msg("links.restored.from", { source: source.lesson ? msg(`lessons.${source.lesson}.name`) : randomTitle(source.random) }));
 }
 
 // The page as its address says: #s= (with its source), the older #state=,
@@ -133,7 +136,7 @@ export function init() {
   $("random-make").addEventListener("click", () => {
     const r = Object.fromEntries(Object.keys(RANDOM_DEFAULT).map((k) => [k, Number($(`random-${k}`).value)]));
     const problem = randomProblem(r);
-    $("random-error").textContent = problem; $("random-error").hidden = !problem;
+    say($("random-error"), problem && problem.id, problem && problem.params); $("random-error").hidden = !problem;
     if (!problem) loadRandom(r);
   });
 }

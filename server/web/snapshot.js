@@ -11,6 +11,7 @@
 import { $ } from "./base.js";
 import { lastGood, setStatus } from "./request.js";
 import { download } from "./share.js";
+import { msg, t } from "./words.js";
 
 export const SNAPSHOT_REPLIES_KEPT = 4; // a render asks at most twice (the open head, every head's weights)
 const recent = new Map(); // a request's text (keys sorted) → the reply's text, newest last
@@ -72,8 +73,8 @@ function bootstrap() {
     if (!(init && init.method === "POST" && String(input).endsWith("v1/attention"))) return fetch0(input, init);
     const reply = saved.replies[JSON.stringify(sort(JSON.parse(init.body)))];
     if (reply) return new Response(reply, { status: 200, headers: { "Content-Type": "application/json" } });
-    return new Response(JSON.stringify({ status: 503, title: "No server", detail: "This is a saved page: it shows the numbers it was saved with; a change needs the server's page." }),
-      { status: 503, headers: { "Content-Type": "application/problem+json" } });
+    // request.js words it (noServer): the saved page has no server, in the page's language
+    return new Response(JSON.stringify({ status: 503, code: "saved_page" }), { status: 503, headers: { "Content-Type": "application/problem+json" } });
   };
   history.replaceState(null, "", location.href.split(/[?#]/)[0] + saved.link);
   window.attentionSnapshot = true;
@@ -99,19 +100,26 @@ export async function snapshotHtml() {
       + `<script>(${bootstrap.toString()})();</script>\n`
       + `<script type="importmap">${inScript(JSON.stringify(map))}</script>\n`
       + `<script type="module">import "attention/main.js";</script>`)
-    .replace(/<p id="preset-note"/, () => `<p class="note" id="snapshot-note">A saved page (${when} UTC): it shows the numbers the server computed then;`
-      + " a change needs the server's page.</p>\n  <p id=\"preset-note\"");
+    .replace(/<p id="preset-note"/, () => `<p class="note" id="snapshot-note" data-i18n="snapshot.note"><span data-ph="when">${when}</span></p>`
+      + "\n  <p id=\"preset-note\"");
   return page;
 }
 
 export function init() {
-  // a saved page has no server to read the page from: it is saved as it is, by the browser
-  if (window.attentionSnapshot) { $("save-page").disabled = true; return; }
+  // a saved page has no server to read the page from: it is saved as it is,
+  // by the browser; and no server to link to or to send a curl command to
+  if (window.attentionSnapshot) {
+    $("save-page").disabled = true;
+    for (const n of [$("copy-link"), $("share-link"), $("curl-command"), document.querySelector('label[for="curl-command"]')]) n.hidden = true;
+    $("save-page-hint").dataset.i18n = "snapshot.no_link";
+    $("save-page-hint").textContent = t("snapshot.no_link");
+    return;
+  }
   recordReplies();
   $("save-page").addEventListener("click", async () => {
     if (!lastGood) return;
     const html = await snapshotHtml();
     download("attention.html", "text/html", html);
-    setStatus(`Saved as a page: attention.html, ${Math.round(html.length / 1024)} KiB.`, "ok");
+    setStatus(msg("snapshot.saved", { kib: Math.round(html.length / 1024) }), "ok");
   });
 }

@@ -9,6 +9,14 @@
  *   t("editor.rows", { rows: 3 })          → "3 rows"
  *   nodes("guided.q", { value: someSpan }) → ["Q = ", someSpan]   (for el())
  *
+ * A message with plural forms has one id per form of Intl.PluralRules
+ * ("form.state.padded.one", "form.state.padded.other"): t("form.state.padded",
+ * { count: 3 }) picks the form of 3 in the page's language.
+ *
+ * A placeholder may itself be a message, msg(id, params): a sentence made
+ * of sentences is written in the language of the moment it is shown, so a
+ * message kept (an error, a status line) is redrawn in a new language.
+ *
  * A missing id or placeholder shows as ⟦id⟧ and logs a console error: the
  * browser suite fails on both, and tools/check_words.py fails the build
  * before that.
@@ -25,24 +33,35 @@ const PLACEHOLDER = /\{(\w+)\}/g;
 
 const missing = (what) => { console.error(`words: ${what}`); return `⟦${what}⟧`; };
 
+// A message to show later, in whatever language is current then.
+export const msg = (id, params = {}) => ({ id, params });
+const isMsg = (v) => v !== null && typeof v === "object" && typeof v.id === "string" && !(typeof Node !== "undefined" && v instanceof Node);
+
 // The message `id` in the current language, as a list of strings and the
 // nodes given as placeholders (el() and append() take it as it is).
 export function nodes(id, params = {}) {
-  const text = CATALOGS[lang()][id];
+  if (isMsg(id)) return nodes(id.id, id.params);
+  const cat = CATALOGS[lang()];
+  // a message with plural forms (id.one, id.other, …): chosen by params.count
+  const text = cat[id] !== undefined || params.count === undefined ? cat[id]
+    : cat[`${id}.${new Intl.PluralRules(lang()).select(params.count)}`] ?? cat[`${id}.other`];
   if (text === undefined) return [missing(id)];
   const out = [];
   let last = 0;
   for (const m of text.matchAll(PLACEHOLDER)) {
     if (m.index > last) out.push(text.slice(last, m.index));
     const v = params[m[1]];
-    out.push(v === undefined || v === null ? missing(`${id}.${m[1]}`)
-      : typeof v === "number" ? fmt(v) : v);
+    if (isMsg(v)) out.push(...nodes(v.id, v.params));
+    else out.push(v === undefined || v === null ? missing(`${id}.${m[1]}`) : typeof v === "number" ? fmt(v) : v);
     last = m.index + m[0].length;
   }
   if (last < text.length) out.push(text.slice(last));
   return out;
 }
 
-// The message `id` as one string (a node placeholder contributes its text).
+// The message `id` (or a msg()) as one string (a node placeholder contributes its text).
 export const t = (id, params) =>
   nodes(id, params).map((p) => (typeof p === "string" ? p : p.textContent)).join("");
+
+// Items as "1, 2, 4 or 8" in the page's language (Intl.ListFormat).
+export const orList = (items) => new Intl.ListFormat(lang(), { type: "disjunction" }).format(items.map(String));

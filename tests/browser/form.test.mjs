@@ -155,6 +155,16 @@ test("labels: a row without one is labelled by its index (+ row, a pasted 4-row 
   assert.match(await page.textContent("#tokens-note"), /X has 4 rows: the last 1 label is not used/);
 });
 
+test("naming the tokens is no edit of the numbers: the lesson's note and button stay", async () => {
+  await rendered(() => page.click('button[data-preset="000"]'));
+  const note = await page.textContent("#preset-note");
+  assert.match(note, /^x \(3×6\), 2 heads/);
+  await rendered(() => page.fill("#tokens", "el, gato, duerme"));
+  assert.equal(await page.getAttribute('button[data-preset="000"]', "aria-pressed"), "true");
+  assert.equal(await page.textContent("#preset-note"), note, "no \"Edited: … these are no longer its numbers\"");
+  assert.doesNotMatch(await page.textContent("#preset-note"), /Edited/);
+});
+
 test("a lesson's note and button go once its numbers are edited", async () => {
   await rendered(() => page.click('button[data-preset="001"]'));
   await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 0 column 0"]', "0.7"));
@@ -178,7 +188,10 @@ test("errors: a ragged X is shown next to the X editor with the API's own words"
                             w_v: lesson.w_v, num_heads: 1, tokens: lesson.tokens });
   assert.equal(reply.status, 400);
   assert.equal(reply.json.pointer, "/x/1");
-  assert.equal(await err.textContent(), `${reply.json.detail} (the API's ragged_array at /x/1)`);
+  assert.equal(reply.json.detail, "expected 4 elements (as in the first row), found 3");
+  // the student's words, built from the code, the pointer and the detail's values
+  assert.equal(await err.textContent(), "X, row 1 has 3 numbers, but the first row has 4: every row needs the same count "
+    + "(the API's ragged_array at /x/1)");
   assert.equal(await page.getAttribute("#text-x", "aria-invalid"), "true");
   assert.equal(await page.isVisible("#err-general"), false);
   assert.match(await page.getAttribute("#results", "class"), /stale/);
@@ -195,7 +208,8 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   // 3 heads cannot split 4 columns
   await failed(() => page.fill("#num_heads", "3"));
   assert.equal(await page.getAttribute("#err-num_heads", "data-pointer"), "/num_heads");
-  assert.equal(await page.textContent("#err-num_heads"), "3 heads do not divide the 4 columns of W_q (the API's invalid_num_heads at /num_heads)");
+  assert.equal(await page.textContent("#err-num_heads"), "3 heads do not divide the 4 columns of W_q: the number of heads "
+    + "must divide 4, so 1, 2, or 4 heads work (the API's invalid_num_heads at /num_heads)");
   assert.equal(await page.getAttribute("#num_heads", "aria-invalid"), "true");
   await rendered(() => page.fill("#num_heads", "1"));
 
@@ -223,7 +237,7 @@ test("errors in a student's words: the status names the field, its message comes
     await rendered(() => page.click('button[data-preset="002"]'));
     await page.evaluate(() => scrollTo(0, 0));
     await failed(() => page.click("#compute").then(() => page.fill("#num_heads", "3")));
-    const words = "3 heads do not divide the 8 columns of W_q";
+    const words = "3 heads do not divide the 8 columns of W_q: the number of heads must divide 8, so 1, 2, 4, or 8 heads work";
     assert.equal(await page.textContent("#err-num_heads"), `${words} (the API's invalid_num_heads at /num_heads)`);
     assert.equal(await page.textContent("#status"), `Heads: ${words} Go to Heads`);
     const inView = () => page.evaluate(() => {
@@ -259,7 +273,7 @@ test("key/value heads must divide heads: the page says so next to Key/value head
   const before = await renders();
   await failed(() => page.fill("#num_kv_heads", "3"));
   assert.equal(await page.textContent("#err-num_kv_heads"), "Key/value heads must divide Heads: 4 heads cannot share 3 "
-    + "key/value heads evenly (each key/value head serves the same number of heads). Try 1, 2, 4.");
+    + "key/value heads evenly (each key/value head serves the same number of heads). Try 1, 2, or 4.");
   assert.equal(await page.getAttribute("#num_kv_heads", "aria-invalid"), "true");
   assert.equal(await renders(), before, "nothing was sent");
   const body = await rendered(() => page.fill("#num_kv_heads", "2"));

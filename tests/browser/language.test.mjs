@@ -3,7 +3,7 @@
 // (?lang=, the browser's languages, the switch), and that links keep it
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
-import { base, context, finalChecks, openPage, page, rendered, shot, stateWritten, test } from "./harness.mjs";
+import { base, context, failed, finalChecks, openPage, page, rendered, shot, stateWritten, test } from "./harness.mjs";
 
 openPage();
 
@@ -100,4 +100,70 @@ test("the switch changes every static word without a new request, and the link k
   assert.match(await page.inputValue("#share-link"), /\?lesson=000&lang=en#s=/);
 });
 
-finalChecks();
+// Opens the page in `code` with the switch (as a student would) and waits for its link.
+async function speak(code) {
+  await page.click(`#lang-switch button[lang="${code}"]`);
+  await stateWritten();
+}
+
+test("numbers in Italian: a decimal comma in a cell, in rows of numbers and in Scale; shown with a comma", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await speak("it");
+  try {
+    // a cell holds one number: 0,5 is 0.5
+    const cell = '#field-w_q input[aria-label="W_q riga 0 colonna 0"]';
+    const body = await rendered(() => page.fill(cell, "0,5"));
+    assert.equal(body.w_q[0][0], 0.5);
+    assert.equal(await page.textContent("#err-w_q"), "");
+    // rows separated by spaces: every comma is a decimal comma
+    await page.click('#field-x .seg label:has(input[value="text"])');
+    const rows = await rendered(() => page.fill("#text-x", "1 0 1 0\n0 2,5 0 2\n1 1 1 1"));
+    assert.deepEqual(rows.x[1], [0, 2.5, 0, 2]);
+    // a list that separates by commas: 2,5 is ambiguous, said in Italian, nothing sent
+    await failed(() => page.fill("#text-x", "1, 0, 1, 0\n0, 2,5, 0, 2\n1, 1, 1, 1"));
+    assert.equal(await page.textContent("#err-x"), "X: riga 2: «2,5» è ambiguo in un elenco separato da virgole: "
+      + "scrivi 2.5 per un decimale, o 2, 5 per due numeri");
+    await rendered(() => page.fill("#text-x", "1 0 1 0\n0 2 0 2\n1 1 1 1"));
+    const scaled = await rendered(() => page.fill("#scale", "0,25"));
+    assert.equal(scaled.scale, 0.25);
+    // the numbers shown use the comma; the data sent stays ASCII
+    const shown = await page.evaluate(() => [...document.querySelectorAll("#stage-area td[data-value]")].slice(0, 40)
+      .map((td) => [td.dataset.value, td.textContent]));
+    const decimals = shown.filter(([v]) => v.includes("."));
+    assert.ok(decimals.length > 0);
+    for (const [v, text] of decimals) {
+      assert.doesNotMatch(text, /\./, `${v} is written with a comma: ${text}`);
+      assert.doesNotMatch(v, /,/);
+    }
+    assert.equal(await page.evaluate(() => window.attentionVisualizer.fmt(0.577)), "0,577");
+    await rendered(() => page.fill("#scale", ""));
+  } finally {
+    await speak("en");
+  }
+  // in English a decimal comma stays refused: it reads as a list separator
+  await failed(() => page.fill("#scale", "0,25"));
+  assert.match(await page.textContent("#err-scale"), /"0,25" is ambiguous: write 0.25 for a decimal/);
+  await rendered(() => page.click('button[data-preset="001"]'));
+});
+
+test("the API's errors in the page's language: Spanish, and Turkish heads that do not divide d = 8", async () => {
+  await rendered(() => page.click('button[data-preset="002"]'));
+  await speak("es");
+  try {
+    await failed(() => page.fill("#num_heads", "3"));
+    assert.equal(await page.textContent("#err-num_heads"), "3 cabezas no dividen las 8 columnas de W_q: el número de cabezas "
+      + "debe dividir a 8, así que sirven 1, 2, 4 u 8 cabezas (invalid_num_heads de la API en /num_heads)");
+    assert.match(await page.textContent("#status"), /^Cabezas: 3 cabezas no dividen .* Ir a Cabezas$/);
+    // switching the language writes the error on show again, without a request
+    await speak("tr");
+    assert.equal(await page.textContent("#err-num_heads"), "3 baş, W_q matrisinin 8 sütununu bölmüyor: baş sayısı 8 sayısını "
+      + "bölmeli; 1, 2, 4 veya 8 baş olabilir (API'nin invalid_num_heads kodu, /num_heads konumunda)");
+    assert.match(await page.textContent("#status"), /^Baş sayısı: 3 baş/);
+    await shot("language-tr-error.png", { fullPage: false });
+    await rendered(() => page.fill("#num_heads", "2"));
+  } finally {
+    await speak("en");
+  }
+});
+
+finalChecks(1);
