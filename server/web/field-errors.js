@@ -121,7 +121,7 @@ export function studentWords(problem, body = {}) {
   let m;
   if (code === "invalid_num_heads" && (m = /(\d+) heads do not divide the (\d+) columns of (\w+)/.exec(d)))
     return msg("errors.api.heads_divide", { heads: Number(m[1]), width: Number(m[2]), field: nameOf(m[3]),
-                                            counts: orList(divisors(Number(m[2]))) });
+                                            counts: () => orList(divisors(Number(m[2]))) });
   if (code === "invalid_num_heads" && (m = /at least 1, got (\S+)/.exec(d))) return msg("errors.api.heads_min", { got: m[1] });
   if (code === "ragged_array" && (m = /expected (\d+) elements.*found (\d+)/.exec(d)))
     return msg("errors.api.ragged", { place: at, expected: Number(m[1]), found: Number(m[2]) });

@@ -298,7 +298,7 @@ export function readBody() {
   // would name the columns of W_k it cannot split)
   const nh = body.num_heads;
   if (Number.isInteger(kv) && Number.isInteger(nh) && kv >= 1 && nh >= 1 && nh % kv !== 0)
-    throw new ClientError("/num_kv_heads", msg("form.kv.divide", { heads: nh, kv, counts: orList(range(nh).map((j) => j + 1).filter((d) => nh % d === 0)) }));
+    throw new ClientError("/num_kv_heads", msg("form.kv.divide", { heads: nh, kv, counts: () => orList(range(nh).map((j) => j + 1).filter((d) => nh % d === 0)) }));
   if ($("dtype").value !== "float64") body.dtype = $("dtype").value;
   const scale = $("scale").value.trim();
   if (scale !== "") {

@@ -45,12 +45,16 @@ export function init() {
 
 // A node whose words are kept as the way to write them (build returns its
 // children, from the catalog): a new language writes them again.
-const spoken = new Map(); // node → build
+// A node another module has written since (its text is not the one written
+// here) is left as it is.
+const spoken = new Map(); // node → [build, the text written]
 export function speak(node, build) {
-  if (build) spoken.set(node, build); else spoken.delete(node);
   node.replaceChildren(...(build ? build() : []));
+  if (build) spoken.set(node, [build, node.textContent]); else spoken.delete(node);
 }
 export const say = (node, id, params) => speak(node, id ? () => nodes(id, params) : null);
 onLangChange(() => {
-  for (const [node, build] of spoken) if (node.isConnected) node.replaceChildren(...build()); else spoken.delete(node);
+  for (const [node, [build, text]] of spoken) {
+    if (node.isConnected && node.textContent === text) speak(node, build); else spoken.delete(node);
+  }
 });

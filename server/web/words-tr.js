@@ -214,7 +214,7 @@ export default {
   "form.state.sinusoidal": "sinüzoidal kodlama",
   "form.state.on": "açık",
   "form.state.off": "kapalı",
-  "form.state.decoding": "{n} tokenden {t}. çözülüyor",
+  "form.state.decoding": "{n} token içinden {t}. token çözülüyor",
   "form.mask.cell.error": "Maske, {query} sorgusu, {key} anahtarı: {problem}",
   "form.mask.text.error": "Metin olarak maske: {problem}",
   "form.mask.text.shape": "Metin olarak maske: {got} sayı var, gösterilen maske ise {shown}",

@@ -15,7 +15,9 @@
  *
  * A placeholder may itself be a message, msg(id, params): a sentence made
  * of sentences is written in the language of the moment it is shown, so a
- * message kept (an error, a status line) is redrawn in a new language.
+ * message kept (an error, a status line) is redrawn in a new language; a
+ * placeholder that is a function is called when the message is written (a
+ * list, "1, 2, 4 or 8", in the language of that moment).
  *
  * A missing id or placeholder shows as ⟦id⟧ and logs a console error: the
  * browser suite fails on both, and tools/check_words.py fails the build
@@ -50,7 +52,8 @@ export function nodes(id, params = {}) {
   let last = 0;
   for (const m of text.matchAll(PLACEHOLDER)) {
     if (m.index > last) out.push(text.slice(last, m.index));
-    const v = params[m[1]];
+    // a function is asked when the message is written (a list in the language of that moment)
+    const v = typeof params[m[1]] === "function" ? params[m[1]]() : params[m[1]];
     if (isMsg(v)) out.push(...nodes(v.id, v.params));
     else out.push(v === undefined || v === null ? missing(`${id}.${m[1]}`) : typeof v === "number" ? fmt(v) : v);
     last = m.index + m[0].length;
