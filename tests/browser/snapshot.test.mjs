@@ -78,42 +78,38 @@ test("save as a page: one file, opened from file:// with the server unreachable,
   await rendered(() => page.click('button[data-preset="001"]'));
 });
 
-test("a saved page says plainly it has no server: no file:// link or curl, no server timing, no HTTP 503", async () => {
+// In Italian: the saved page keeps the language it was saved in, too.
+test("a saved page says plainly it has no server (no file:// link or curl, no server timing, no HTTP 503), in its language", async () => {
   await rendered(() => page.click('button[data-preset="000"]'));
-  await stateWritten();
-  await panel("share-panel");
-  await savedAndOpened(async (other) => {
-    await other.evaluate(() => { document.getElementById("share-panel").open = true; });
-    const visible = (sel) => other.isVisible(sel);
-    assert.equal(await visible("#share-link"), false, "no share link to a file:// address");
-    assert.equal(await visible("#copy-link"), false);
-    assert.equal(await visible("#curl-command"), false, "no curl to file:///…/v1/attention");
-    const text = await other.evaluate(() => document.body.innerText);
-    assert.doesNotMatch(text, /file:\/\//, "no file:// address shown");
-    const status = await other.textContent("#status");
-    assert.doesNotMatch(status, /server and network/);
-    assert.match(status, /^A saved page: these numbers were computed by the server when the page was saved/);
-    assert.match(await other.textContent("#save-page-hint"), /no server/);
-    // an edit: the saved page has no server, said as such
-    await other.fill("#field-x input[aria-label='X row 0 column 0']", "0.5");
-    await other.waitForSelector("#results[data-state=error]");
-    const err = await other.textContent("#err-general");
-    assert.match(err, /^This saved page has no server/);
-    assert.doesNotMatch(err + await other.textContent("#status"), /503|HTTP|the API's/);
-  });
-  await panel("share-panel", false);
-});
-
-test("a saved page keeps the language it was saved in", async () => {
   await page.click('#lang-switch button[lang="it"]');
   await stateWritten();
-  await savedAndOpened(async (other) => {
-    assert.equal(await other.evaluate(() => document.documentElement.lang), "it");
-    assert.equal(await other.textContent("#compute"), "Calcola");
-    assert.match(await other.textContent("#snapshot-note"), /^Una pagina salvata/);
-  });
-  await page.click('#lang-switch button[lang="en"]');
-  await stateWritten();
+  await panel("share-panel");
+  try {
+    await savedAndOpened(async (other) => {
+      assert.equal(await other.evaluate(() => document.documentElement.lang), "it");
+      assert.equal(await other.textContent("#compute"), "Calcola");
+      assert.match(await other.textContent("#snapshot-note"), /^Una pagina salvata/);
+      await other.evaluate(() => { document.getElementById("share-panel").open = true; });
+      assert.equal(await other.isVisible("#share-link"), false, "no share link to a file:// address");
+      assert.equal(await other.isVisible("#copy-link"), false);
+      assert.equal(await other.isVisible("#curl-command"), false, "no curl to file:///…/v1/attention");
+      assert.doesNotMatch(await other.evaluate(() => document.body.innerText), /file:\/\//, "no file:// address shown");
+      const status = await other.textContent("#status");
+      assert.doesNotMatch(status, /server e rete|server and network/);
+      assert.match(status, /^Una pagina salvata: questi numeri sono stati calcolati dal server quando la pagina è stata salvata/);
+      assert.match(await other.textContent("#save-page-hint"), /non ha un server/);
+      // an edit: the saved page has no server, said as such
+      await other.fill("#field-x input[aria-label='X riga 0 colonna 0']", "0,5");
+      await other.waitForSelector("#results[data-state=error]");
+      const err = await other.textContent("#err-general");
+      assert.match(err, /^Questa pagina salvata non ha un server/);
+      assert.doesNotMatch(err + await other.textContent("#status"), /503|HTTP|API/);
+    });
+  } finally {
+    await panel("share-panel", false);
+    await page.click('#lang-switch button[lang="en"]');
+    await stateWritten();
+  }
 });
 
 finalChecks();
