@@ -125,8 +125,14 @@ export function studentWords(problem, body = {}) {
   if (code === "invalid_num_heads" && (m = /at least 1, got (\S+)/.exec(d))) return msg("errors.api.heads_min", { got: m[1] });
   if (code === "ragged_array" && (m = /expected (\d+) elements.*found (\d+)/.exec(d)))
     return msg("errors.api.ragged", { place: at, expected: Number(m[1]), found: Number(m[2]) });
+  // a weight whose transpose fits: the API names the layout that reads it
+  const hint = /its transpose fits: is it out×in/.test(d) ? msg("errors.api.transpose.torch")
+    : /its transpose fits: is it in×out/.test(d) ? msg("errors.api.transpose.lesson") : null;
+  const withHint = (words) => (hint ? msg("errors.api.with_hint", { words, hint }) : words);
   if (code === "shape_mismatch" && (m = /^(\w+) has (\d+) rows but (\w+) has (\d+) columns/.exec(d)))
-    return msg("errors.api.rows_columns", { a: nameOf(m[1]), rows: Number(m[2]), b: nameOf(m[3]), columns: Number(m[4]) });
+    return withHint(msg("errors.api.rows_columns", { a: nameOf(m[1]), rows: Number(m[2]), b: nameOf(m[3]), columns: Number(m[4]) }));
+  if (code === "shape_mismatch" && (m = /^(\w+) has (\d+) columns but (\w+) has (\d+) columns/.exec(d)))
+    return withHint(msg("errors.api.columns_columns", { a: nameOf(m[1]), cols: Number(m[2]), b: nameOf(m[3]), columns: Number(m[4]) }));
   if (code === "invalid_scale") return msg("errors.api.scale");
   if (code === "wrong_type" && /expected a number/.test(d)) return msg("errors.api.number", { place: at });
   if (problem.status >= 500) return msg("errors.api.busy");

@@ -289,6 +289,10 @@ export default {
   "errors.api.busy": "The server is busy or stopping: try again in a moment",
   "errors.api.too_large": "{place} is too large for this server",
   "errors.api.other": "The API refused {place}",
+  "errors.api.columns_columns": "{a} has {cols} columns but {b} has {columns} columns: {b} @ Wᵀ needs them equal",
+  "errors.api.with_hint": "{words}; {hint}",
+  "errors.api.transpose.torch": "its transpose fits: is it out × in, as PyTorch's nn.Linear.weight? Then choose the weight layout \"torch\"",
+  "errors.api.transpose.lesson": "its transpose fits: is it in × out, as the lessons write W? Then choose the weight layout \"lesson\"",
 
   // ---- lessons: lessons.js, presets.js, random-inputs.js
   "lessons.000.name": "Lesson 000",

@@ -289,6 +289,10 @@ export default {
   "errors.api.busy": "El servidor está ocupado o apagándose: inténtalo de nuevo en un momento",
   "errors.api.too_large": "{place} es demasiado grande para este servidor",
   "errors.api.other": "La API rechazó {place}",
+  "errors.api.columns_columns": "{a} tiene {cols} columnas, pero {b} tiene {columns} columnas: {b} @ Wᵀ necesita que sean iguales",
+  "errors.api.with_hint": "{words}; {hint}",
+  "errors.api.transpose.torch": "su transpuesta encaja: ¿está en salida × entrada, como nn.Linear.weight de PyTorch? Entonces elige la disposición de los pesos «torch»",
+  "errors.api.transpose.lesson": "su transpuesta encaja: ¿está en entrada × salida, como escriben W las lecciones? Entonces elige la disposición de los pesos «lección»",
 
   // ---- lessons: lessons.js, presets.js, random-inputs.js
   "lessons.000.name": "Lección 000",

@@ -289,6 +289,10 @@ export default {
   "errors.api.busy": "Il server è occupato o si sta fermando: riprova tra un momento",
   "errors.api.too_large": "{place} è troppo grande per questo server",
   "errors.api.other": "L'API ha rifiutato {place}",
+  "errors.api.columns_columns": "{a} ha {cols} colonne ma {b} ha {columns} colonne: {b} @ Wᵀ richiede che siano uguali",
+  "errors.api.with_hint": "{words}; {hint}",
+  "errors.api.transpose.torch": "la sua trasposta va bene: è output × input, come nn.Linear.weight di PyTorch? Allora scegli la disposizione dei pesi «torch»",
+  "errors.api.transpose.lesson": "la sua trasposta va bene: è input × output, come le lezioni scrivono W? Allora scegli la disposizione dei pesi «lezione»",
 
   // ---- lessons: lessons.js, presets.js, random-inputs.js
   "lessons.000.name": "Lezione 000",

@@ -289,6 +289,10 @@ export default {
   "errors.api.busy": "Sunucu meşgul ya da kapanıyor: biraz sonra yeniden dene",
   "errors.api.too_large": "{place} bu sunucu için çok büyük",
   "errors.api.other": "API {place} alanını reddetti",
+  "errors.api.columns_columns": "{a} matrisinin {cols} sütunu var ama {b} matrisinin {columns} sütunu var: {b} @ Wᵀ için bunlar eşit olmalı",
+  "errors.api.with_hint": "{words}; {hint}",
+  "errors.api.transpose.torch": "devriği uyuyor: PyTorch'un nn.Linear.weight'i gibi çıktı × girdi mi? O zaman \"torch\" ağırlık düzenini seç",
+  "errors.api.transpose.lesson": "devriği uyuyor: derslerin W'yi yazdığı gibi girdi × çıktı mı? O zaman \"ders\" ağırlık düzenini seç",
 
   // ---- lessons: lessons.js, presets.js, random-inputs.js
   "lessons.000.name": "Ders 000",
