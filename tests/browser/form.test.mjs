@@ -216,7 +216,9 @@ test("errors: each pointer lands at its own field (num_heads, w_k from the grid,
   // removing a row of W_k in the grid: W_k has 3 rows but X has 4 columns
   await failed(() => page.click('#field-w_k button[aria-label="W_k: remove row"]'));
   assert.equal(await page.getAttribute("#err-w_k", "data-pointer"), "/w_k");
-  assert.equal(await page.textContent("#field-w_k #err-w_k"), "W_k has 3 rows but X has 4 columns: X @ W needs them equal (the API's shape_mismatch at /w_k)");
+  assert.equal(await page.textContent("#field-w_k #err-w_k"), "W_k has 3 rows but X has 4 columns: X @ W needs them equal; "
+    + "its transpose fits: is it out × in, as PyTorch's nn.Linear.weight? Then choose the weight layout \"torch\" "
+    + "(the API's shape_mismatch at /w_k)");
   await rendered(() => page.click('#field-w_k button[aria-label="W_k: add row"]'));
 
   // a typo is caught by the page itself, next to the cell's editor, and nothing is sent
