@@ -3,9 +3,14 @@
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
 import path from "node:path";
+import en from "../../server/web/words-en.js";
+import es from "../../server/web/words-es.js";
+import it from "../../server/web/words-it.js";
+import tr from "../../server/web/words-tr.js";
 import { api, ARTIFACTS, finalChecks, HERE, LESSONS, near, openPage, page, rendered, test } from "./harness.mjs";
 
 openPage();
+const CATALOGS = { en, es, it, tr };
 
 const l = LESSONS["002"];
 const lesson = { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: 2 };
@@ -140,7 +145,7 @@ test("guided mode: predict a row of weights, every source of them hidden, then r
 
 // The words of the guide as a person reads them (innerText: what is on screen, hidden parts left out).
 const guideText = () => page.innerText("#guided");
-const BROKEN = /\bnull|undefined|NaN|\[object|⟦/;
+const BROKEN = /\bnull\b|\bundefined\b|\bNaN\b|\[object|⟦/;
 
 test("guided mode: every step of every lesson reads as words, with no null, undefined, NaN or [object", async () => {
   for (const key of ["000", "001", "002"]) {
@@ -289,6 +294,41 @@ test("guided mode opens in view at 1366×768; Next step keeps its buttons under 
     await page.uncheck("#one-scale");
   } finally {
     await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+// Each lesson in its own language (000 Spanish, 001 Italian, 002 Turkish): the guide's words are that catalog's,
+// none of the English ones left (fragments of English messages that the language's own catalog does not share).
+test("guided mode speaks each lesson's language: 000 in Spanish, 001 in Italian, 002 in Turkish, no English left", async () => {
+  const english = Object.entries(CATALOGS.en).filter(([id]) => id.startsWith("guided."));
+  const setLang = (code) => page.evaluate((c) => import(new URL("web/locale.js", location.href)).then((m) => m.setLang(c)), code);
+  try {
+    for (const [key, code, next] of [["000", "es", "Paso siguiente"], ["001", "it", "Passo successivo"], ["002", "tr", "Sonraki adım"]]) {
+      await rendered(() => page.click(`button[data-preset="${key}"]`));
+      await setLang(code);
+      await page.click("#guided-toggle");
+      const own = Object.values(CATALOGS[code]).join("\n");
+      const leftovers = english.flatMap(([id, text]) => (CATALOGS[code][id] === text ? [] : text.split(/\{\w+\}/)))
+        .map((f) => f.trim()).filter((f) => /[a-z]{3,} [a-z]{2,}/i.test(f) && !own.includes(f));
+      for (;;) {
+        const text = await guideText(), where = `lesson ${key} in ${code}, ${await page.textContent("#guided-h")}`;
+        assert.doesNotMatch(text, BROKEN, where);
+        assert.match(text, new RegExp(next), where);
+        for (const f of leftovers) assert.ok(!text.includes(f), `${where}: English left: "${f}"`);
+        if (await page.locator("#guided-predict").count()) {
+          await page.check("#guided-predict");
+          for (const f of leftovers) assert.ok(!(await guideText()).includes(f), `${where}, predicting: English left: "${f}"`);
+          await page.uncheck("#guided-predict");
+        }
+        if (await page.isDisabled("#guided-next")) break;
+        await page.click("#guided-next");
+      }
+      await page.locator("#guided").screenshot({ path: path.join(ARTIFACTS, `guided-${key}-${code}.png`) });
+      await page.click("#guided-exit");
+    }
+  } finally {
+    await setLang("en");
+    await page.uncheck("#one-scale");
   }
 });
 
