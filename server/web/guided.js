@@ -15,9 +15,9 @@ import { kvHead, slice } from "./reply.js";
 import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";
 import { nodes, t } from "./words.js";
-import { lessonOf, mayMask, maskReasons, renderResult, views } from "./views.js";
+import { lessonOf, mayMask, renderResult, views } from "./views.js";
 import { afterRender, anchorMarks, clearMarks, markLinks } from "./highlight.js";
-import { refreshExplain, withhold } from "./explain.js";
+import { maskWhy, refreshExplain, withhold } from "./explain.js";
 
 // Each lesson's own names and lines of code, never translated (the student
 // reads them in the lesson): its input, its scaled scores (lesson 000 calls
@@ -159,7 +159,7 @@ const FORMULAS = {
   mask(R, N) {
     const h = ui.selectedHead, a = at(slice(R, "scaled_scores", h), guided.i, guided.j), v = at(slice(R, "masked_scores", h), guided.i, guided.j);
     const left = lhs(N, "masked_scores", h, R.ql[guided.i], R.kl[guided.j], true), scaled = code(N.scaled);
-    if (v === -Infinity) return [p("guided.mask.hidden", { lhs: left, why: maskReasons(R).join("; ") || nodes("guided.mask.theMask") })];
+    if (v === -Infinity) return [p("guided.mask.hidden", { lhs: left, why: maskWhy(R, guided.i, guided.j) })];
     if (v === a) return [p("guided.mask.open", { lhs: left, scaled, value: num(v, R.dtype, "result") })];
     return [p("guided.mask.added", { lhs: left, scaled, a: num(a, R.dtype, "a"), b: factor(v - a, "float64", "b"),
       rel: rel(shown(a) + shown(v - a), v), value: num(v, R.dtype, "result") })];

@@ -342,7 +342,6 @@ export default {
   "guided.scale.root": "{lhs} = {raw} ÷ √{dk} = {a} ÷ √{n} {rel} {value}",
   "guided.scale.given": "{lhs} = {raw} × scale = {a} × {scale} {rel} {value}",
   "guided.mask.hidden": "{lhs} = −∞: this query may not attend this key ({why}), so its weight will be 0",
-  "guided.mask.theMask": "the mask",
   "guided.mask.open": "{lhs} = {scaled} = {value}: nothing hides this key",
   "guided.mask.added": "{lhs} = {scaled} + (mask or ALiBi) = {a} + {b} {rel} {value}",
   "guided.softmax.stable": "{lhs} = exp({s} − max) ÷ Σ exp({s} − max) = exp({a} − {max}) ÷ {sum} {rel1} {e} ÷ {sum2} {rel2} {value}",

@@ -342,7 +342,6 @@ export default {
   "guided.scale.root": "{lhs} = {raw} ÷ √{dk} = {a} ÷ √{n} {rel} {value}",
   "guided.scale.given": "{lhs} = {raw} × escala = {a} × {scale} {rel} {value}",
   "guided.mask.hidden": "{lhs} = −∞: esta consulta no puede atender a esta clave ({why}), así que su peso será 0",
-  "guided.mask.theMask": "la máscara",
   "guided.mask.open": "{lhs} = {scaled} = {value}: nada oculta esta clave",
   "guided.mask.added": "{lhs} = {scaled} + (máscara o ALiBi) = {a} + {b} {rel} {value}",
   "guided.softmax.stable": "{lhs} = exp({s} − max) ÷ Σ exp({s} − max) = exp({a} − {max}) ÷ {sum} {rel1} {e} ÷ {sum2} {rel2} {value}",

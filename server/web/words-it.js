@@ -342,7 +342,6 @@ export default {
   "guided.scale.root": "{lhs} = {raw} ÷ √{dk} = {a} ÷ √{n} {rel} {value}",
   "guided.scale.given": "{lhs} = {raw} × scala = {a} × {scale} {rel} {value}",
   "guided.mask.hidden": "{lhs} = −∞: questa query non può considerare questa key ({why}), quindi il suo peso sarà 0",
-  "guided.mask.theMask": "la maschera",
   "guided.mask.open": "{lhs} = {scaled} = {value}: nulla nasconde questa key",
   "guided.mask.added": "{lhs} = {scaled} + (maschera o ALiBi) = {a} + {b} {rel} {value}",
   "guided.softmax.stable": "{lhs} = exp({s} − max) ÷ Σ exp({s} − max) = exp({a} − {max}) ÷ {sum} {rel1} {e} ÷ {sum2} {rel2} {value}",

@@ -342,7 +342,6 @@ export default {
   "guided.scale.root": "{lhs} = {raw} ÷ √{dk} = {a} ÷ √{n} {rel} {value}",
   "guided.scale.given": "{lhs} = {raw} × ölçek = {a} × {scale} {rel} {value}",
   "guided.mask.hidden": "{lhs} = −∞: bu sorgu bu anahtara bakamaz ({why}); bu yüzden ağırlığı 0 olur",
-  "guided.mask.theMask": "maske",
   "guided.mask.open": "{lhs} = {scaled} = {value}: bu anahtarı gizleyen bir şey yok",
   "guided.mask.added": "{lhs} = {scaled} + (maske veya ALiBi) = {a} + {b} {rel} {value}",
   "guided.softmax.stable": "{lhs} = exp({s} − max) ÷ Σ exp({s} − max) = exp({a} − {max}) ÷ {sum} {rel1} {e} ÷ {sum2} {rel2} {value}",

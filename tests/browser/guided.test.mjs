@@ -297,6 +297,23 @@ test("guided mode opens in view at 1366×768; Next step keeps its buttons under 
   }
 });
 
+test("guided mode: a causal mask adds the mask step, and a hidden key says why in the cell's own words", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await rendered(() => page.check("#causal"));
+  try {
+    await page.click("#guided-toggle");
+    for (let k = 0; k < 3; k++) await page.click("#guided-next");
+    assert.match(await page.textContent("#guided-h"), /^Step 4 of 6: masked_scores: hide the keys a query may not attend/);
+    await page.click("#h0-masked_scores td[data-row='0'][data-col='2']");
+    assert.equal(await page.textContent("#guided-formula"),
+      "masked_scores[0][word 1 → word 3] = −∞: this query may not attend this key (causal: key word 3 comes after query word 1), so its weight will be 0");
+    await page.click("#guided-exit");
+  } finally {
+    await rendered(() => page.uncheck("#causal"));
+    await page.uncheck("#one-scale");
+  }
+});
+
 // Each lesson in its own language (000 Spanish, 001 Italian, 002 Turkish): the guide's words are that catalog's,
 // none of the English ones left (fragments of English messages that the language's own catalog does not share).
 test("guided mode speaks each lesson's language: 000 in Spanish, 001 in Italian, 002 in Turkish, no English left", async () => {
