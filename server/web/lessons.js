@@ -136,15 +136,16 @@ export let resizeTimer = null;
 
 export function init() {
   $("one-scale").addEventListener("change", () => { if (lastGood) renderResult(lastGood); });
+  for (const key of Object.keys(PRESETS)) {
+    $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
+      onclick: () => loadPreset(key) }));
+  }
+  // each lesson's title, in the page's language
   const titles = () => document.querySelectorAll("#presets button[data-preset]")
     .forEach((b) => { b.textContent = t(`lessons.${b.dataset.preset}.title`); });
   titles();
   // a new language redraws every word from the numbers on show: no request
   onLangChange(() => { titles(); updatePanelStates(); if (lastGood) renderResult(lastGood); });
-  for (const key of Object.keys(PRESETS)) {
-    $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
-      onclick: () => loadPreset(key) }));
-  }
   $("wo-identity").addEventListener("click", () => {
     editors.w_o.setValue(identity(concatWidth()));
     $("use-w_o").checked = true;

@@ -29,6 +29,7 @@ const words = (p) => p.evaluate(() => ({
   lang: document.documentElement.lang, compute: document.getElementById("compute").textContent,
   h1: document.querySelector("h1").textContent, title: document.title,
   settings: document.getElementById("settings-h").textContent,
+  lessons: [...document.querySelectorAll("#presets button")].map((b) => b.textContent),
   switch: [...document.querySelectorAll("#lang-switch button")].map((b) => [b.lang, b.textContent, b.getAttribute("aria-pressed")]),
   switchLabel: document.getElementById("lang-label").textContent,
 }));
@@ -37,6 +38,8 @@ test("English by default: the switch names each language in its own words", asyn
   const w = await words(page);
   assert.equal(w.lang, "en");
   assert.equal(w.compute, "Compute");
+  assert.deepEqual(w.lessons, ["Lesson 000 — multi-head with per-head weights", "Lesson 001 — single-head self-attention",
+                               "Lesson 002 — multi-head by reshaping one projection"]);
   assert.deepEqual(w.switch, [["en", "English", "true"], ["es", "Español", "false"], ["it", "Italiano", "false"],
                               ["tr", "Türkçe", "false"]]);
 });
@@ -48,6 +51,8 @@ test("?lang=tr shows Turkish words and <html lang=\"tr\">", async () => {
     assert.equal(w.compute, "Hesapla");
     assert.equal(w.h1, "Adım adım dikkat");
     assert.equal(w.settings, "Ayarlar");
+    assert.deepEqual(w.lessons, ["Ders 000 — baş başına ağırlıklarla çok başlı dikkat", "Ders 001 — tek başlı öz-dikkat",
+                                 "Ders 002 — tek bir projeksiyonu yeniden şekillendirerek çok başlı dikkat"]);
     assert.equal(w.switchLabel, "Dil");
     assert.match(w.title, /görselleştirici/);
     assert.deepEqual(w.switch.find((s) => s[0] === "tr"), ["tr", "Türkçe", "true"]);
@@ -80,6 +85,7 @@ test("the switch changes every static word without a new request, and the link k
     assert.equal(w.lang, "es");
     assert.equal(w.compute, "Calcular");
     assert.equal(w.h1, "La atención, paso a paso");
+    assert.equal(w.lessons[0], "Lección 000 — multi-cabeza con pesos por cabeza");
     assert.deepEqual(w.switch.find((s) => s[0] === "es"), ["es", "Español", "true"]);
     assert.equal(await page.textContent("#settings-h"), "Ajustes");
     assert.deepEqual(asked, [], "switching asked the API nothing");
