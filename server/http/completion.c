@@ -147,6 +147,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         entry.encode_seconds = req->stats.encode_seconds;
     }
     access_log_write(&entry);
+    metrics_record_refusal(req->rep.code);
     metrics_record(routes_index(req->route), req->rep.status,
                    entry.total_seconds, req->body_len, entry.bytes_out);
     conn_deadlines_rearm(srv->deadlines, req->watch);

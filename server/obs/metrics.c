@@ -1,6 +1,9 @@
 #include "server/obs/metrics.h"
 
+#include "server/base/error_codes.h"
+
 #include <stdatomic.h>
+#include <string.h>
 
 /* Status classes kept apart: the codes the service actually sends. */
 static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
@@ -25,6 +28,7 @@ static atomic_ullong latency_buckets[METRICS_MAX_ROUTES + 1][BUCKET_COUNT + 1];
 static atomic_ullong latency_sum_us[METRICS_MAX_ROUTES + 1];
 static atomic_ullong bytes_in_total, bytes_out_total;
 static atomic_ullong compressions_total;
+static atomic_ullong refusals[ERR_CODE_COUNT]; /* by error_code */
 
 /* set before the daemon starts its threads, read-only after */
 static const char *build_arch = "unknown", *build_simd = "unknown",
@@ -68,6 +72,26 @@ void metrics_record(size_t route, unsigned status, double seconds,
     atomic_fetch_add(&bytes_out_total, bytes_out);
 }
 
+void metrics_record_refusal(const char *code)
+{
+    for (int c = ERR_NONE + 1; code && c < ERR_CODE_COUNT; c++)
+        if (strcmp(error_codes[c].name, code) == 0) {
+            atomic_fetch_add(&refusals[c], 1);
+            return;
+        }
+}
+
+/* attention_refusals_total: every code, those never sent at 0, so that a
+ * rate over any of them is defined from the start. */
+static void render_refusals(buf *out)
+{
+    buf_puts(out, "# HELP attention_refusals_total Error replies, by their "
+                  "problem code.\n# TYPE attention_refusals_total counter\n");
+    for (int c = ERR_NONE + 1; c < ERR_CODE_COUNT; c++)
+        buf_printf(out, "attention_refusals_total{code=\"%s\"} %llu\n",
+                   error_codes[c].name, atomic_load(&refusals[c]));
+}
+
 void metrics_note_compression(void)
 {
     atomic_fetch_add(&compressions_total, 1);
@@ -96,6 +120,7 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
                            "\"%u\"} %llu\n",
                            route_labels[r], tracked_status[s], count);
         }
+    render_refusals(out);
     buf_puts(out, "# HELP attention_request_duration_seconds Time from the "
                   "first byte of headers to the reply being queued.\n"
                   "# TYPE attention_request_duration_seconds histogram\n");

@@ -36,6 +36,10 @@ void metrics_set_build_info(const char *arch, const char *simd,
 void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out);
 
+/* Records one error reply by its code (a name of server/base/error_codes.h's
+ * table; another name is not counted). */
+void metrics_record_refusal(const char *code);
+
 /* Records one reply body compressed (server/http/reply_coding.c). */
 void metrics_note_compression(void);
 

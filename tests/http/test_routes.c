@@ -106,6 +106,36 @@ static void metrics_label_each_route_by_its_path(void **state)
     response_free(&r);
 }
 
+/* Every error reply is counted by its problem code, and every code of the
+ * table is listed from the start, at 0 until sent. */
+static void metrics_count_refusals_by_code(void **state)
+{
+    (void)state;
+    http_response refused =
+        http(&(http_request){.method = "DELETE", .path = "/readyz"});
+    expect_status(&refused, 405);
+    response_free(&refused);
+    static const char prefix[] =
+        "\nattention_refusals_total{code=\"method_not_allowed\"} ";
+    http_response r =
+        metrics_holding("# TYPE attention_refusals_total counter");
+    for (int tries = 0; tries < 100; tries++) {
+        const char *at = strstr(r.body.data, prefix);
+        if (at && strtol(at + strlen(prefix), NULL, 10) >= 1)
+            break;
+        response_free(&r);
+        sleep_ms(20);
+        r = http(&(http_request){.path = "/metrics"});
+    }
+    const char *at = strstr(r.body.data, prefix);
+    expect(at && strtol(at + strlen(prefix), NULL, 10) >= 1, &r);
+    /* never sent here: listed at 0 */
+    expect(strstr(r.body.data,
+                  "\nattention_refusals_total{code=\"draining\"} 0\n") != NULL,
+           &r);
+    response_free(&r);
+}
+
 /* ======================================================================= */
 
 int main(void)
@@ -119,6 +149,7 @@ int main(void)
         cmocka_unit_test(get_on_attention_is_405_with_allow),
         cmocka_unit_test(delete_on_healthz_is_405_with_allow),
         cmocka_unit_test(metrics_label_each_route_by_its_path),
+        cmocka_unit_test(metrics_count_refusals_by_code),
     };
 
     int failed =
