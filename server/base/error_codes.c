@@ -37,6 +37,7 @@ const error_code_row error_codes[ERR_CODE_COUNT] = {
     [ERR_INVALID_ROPE] = {"invalid_rope", BAD_REQUEST},
     [ERR_INVALID_POSITIONAL_ENCODING] = {"invalid_positional_encoding",
                                          BAD_REQUEST},
+    [ERR_INVALID_MODULE] = {"invalid_module", BAD_REQUEST},
     [ERR_CONFLICTING_FIELDS] = {"conflicting_fields", BAD_REQUEST},
     [ERR_INVALID_DATATYPE] = {"invalid_datatype", BAD_REQUEST},
     [ERR_INVALID_BINARY_DATA] = {"invalid_binary_data", BAD_REQUEST},

@@ -49,6 +49,7 @@ typedef enum {
     ERR_INVALID_HEADS,
     ERR_INVALID_ROPE,
     ERR_INVALID_POSITIONAL_ENCODING,
+    ERR_INVALID_MODULE,
     ERR_CONFLICTING_FIELDS,
     /* 400: the Open Inference Protocol's tensors, binary data, numbers */
     ERR_INVALID_DATATYPE,

@@ -307,6 +307,10 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
     case SCHEMA_OBJECT:
         ok = take_object(v, row, pointer, limits, out, err);
         break;
+    case SCHEMA_STRING: /* its value is read where it is used */
+        ok = json_is_string(v) || codec_fail(err, ERR_WRONG_TYPE, pointer,
+                                             "%s is a string", row->name);
+        break;
     case SCHEMA_TENSOR:
     case SCHEMA_STATE_DICT:
         return codec_fail(err, ERR_WRONG_TYPE, pointer,

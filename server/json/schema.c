@@ -225,6 +225,14 @@ const schema_field api_schema[API_FIELD_COUNT] = {
     [API_ADD_ZERO_ATTN] = {"add_zero_attn", .kind = SCHEMA_BOOLEAN,
                            .invalid_code = ERR_UNSUPPORTED_OPTION,
                            .groups = SCHEMA_PROJECTS},
+    /* the attention module of a model's state_dict, by its prefix
+     * (state_dict.h) */
+    [API_MODULE] = {"module", .kind = SCHEMA_STRING,
+                    .invalid_code = ERR_INVALID_MODULE,
+                    .oip_instead = "module picks a module of /v1's "
+                                   "state_dict; send the module's tensors "
+                                   "as inputs named by their keys without "
+                                   "its prefix"},
     /* module.state_dict() as it is, keys under one prefix (state_dict.h) */
     [API_STATE_DICT] = {"state_dict", .kind = SCHEMA_STATE_DICT,
                         .invalid_code = ERR_CONFLICTING_FIELDS,
@@ -273,6 +281,7 @@ const char *schema_kind_name(schema_kind kind)
         [SCHEMA_LABELS] = "labels",
         [SCHEMA_OBJECT] = "object",
         [SCHEMA_STATE_DICT] = "state_dict",
+        [SCHEMA_STRING] = "string",
     };
     return names[kind];
 }

@@ -90,6 +90,7 @@ typedef enum {
     API_BIAS_K,
     API_BIAS_V,
     API_ADD_ZERO_ATTN,
+    API_MODULE,
     API_FIELD_COUNT
 } api_field;
 
@@ -115,6 +116,7 @@ typedef enum {
     SCHEMA_STATE_DICT, /* an object of the SCHEMA_STATE_DICT_KEY rows'
                           tensors, their keys under one prefix
                           (state_dict.h)                                  */
+    SCHEMA_STRING,     /* a string, read where it is used (state_dict.c)  */
 } schema_kind;
 
 /* The most members an object field has. */

@@ -29,6 +29,115 @@ static int row_of_key(const char *key, size_t *prefix_len)
     return -1;
 }
 
+/* The attention modules whose keys dict holds: the prefixes ("" or
+ * "layers.0.self_attn.") under which a key gives W_q (in_proj_weight or
+ * q_proj_weight), at most STATE_DICT_MODULES_MAX of them kept, all
+ * counted. */
+#define STATE_DICT_MODULES_MAX 8
+
+typedef struct {
+    const char *key[STATE_DICT_MODULES_MAX]; /* a key under each prefix */
+    size_t len[STATE_DICT_MODULES_MAX];      /* each prefix's length   */
+    size_t count;
+} modules_found;
+
+static void find_modules(json_t *dict, modules_found *found)
+{
+    memset(found, 0, sizeof *found);
+    const char *key;
+    json_t *value;
+    json_object_foreach(dict, key, value)
+    {
+        size_t len;
+        int f = row_of_key(key, &len);
+        if (f != API_IN_PROJ_WEIGHT && f != API_Q_PROJ_WEIGHT)
+            continue;
+        size_t i = 0;
+        while (i < found->count && i < STATE_DICT_MODULES_MAX &&
+               !(found->len[i] == len && strncmp(found->key[i], key, len) == 0))
+            i++;
+        if (i < found->count)
+            continue; /* in_proj_weight and q_proj_weight of one module */
+        if (i < STATE_DICT_MODULES_MAX) {
+            found->key[i] = key;
+            found->len[i] = len;
+        }
+        found->count++;
+    }
+}
+
+/* "\"layers.0.self_attn\", \"layers.1.self_attn\"" (each prefix without
+ * its dot; the module's own state_dict is ""). */
+static void module_names(const modules_found *found, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < found->count && i < STATE_DICT_MODULES_MAX; i++) {
+        int n = (int)(found->len[i] ? found->len[i] - 1 : 0);
+        int wrote = snprintf(out + len, size - len, "%s\"%.*s\"", i ? ", " : "",
+                             n > 64 ? 64 : n, found->key[i]);
+        if (wrote < 0 || (size_t)wrote >= size - len)
+            break;
+        len += (size_t)wrote;
+    }
+    if (found->count > STATE_DICT_MODULES_MAX && len + 6 < size)
+        strcpy(out + len, ", ...");
+}
+
+/* The prefix whose keys are taken: the module named by "module", else the
+ * one attention module dict holds; NULL with err set when "module" names
+ * none, or names no module of several. *len is its length.  A state_dict
+ * with no attention module (say out_proj.weight alone) keeps the rule of
+ * one module: the prefix of its first key (state_dict_take refuses a key
+ * under another). */
+static const char *pick_module(json_t *envelope, json_t *dict, size_t *len,
+                               bool *found_one, codec_error *err)
+{
+    modules_found found;
+    find_modules(dict, &found);
+    *found_one = found.count > 0;
+    char names[640], ptr[CODEC_POINTER_MAX];
+    module_names(&found, names, sizeof names);
+    schema_pointer(API_MODULE, ptr);
+    json_t *named = json_object_get(envelope, api_schema[API_MODULE].name);
+    if (json_is_string(named)) {
+        const char *module = json_string_value(named);
+        size_t want = strlen(module);
+        if (want && module[want - 1] == '.')
+            want--;
+        for (size_t i = 0; i < found.count && i < STATE_DICT_MODULES_MAX; i++)
+            if (found.len[i] == (want ? want + 1 : 0) &&
+                strncmp(found.key[i], module, want) == 0) {
+                *len = found.len[i];
+                return found.key[i];
+            }
+        return codec_fail(err, ERR_INVALID_MODULE, ptr,
+                          "module \"%.64s\" is no attention module of the "
+                          "state_dict (a module whose in_proj_weight or "
+                          "q_proj_weight it holds); %s%s",
+                          module,
+                          found.count ? "its attention modules are "
+                                      : "it holds none",
+                          names),
+               NULL;
+    }
+    if (found.count > 1)
+        return codec_fail(err, ERR_MISSING_FIELD, ptr,
+                          "state_dict holds %zu attention modules, %s: name "
+                          "the one to compute with \"module\"",
+                          found.count, names),
+               NULL;
+    if (found.count == 1) {
+        *len = found.len[0];
+        return found.key[0];
+    }
+    void *iter = json_object_iter(dict);
+    const char *first = iter ? json_object_iter_key(iter) : "";
+    if (row_of_key(first, len) < 0)
+        *len = 0;
+    return first;
+}
+
 /* "in_proj_weight, in_proj_bias, ...": the keys a state_dict may hold. */
 static void key_names(char out[SCHEMA_LIST_MAX])
 {
@@ -83,6 +192,12 @@ bool state_dict_take(json_t *envelope, size_t max_elements, api_fields *fields,
     memset(keys, 0, sizeof *keys);
     json_t *dict = json_object_get(envelope, api_schema[API_STATE_DICT].name);
     char ptr[CODEC_POINTER_MAX];
+    if (!dict &&
+        json_is_string(json_object_get(envelope, api_schema[API_MODULE].name)))
+        return codec_fail(err, ERR_MISSING_FIELD,
+                          schema_pointer(API_STATE_DICT, ptr),
+                          "module names an attention module of state_dict, "
+                          "which is absent");
     if (!dict)
         return true;
     if (!json_is_object(dict))
@@ -95,14 +210,23 @@ bool state_dict_take(json_t *envelope, size_t max_elements, api_fields *fields,
                                         envelope, api_schema[API_DTYPE].name)));
     size_t elem = tensor_dtype_size(dtype < 0 ? TENSOR_FLOAT64 : dtype);
     size_t budget = elements_left(fields, max_elements);
-    const char *key, *first = NULL;
-    size_t first_len = 0;
+    size_t prefix_len;
+    bool found_one;
+    const char *prefix =
+        pick_module(envelope, dict, &prefix_len, &found_one, err);
+    if (!prefix)
+        return false;
+    const char *key;
     json_t *value;
     json_object_foreach(dict, key, value)
     {
-        size_t prefix_len;
-        int f = row_of_key(key, &prefix_len);
+        size_t len;
+        int f = row_of_key(key, &len);
         key_pointer(key, ptr);
+        bool under = strncmp(key, prefix, prefix_len) == 0 &&
+                     (f < 0 || len == prefix_len);
+        if (!under && found_one)
+            continue; /* another module's key */
         if (f < 0) {
             char names[SCHEMA_LIST_MAX];
             key_names(names);
@@ -112,18 +236,13 @@ bool state_dict_take(json_t *envelope, size_t max_elements, api_fields *fields,
                               "one prefix)",
                               key, names);
         }
-        if (!first) {
-            first = key;
-            first_len = prefix_len;
-        } else if (prefix_len != first_len ||
-                   strncmp(key, first, prefix_len) != 0) {
+        if (!under)
             return codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
                               "state_dict holds the keys of more than one "
                               "module: under \"%.*s\" and \"%.*s\"; send one "
                               "module's",
-                              (int)(first_len > 64 ? 64 : first_len), first,
-                              (int)(prefix_len > 64 ? 64 : prefix_len), key);
-        }
+                              (int)(prefix_len > 64 ? 64 : prefix_len), prefix,
+                              (int)(len > 64 ? 64 : len), key);
         if (fields->tensor[f].present)
             return codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
                               "%s is given both in state_dict and as a "

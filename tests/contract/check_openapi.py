@@ -219,6 +219,9 @@ def compare_field(schemas, table, f, prop, where):
                 failures += compare_field(schemas, table, m,
                                           members[m["name"]],
                                           f"{where}.{m['name']}")
+    elif kind == "string":
+        if p.get("type") != "string" or "enum" in p:
+            failures.append(f"{where}: spec is not a string")
     elif kind == "state_dict":
         # an object of tensors under the state_dict's keys
         if p.get("type") != "object" or \

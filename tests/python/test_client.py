@@ -377,6 +377,47 @@ class TestSdpa(ClientTest):
                                                        self.v)), TOLERANCE)
 
 
+class TestStateDict(ClientTest):
+    def setUp(self):
+        super().setUp()
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(
+            16, 4, dim_feedforward=32, dropout=0.0, batch_first=True,
+            dtype=F64)
+        self.model = torch.nn.TransformerEncoder(layer, num_layers=2).eval()
+        self.x = randn(5, 16)
+        attn = self.model.layers[1].self_attn
+        self.want = attn(self.x, self.x, self.x)[0]
+
+    def test_a_whole_models_state_dict_with_the_module_named(self):
+        got = self.client.attention(
+            x=self.x, num_heads=4, state_dict=self.model.state_dict(),
+            module="layers.1.self_attn")
+        self.assertLess(rel_error(got["output"], self.want), TOLERANCE)
+
+    def test_the_server_takes_a_whole_models_state_dict_too(self):
+        body = {"x": self.x.tolist(), "num_heads": 4, "return": ["output"],
+                "module": "layers.1.self_attn",
+                "state_dict": {k: v.tolist() for k, v in
+                               self.model.state_dict().items()}}
+        status, reply = SERVER.post(body)
+        self.assertEqual(status, 200, reply)
+        self.assertLess(rel_error(reply["output"], self.want), TOLERANCE)
+        del body["module"]
+        status, reply = SERVER.post(body)
+        self.assertEqual((status, reply["code"], reply["pointer"]),
+                         (400, "missing_field", "/module"))
+        self.assertIn('"layers.0.self_attn", "layers.1.self_attn"',
+                      reply["detail"])
+
+    def test_several_attention_modules_and_no_module_are_refused(self):
+        with self.assertRaises(ValueError) as caught:
+            self.client.attention(x=self.x, num_heads=4,
+                                  state_dict=self.model.state_dict())
+        self.assertIn('"layers.0.self_attn", "layers.1.self_attn"',
+                      str(caught.exception))
+
+
 class TestErrors(ClientTest):
     def raised(self, call, **fields):
         with self.assertRaises(AttentionError) as caught:

@@ -184,9 +184,9 @@ static const rejection rejections[] = {
     {"{\"q\":[[[1]]],\"k\":[[[1]]],\"v\":[[[1]]],\"batch_first\":true}", 400,
      "conflicting_fields", "/batch_first"},
     /* state_dict: one module's keys, each once, errors at its key */
-    {"{\"x\":[[1,2]],\"state_dict\":{\"a.in_proj_bias\":[1],"
-     "\"b.in_proj_weight\":[[1]]}}",
-     400, "conflicting_fields", "/state_dict/b.in_proj_weight"},
+    {"{\"x\":[[1,2]],\"state_dict\":{\"a.out_proj.bias\":[1],"
+     "\"b.in_proj_bias\":[[1]]}}",
+     400, "conflicting_fields", "/state_dict/b.in_proj_bias"},
     {"{\"x\":[[1,2]],\"state_dict\":{\"a.linear1.weight\":[[1]]}}", 400,
      "unknown_field", "/state_dict/a.linear1.weight"},
     {"{\"x\":[[1,2]],\"state_dict\":{\"a.in_proj_bias\":[[1],[2]]}}", 400,
@@ -410,6 +410,32 @@ static const hinted_rejection hinted_rejections[] = {
      "a NaN has no place in a softmax"},
     {{"{\"x\":[[Infinity,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
      "only −∞ hides a key"},
+    /* a model's state_dict: the attention module "module" names, or the
+     * one there is; other modules' keys are ignored */
+    {{"{\"x\":[[1,2]],\"num_heads\":1,\"state_dict\":{"
+      "\"layers.0.self_attn.in_proj_weight\":[[1]],"
+      "\"layers.1.self_attn.in_proj_weight\":[[1]]}}",
+      400, "missing_field", "/module"},
+     "2 attention modules, \"layers.0.self_attn\", \"layers.1.self_attn\": "
+     "name the one to compute with \"module\""},
+    {{"{\"x\":[[1,2]],\"num_heads\":1,\"module\":\"layers.2.self_attn\","
+      "\"state_dict\":{\"layers.0.self_attn.in_proj_weight\":[[1]],"
+      "\"layers.1.self_attn.in_proj_weight\":[[1]]}}",
+      400, "invalid_module", "/module"},
+     "its attention modules are \"layers.0.self_attn\", "
+     "\"layers.1.self_attn\""},
+    {{"{\"x\":[[1,2]],\"num_heads\":1,\"module\":\"layers.1.self_attn\","
+      "\"state_dict\":{\"layers.0.self_attn.in_proj_weight\":[[1]],"
+      "\"layers.1.linear1.weight\":[[1]],"
+      "\"layers.1.self_attn.in_proj_weight\":[[1],[2],[3],[4],[5],[6]]}}",
+      400, "shape_mismatch", "/state_dict/layers.1.self_attn.in_proj_weight"},
+     "in_proj_weight has 1 columns but x has 2"},
+    {{"{\"x\":[[1,2]],\"module\":\"layers.1.self_attn\"," VALID_TAIL "}", 400,
+      "missing_field", "/state_dict"},
+     "module names an attention module of state_dict"},
+    {{"{\"x\":[[1,2]],\"module\":1," VALID_TAIL "}", 400, "wrong_type",
+      "/module"},
+     "module is a string"},
     /* PyTorch keeps the head count outside its weights: its forms say it */
     {{"{\"x\":[[1,2]],\"in_proj_weight\":[[1,0],[0,1],[1,0],[0,1],[1,0],"
       "[0,1]]}",

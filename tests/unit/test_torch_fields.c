@@ -117,6 +117,34 @@ static void a_state_dict_under_a_prefix_is_its_keys_as_fields(void **state)
     api_request_free(&b);
 }
 
+/* A whole model's state_dict with "module" gives the problem that module's
+ * keys give alone: the other attention module and the other modules' keys
+ * are left out. */
+static void a_models_state_dict_gives_the_module_it_names(void **state)
+{
+    (void)state;
+    const char *alone =
+        "{\"x\":[[1,2],[3,4]],\"num_heads\":1,\"state_dict\":{"
+        "\"in_proj_weight\":" IN_PROJ ",\"in_proj_bias\":[1,2,3,4,5,6]}}";
+    const char *model = "{\"x\":[[1,2],[3,4]],\"num_heads\":1,"
+                        "\"module\":\"layers.1.self_attn\",\"state_dict\":{"
+                        "\"layers.0.self_attn.in_proj_weight\":[[9]],"
+                        "\"layers.0.linear1.weight\":[[9,9]],"
+                        "\"layers.1.self_attn.in_proj_weight\":" IN_PROJ
+                        ",\"layers.1.self_attn.in_proj_bias\":[1,2,3,4,5,6],"
+                        "\"layers.1.norm1.weight\":[9,9]}}";
+    api_request a, b;
+    codec_error err;
+    assert_true(decode_request(alone, strlen(alone), &limits, NULL, &a, &err));
+    assert_true(decode_request(model, strlen(model), &limits, NULL, &b, &err));
+    assert_memory_equal(a.w_q, b.w_q, 4 * sizeof(double));
+    assert_memory_equal(a.w_k, b.w_k, 4 * sizeof(double));
+    assert_memory_equal(a.w_v, b.w_v, 4 * sizeof(double));
+    assert_memory_equal(a.b_v, b.b_v, 2 * sizeof(double));
+    api_request_free(&a);
+    api_request_free(&b);
+}
+
 /* The allow mask (one byte per score) and bias of a decoded body; false
  * when refused (err then says why). */
 static bool masks_of(const char *body, uint8_t *allow, double *bias,
@@ -256,6 +284,7 @@ int main(void)
         cmocka_unit_test(a_sequence_first_batch_is_read_batch_first),
         cmocka_unit_test(batch_first_leaves_one_sequence_and_defaults_to_true),
         cmocka_unit_test(a_state_dict_under_a_prefix_is_its_keys_as_fields),
+        cmocka_unit_test(a_models_state_dict_gives_the_module_it_names),
         cmocka_unit_test(an_sdpa_attn_mask_broadcasts_to_the_scores),
         cmocka_unit_test(a_3d_sdpa_attn_mask_in_a_batch_is_per_head),
         cmocka_unit_test(a_float_key_padding_mask_is_added_to_its_keys),

@@ -90,8 +90,12 @@ class Client:
 
     def attention(self, stages=None, **fields):
         """POST one request: fields are /v1's (docs/api.md), arrays as NumPy
-        arrays, torch tensors or lists; stages (or `return`) the stages to
-        return, default output and weights.  → Result."""
+        arrays, torch tensors or lists (state_dict a module's or a whole
+        model's state_dict(), module the attention module's prefix when it
+        holds several); stages (or `return`) the stages to return, default
+        output and weights.  → Result."""
+        if "state_dict" in fields:  # /v2 takes its tensors as inputs
+            fields = torch_names.state_dict_fields(fields)
         stages = list(stages or fields.get("return") or DEFAULT_STAGES)
         dtype = fields.get("dtype", "float64")
         if dtype not in wire.FLOAT_TYPES:

@@ -91,6 +91,61 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
     return fields, stages, finish
 
 
+# ---- a model's state_dict -------------------------------------------------
+
+# the keys that make a module an attention module: its W_q (the server's
+# rule for /v1's state_dict and module, which /v2 does not carry)
+QUERY_KEYS = ("in_proj_weight", "q_proj_weight")
+
+
+def attention_prefixes(state_dict):
+    """The prefixes ("layers.0.self_attn.", or "" for the module's own
+    state_dict) of the attention modules whose keys state_dict holds."""
+    found = []
+    for key in state_dict:
+        for name in QUERY_KEYS:
+            if key == name or key.endswith("." + name):
+                prefix = key[:len(key) - len(name)]
+                if prefix not in found:
+                    found.append(prefix)
+    return found
+
+
+def state_dict_fields(fields):
+    """fields with state_dict (a module's or a whole model's) and module
+    replaced by the attention module's tensors under their own names:
+    the module named by module (its prefix, "layers.1.self_attn"), else the
+    one attention module state_dict holds; other modules' keys are left
+    out."""
+    fields = dict(fields)
+    state_dict = fields.pop("state_dict")
+    module = fields.pop("module", None)
+    found = attention_prefixes(state_dict)
+    names = ", ".join(f'"{p[:-1]}"' for p in found) or "none"
+    if module is not None:
+        prefix = module if module == "" or module.endswith(".") \
+            else module + "."
+        if prefix not in found:
+            raise ValueError(f"module {module!r} is no attention module of "
+                             f"the state_dict (its attention modules: "
+                             f"{names})")
+    elif len(found) != 1:
+        raise ValueError(f"state_dict holds {len(found)} attention modules "
+                         f"({names}): name one with module=" if found else
+                         "state_dict holds no attention module (no "
+                         "in_proj_weight or q_proj_weight)")
+    else:
+        prefix = found[0]
+    for key, value in state_dict.items():
+        if key.startswith(prefix):
+            name = key[len(prefix):]
+            if name in fields:
+                raise ValueError(f"{name} is given both in state_dict and "
+                                 f"as a field; send it once")
+            fields[name] = value
+    return fields
+
+
 # ---- scaled_dot_product_attention -----------------------------------------
 
 def sdpa_request(q, k, v, attn_mask, is_causal, scale):
