@@ -169,8 +169,9 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     req->target = target_read(url, &path, &req->target_why);
     snprintf(req->path, sizeof req->path, "%s", path ? path : url);
     atomic_fetch_add(&srv->active_requests, 1);
-    guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1), req->id,
-                     sizeof req->id);
+    req->id_replaced =
+        guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1),
+                         req->id, sizeof req->id);
     guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
                       sizeof req->origin_allowed);
     req->accept = reply_coding_accept(

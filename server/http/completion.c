@@ -122,6 +122,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
     char client[INET6_ADDRSTRLEN];
     access_log_entry entry = {
         .id = req->id,
+        .id_replaced = req->id_replaced,
         .method = req->method,
         .path = req->path,
         .status = req->rep.status,

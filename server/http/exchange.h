@@ -82,6 +82,7 @@ typedef struct {
     char job_header[HTTP_JOB_HEADER_MAX]; /* the route's job_header */
     bool has_job_header;
     char id[ACCESS_LOG_ID_MAX];
+    const char *id_replaced;  /* why the client's X-Request-ID was, or NULL */
     char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
     request_state state;
     bool discard_body; /* an early error is waiting; drop the body */

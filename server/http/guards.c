@@ -135,16 +135,19 @@ void guard_cors_origin(const char *allowed, struct MHD_Connection *conn,
     }
 }
 
-static bool valid_request_id(const char *id, size_t max)
+/* Why id cannot be logged and echoed as it is, or NULL when it can. */
+static const char *request_id_fault(const char *id, size_t max)
 {
     size_t len = strlen(id);
-    if (len == 0 || len >= max)
-        return false;
+    if (len == 0)
+        return "empty";
+    if (len >= max)
+        return "too_long";
     for (const char *c = id; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
               (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-            return false;
-    return true;
+            return "invalid_characters";
+    return NULL;
 }
 
 /* The process id in the request ids the server makes, asked once: getpid()
@@ -160,13 +163,16 @@ static unsigned own_pid(void)
     return known;
 }
 
-void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
-                      char *out, size_t out_size)
+const char *guard_request_id(struct MHD_Connection *conn,
+                             unsigned long long serial, char *out,
+                             size_t out_size)
 {
     const char *id =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Request-ID");
-    if (id && valid_request_id(id, out_size))
+    const char *fault = id ? request_id_fault(id, out_size) : NULL;
+    if (id && !fault)
         snprintf(out, out_size, "%s", id);
     else
         snprintf(out, out_size, "%08x-%llu", own_pid(), serial);
+    return fault;
 }

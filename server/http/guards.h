@@ -47,8 +47,11 @@ void guard_cors_origin(const char *allowed, struct MHD_Connection *conn,
 
 /* The request id: the client's X-Request-ID when it is safe to log and echo
  * (letters, digits, '-', '_', '.', shorter than out_size), else one made of
- * the process id and `serial`. */
-void guard_request_id(struct MHD_Connection *conn, unsigned long long serial,
-                      char *out, size_t out_size);
+ * the process id and `serial`.  Returns why the client's was replaced
+ * ("empty", "too_long", "invalid_characters", static), or NULL when it was
+ * kept or there was none. */
+const char *guard_request_id(struct MHD_Connection *conn,
+                             unsigned long long serial, char *out,
+                             size_t out_size);
 
 #endif

@@ -272,6 +272,10 @@ void access_log_write(const access_log_entry *e)
     buf_puts(&line, millis);
     buf_puts(&line, "\",\"request_id\":");
     buf_json_string(&line, e->id);
+    if (e->id_replaced) {
+        buf_puts(&line, ",\"request_id_replaced\":");
+        buf_json_string(&line, e->id_replaced);
+    }
     buf_puts(&line, ",\"method\":");
     buf_json_string(&line, e->method);
     buf_puts(&line, ",\"path\":");

@@ -31,6 +31,7 @@
 
 typedef struct {
     const char *id, *method, *path;
+    const char *id_replaced; /* why the client's request id was, or NULL */
     unsigned status;
     const char *code;       /* an error reply's code, else NULL          */
     const char *client;     /* the client's address, or NULL             */

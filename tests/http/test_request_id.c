@@ -1,23 +1,62 @@
 /*
  * test_request_id.c - X-Request-ID: a well-formed one is echoed, on errors too;
- * a malformed one is replaced; a missing one is generated, unique.
+ * a malformed one is replaced, and the access log says why; a missing one is
+ * generated, unique.
  *
- * One group, "request_id", on a server with the default flags.
+ * One group, "request_id", on a server with the default flags, its access
+ * log in a file.
  */
 #include "tests/http/harness.h"
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ======================================================================= */
 /* group "request_id"                                                      */
 /* ======================================================================= */
 
+static char g_log_path[LOG_PATH_MAX];
+
 static int request_id_setup(void **state)
 {
     (void)state;
-    return group_start(NULL);
+    return logged_group_start(g_log_path, "request-id", NULL);
+}
+
+static int request_id_teardown(void **state)
+{
+    return logged_group_stop(state, g_log_path);
+}
+
+/* Sends X-Request-ID `sent` and expects it replaced, logged with `why`. */
+static void expect_replaced(const char *sent, const char *why)
+{
+    char line[256];
+    snprintf(line, sizeof line, "X-Request-ID: %s", sent);
+    http_response r =
+        http(&(http_request){.path = "/healthz", .headers = {line}});
+    expect_status(&r, 200);
+    char id[128];
+    expect(header(&r, "X-Request-ID", id, sizeof id), &r);
+    assert_string_not_equal(id, sent);
+    response_free(&r);
+    json_t *logged = access_log_wait(g_log_path, id, 2000);
+    assert_non_null(logged);
+    assert_string_equal(
+        json_string_value(json_object_get(logged, "request_id_replaced")), why);
+    json_decref(logged);
+}
+
+static void a_replaced_request_id_is_logged_with_why(void **state)
+{
+    (void)state;
+    expect_replaced("{braced-id}", "invalid_characters");
+    char long_id[80];
+    memset(long_id, 'a', 65);
+    long_id[65] = '\0';
+    expect_replaced(long_id, "too_long");
 }
 
 static bool id_is_token(const char *id)
@@ -86,10 +125,11 @@ int main(void)
         cmocka_unit_test(well_formed_request_id_is_echoed),
         cmocka_unit_test(malformed_request_id_is_replaced),
         cmocka_unit_test(missing_request_id_is_generated_uniquely),
+        cmocka_unit_test(a_replaced_request_id_is_logged_with_why),
     };
 
-    int failed = cmocka_run_group_tests_name("request_id", request_id,
-                                             request_id_setup, group_stop);
+    int failed = cmocka_run_group_tests_name(
+        "request_id", request_id, request_id_setup, request_id_teardown);
     harness_done();
     return failed ? 1 : 0;
 }
