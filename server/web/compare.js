@@ -5,7 +5,7 @@ import { ui } from "./state.js";
 import { $, API, el, range } from "./base.js";
 import { compute, lastGood, parseReply } from "./request.js";
 import { anyHead, slice } from "./reply.js";
-import { exact, fmt } from "./format.js";
+import { exactText } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
 import { group, mayMask, renderResult, views } from "./views.js";
@@ -128,7 +128,7 @@ export function drawWhenSeen() {
 // RoPE's settings in words: its style, base and dims.
 export function ropeText(rope, dk) {
   const r = rope === true ? {} : rope;
-  return `${r.style === "interleaved" ? "interleaved pairs 2i, 2i+1" : "pairs i, i + dims/2"}, base ${r.base ?? 10000}, dims ${r.dims ?? dk}`;
+  return t(r.style === "interleaved" ? "views.rope.interleaved" : "views.rope.half", { base: String(r.base ?? 10000), dims: r.dims ?? dk });
 }
 
 // A batch: one button per sequence; a click shows that sequence's stages.
@@ -176,7 +176,7 @@ export function headStrip(R) {
   const cur = [0, 0]; // the keyboard's cell, the same in every head
   const say = (k, i, j) => {
     const [s] = heads[k];
-    readout.textContent = t("views.heads.readout", { head: k, query: R.ql[i], key: R.kl[j], value: exact(s.data[s.off + i * s.cols + j], R.dtype) });
+    readout.textContent = t("views.heads.readout", { head: k, query: R.ql[i], key: R.kl[j], value: exactText(s.data[s.off + i * s.cols + j], R.dtype) });
   };
   const wrap = el("div", { class: "heads", role: "group", "aria-label": t("views.heads.group") });
   heads.forEach(([s, ms], k) => {

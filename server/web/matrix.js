@@ -3,7 +3,7 @@
  * do not fit.
  */
 import { el, range } from "./base.js";
-import { exact, fmt } from "./format.js";
+import { exact, exactText, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { t } from "./words.js";
 
@@ -71,7 +71,7 @@ export class MatrixView {
   }
   describe(i, j) {
     const v = this.get(i, j);
-    return t(this.isMasked(i, j) ? "views.cell.masked" : "views.cell", { cell: this.label(i, j), value: exact(v, this.dtype) });
+    return t(this.isMasked(i, j) ? "views.cell.masked" : "views.cell", { cell: this.label(i, j), value: exactText(v, this.dtype) });
   }
 
   legend() {

@@ -96,7 +96,7 @@ export function applyState(state) {
     $("compare-a").value = state.compare[1]; $("compare-b").value = state.compare[2];
   }
   ui.presetKey = null;
-  $("preset-note").textContent = "Restored from a link.";
+  $("preset-note").textContent = t("share.restored");
   updateLabelNotes(); updatePanelStates();
   compute();
 }
@@ -129,7 +129,7 @@ export function exportOptions(R) {
   $("export-stage").replaceChildren(...["x", ...ALL_STAGES].filter((s) => R.T[s]).map((s) => el("option", { value: s }, s)),
     ...diffs.map((id) => el("option", { value: id }, views[id].title)),
     el("option", { value: "head-view" }, R.H > 1 ? t("share.option.head_view.head", { head: ui.selectedHead }) : t("share.option.head_view")),
-    R.H > 1 ? el("option", { value: "model-view" }, t("share.option.model_view")) : null);
+    ...(R.H > 1 ? [el("option", { value: "model-view" }, t("share.option.model_view"))] : []));
   if ([...$("export-stage").options].some((o) => o.value === keep)) $("export-stage").value = keep;
   exportButtons();
 }
@@ -419,14 +419,13 @@ export function numpyScript(R) {
 // output projection (the identity stands in when there is none).
 export function torchObstacle(R) {
   const b = R.body, e = R.H * R.dk;
-  const ask = [[b.q, "Q, K and V given directly"], [R.Hkv !== R.H, "fewer key/value heads (grouped-query attention)"],
-    [b.rope, "RoPE"], [b.positional_encoding, "the sinusoidal encoding"], [b.past_k, "a KV cache"],
-    [R.slopes, "ALiBi"], [b.window, "a sliding window"], [b.positions || b.context_positions, "positions of one's own"],
-    [b.scale !== undefined, "a scale of one's own"], [R.dv !== R.dk, "d_v ≠ d_k"],
-    [R.T.x && R.T.x.shape.at(-1) !== e, `d = ${R.T.x && R.T.x.shape.at(-1)} ≠ heads·d_k = ${e}`],
-    [R.T.output.shape.at(-1) !== e, "an output width ≠ heads·d_k"]];
+  const ask = [[b.q, "share.torch.qkv"], [R.Hkv !== R.H, "share.torch.gqa"],
+    [b.rope, "share.torch.rope"], [b.positional_encoding, "share.torch.pe"], [b.past_k, "share.torch.cache"],
+    [R.slopes, "share.torch.alibi"], [b.window, "share.torch.window"], [b.positions || b.context_positions, "share.torch.positions"],
+    [b.scale !== undefined, "share.torch.scale"], [R.dv !== R.dk, "share.torch.dv"],
+    [R.T.x && R.T.x.shape.at(-1) !== e, "share.torch.width"], [R.T.output.shape.at(-1) !== e, "share.torch.out_width"]];
   const hit = ask.find(([when]) => when);
-  return hit ? hit[1] : null;
+  return hit ? t(hit[1], { d: R.T.x ? R.T.x.shape.at(-1) : 0, e }) : null;
 }
 
 // A PyTorch script that loads the request's weights into
@@ -529,7 +528,7 @@ export function init() {
     $("curl-command").value = curlCommand(R);
     $("numpy-script").value = numpyScript(R);
     const torch = torchScript(R);
-    $("torch-script").value = torch.script || `# nn.MultiheadAttention has no equivalent of this request: ${torch.reason}.\n`;
+    $("torch-script").value = torch.script || `# ${t("share.torch.none", { reason: torch.reason })}\n`;
     $("download-torch-script").disabled = !torch.script;
     exportOptions(R);
     window.attentionVisualizer.stateUrl = location.href;

@@ -6,13 +6,15 @@ import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
 import { kvHead, slice } from "./reply.js";
-import { exact, exactText, fmt } from "./format.js";
+import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
 import { compareSlot, drawWhenSeen, headStrip, renderCompare, ropeText, seqStrip } from "./compare.js";
 import { onPoint } from "./highlight.js";
 import { headView } from "./head-view.js";
 import { show as showGuided } from "./guided.js";
 import { nodes, t } from "./words.js";
+import { listOf } from "./weight-scale.js";
+import { lang } from "./locale.js";
 
 export let views = {};
 export const PAIR_STAGES = ["scores", "scaled_scores", "masked_scores", "weights"]; // [h, n, m]
@@ -47,33 +49,40 @@ export function lessonNameNode(R, stage, h) {
     : nodes("views.lesson.unnamed_scores", { lesson: key, name: name(LESSON_NAMES[key].scaled_scores) })));
 }
 
+// A message in the plural form of count (Intl.PluralRules of the page's
+// language): the id ending ".one" or ".other".
+export const plural = (id, count, params = {}) =>
+  t(`${id}.${new Intl.PluralRules(lang()).select(count) === "one" ? "one" : "other"}`, { count, ...params });
+
+// One item of the summary: its words, the value in bold.
+const item = (id, value, attrs = {}) => el("span", attrs, ...nodes(id, { value: el("b", {}, value) }));
+const on = { class: "on" };
 export function summaryItems(R) {
   const b = R.body, res = R.res;
-  const scaleNote = b.scale === undefined ? `1/√${R.dk}` : "given";
-  const masks = [res.causal ? "causal" : null, b.mask ? (maskForm(b.mask, !!R.B).kind === "add" ? "additive mask" : "mask") : null,
-                 b.key_padding ? `${b.key_padding.filter(Boolean).length} padded key(s)` : null].filter(Boolean);
+  const masks = [res.causal ? t("views.sum.hide.causal") : null,
+                 b.mask ? t(maskForm(b.mask, !!R.B).kind === "add" ? "views.sum.hide.additive" : "views.sum.hide.mask") : null,
+                 b.key_padding ? plural("views.sum.hide.padded", b.key_padding.flat().filter(Boolean).length) : null].filter(Boolean);
   return [
-    el("span", {}, "heads ", el("b", {}, R.H)), el("span", {}, "d_k ", el("b", {}, R.dk)),
-    el("span", {}, "d_v ", el("b", {}, R.dv)),
-    el("span", { title: `exact: ${exact(R.scale, "float64")}` }, "scale ", el("b", {}, `${fmt(R.scale)} (${scaleNote})`)),
-    el("span", {}, "dtype ", el("b", {}, res.dtype)), el("span", {}, "causal ", el("b", {}, String(res.causal))),
-    el("span", { class: masks.length ? "on" : null }, "hidden keys ", el("b", {}, masks.length ? masks.join(", ") : "none")),
-    res.shapes.x ? el("span", {}, "X ", el("b", {}, `(${res.shapes.x.join(", ")})`)) : el("span", {}, "Q, K, V ", el("b", {}, "given")),
-    R.B ? el("span", { class: "on" }, "batch ", el("b", {}, `B = ${R.B}`)) : null,
-    R.heads ? el("span", { title: "a big reply: the API's heads field; the small multiples come from a second request" },
-                 "reply holds ", el("b", {}, `head ${R.heads.join(", ")}`)) : null,
-    R.Hkv !== R.H ? el("span", { class: "on" }, "key/value heads ", el("b", {}, R.Hkv)) : null,
-    res.shapes.context ? el("span", {}, "context ", el("b", {}, `(${res.shapes.context.join(", ")})`)) : null,
-    b.w_o || b.out_proj_weight ? el("span", {}, "W_o ", el("b", {}, `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`)) : null,
-    b.layout === "torch" ? el("span", { class: "on" }, "layout ", el("b", {}, "torch")) : null,
-    b.b_q || b.in_proj_bias ? el("span", { class: "on" }, "biases ", el("b", {}, "on")) : null,
-    b.in_proj_weight || b.q_proj_weight ? el("span", { class: "on" }, "weights ", el("b", {}, "state_dict")) : null,
-    b.positions || b.context_positions ? el("span", { class: "on" }, "positions ", el("b", {}, "given")) : null,
-    b.window ? el("span", { class: "on" }, "window ", el("b", {}, b.window)) : null,
-    b.rope ? el("span", { class: "on" }, "RoPE ", el("b", {}, ropeText(b.rope, R.dk))) : null,
-    b.positional_encoding ? el("span", { class: "on" }, "positional encoding ", el("b", {}, b.positional_encoding)) : null,
-    R.m0 ? el("span", { class: "on" }, "KV cache ", el("b", {}, `${R.m0} key${R.m0 === 1 ? "" : "s"}`)) : null,
-    R.slopes ? el("span", { class: "on" }, "ALiBi ", el("b", {}, b.alibi ? "the paper's slopes" : "given slopes")) : null,
+    item("views.sum.heads", fmt(R.H)), item("views.sum.dk", fmt(R.dk)), item("views.sum.dv", fmt(R.dv)),
+    item("views.sum.scale", t(b.scale === undefined ? "views.sum.scale.default" : "views.sum.scale.given", { scale: R.scale, dk: R.dk }),
+         { title: t("views.sum.exact", { value: exactText(R.scale, "float64") }) }),
+    item("views.sum.dtype", res.dtype), item("views.sum.causal", t(res.causal ? "views.sum.causal.on" : "views.sum.causal.off")),
+    item("views.sum.hidden", masks.length ? listOf(masks) : t("views.sum.none"), masks.length ? on : {}),
+    res.shapes.x ? item("views.sum.x", `(${res.shapes.x.join(", ")})`) : item("views.sum.qkv", t("views.sum.given")),
+    R.B ? item("views.sum.batch", `B = ${R.B}`, on) : null,
+    R.heads ? item("views.sum.reply_holds", listOf(R.heads.map((k) => t("views.heads.button", { head: k }))), { title: t("views.sum.reply_holds.why") }) : null,
+    R.Hkv !== R.H ? item("views.sum.kv_heads", fmt(R.Hkv), on) : null,
+    res.shapes.context ? item("views.sum.context", `(${res.shapes.context.join(", ")})`) : null,
+    b.w_o || b.out_proj_weight ? item("views.sum.wo", `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`) : null,
+    b.layout === "torch" ? item("views.sum.layout", "torch", on) : null,
+    b.b_q || b.in_proj_bias ? item("views.sum.biases", t("views.sum.on"), on) : null,
+    b.in_proj_weight || b.q_proj_weight ? item("views.sum.weights", "state_dict", on) : null,
+    b.positions || b.context_positions ? item("views.sum.positions", t("views.sum.given"), on) : null,
+    b.window ? item("views.sum.window", fmt(b.window), on) : null,
+    b.rope ? item("views.sum.rope", ropeText(b.rope, R.dk), on) : null,
+    b.positional_encoding ? item("views.sum.pe", b.positional_encoding, on) : null,
+    R.m0 ? item("views.sum.cache", plural("views.sum.cache.keys", R.m0), on) : null,
+    R.slopes ? item("views.sum.alibi", t(b.alibi ? "views.sum.alibi.paper" : "views.sum.alibi.given"), on) : null,
   ].filter(Boolean);
 }
 
@@ -95,17 +104,22 @@ export const mayMask = (R) => !!(R.res.causal || R.body.mask || R.body.key_paddi
 
 // Whose mask a stage uses: this head's, this sequence's, or every one's.
 export function maskScope(R) {
-  const f = maskForm(R.body.mask, !!R.B);
-  const who = [f.perSeq ? `sequence ${ui.selectedSeq}` : null, f.perHead ? `head ${ui.selectedHead}` : null].filter(Boolean);
-  return who.length ? ` (the mask of ${who.join(", ")})` : "";
+  const f = maskForm(R.body.mask, !!R.B), seq = ui.selectedSeq, head = ui.selectedHead;
+  if (f.perSeq && f.perHead) return t("views.mask.of_seq_head", { seq, head });
+  if (f.perSeq) return t("views.mask.of_seq", { seq });
+  if (f.perHead) return t("views.mask.of_head", { head });
+  return null;
 }
 
 export function maskReasons(R) {
   const r = [];
-  if (R.res.causal) r.push("causal: a key after the query");
-  if (R.body.window) r.push(`window ${R.body.window}: a key ${R.body.window} or more positions away`);
-  if (R.body.mask && maskForm(R.body.mask, !!R.B).kind === "bool") r.push("the mask's unticked pairs" + maskScope(R));
-  if (R.body.key_padding) r.push("padded keys");
+  if (R.res.causal) r.push(t("views.mask.reason.causal"));
+  if (R.body.window) r.push(t("views.mask.reason.window", { window: R.body.window }));
+  if (R.body.mask && maskForm(R.body.mask, !!R.B).kind === "bool") {
+    const scope = maskScope(R);
+    r.push(scope ? t("views.mask.reason.unticked_of", { scope }) : t("views.mask.reason.unticked"));
+  }
+  if (R.body.key_padding) r.push(t("views.mask.reason.padded"));
   return r;
 }
 
@@ -147,19 +161,18 @@ export function splitViews(R) {
   const X = R.T.x_pe ? "(X + PE)" : "X", dims = `(${R.H}, ${n}, ${dk})`;
   const all = new MatrixView({ id: "split-q", stage: "q_all", name: "Q", title: t("views.card.q_all"), dtype: R.dtype, rows: n, cols: W,
     src: { data: q }, off: 0, shape: [n, W], rowLabels: R.ql, colLabels: range(W).map(String), kind: "div", onPoint: say,
-    groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: `head ${k}` })),
-    formula: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}: one projection for all heads; head h owns columns h·${dk} … h·${dk} + ${dk - 1}` });
+    groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: t("cmp.head", { head: k }) })),
+    formula: t("views.split.formula", { product: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}`, first: `h·${dk}`, last: `h·${dk} + ${dk - 1}` }) });
   const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype,
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
-    formula: `columns ${k * dk}…${(k + 1) * dk - 1} of Q, the ${k === 0 ? "first" : k === 1 ? "second" : `${k}th`} plane of Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)`,
-    caption: `head ${k}`, head: k }));
+    formula: t("views.split.head_formula", { first: k * dk, last: (k + 1) * dk - 1, plane: k, code: `Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)[${k}]` }),
+    caption: t("cmp.head", { head: k }), head: k }));
   heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: t("views.scale.one_split") }));
   all.scaleNote = t("views.scale.one_split");
   for (const v of [all, ...heads]) views[v.id] = v;
-  const g = group("group-split", `Split into heads: Q (${n}, ${W}) → Qh ${dims}`,
+  const g = group("group-split", t("views.split.title", { from: `Q (${n}, ${W})`, to: `Qh ${dims}` }),
     el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`));
-  g.add(el("p", { class: "hint" }, `K and V are split the same way${R.Hkv !== R.H ? `, into ${R.Hkv} key/value heads` : ""}; `
-    + "each head then computes attention on its own plane."), g.cards);
+  g.add(el("p", { class: "hint" }, R.Hkv !== R.H ? t("views.split.hint_kv", { kv: R.Hkv }) : t("views.split.hint")), g.cards);
   return [g, [all, ...heads]];
 }
 
@@ -183,27 +196,27 @@ export function renderResult(R) {
     return (i, j) => (d || (d = s.data))[s.off + i * s.cols + j] === -Infinity;
   })() : null;
   const empty = emptyRows(R, h);
-  const emptyNote = () => (empty.size ? [el("p", { class: "warn" }, `${[...empty].map((i) => R.ql[i]).join(", ")}: `
-    + "no key left to attend, so every weight in the row is 0 and the head output is 0 (PyTorch gives NaN there).")] : []);
+  const emptyNote = () => (empty.size ? [el("p", { class: "warn" }, t("views.empty_rows", { rows: listOf([...empty].map((i) => R.ql[i])) }))] : []);
   const kvFrom = b.context ? "context" : "X";
   // A per-head stack (h, d, d_k) gives head h its own matrix W[h]; a 2-D W
   // gives it a block of d_k columns.
   const stacked = (w) => Array.isArray(w) && Array.isArray(w[0]) && Array.isArray(w[0][0]);
-  const cols = stacked(b.w_q) ? `W_q[${h}], W_k[${kvHead(R, h)}], W_v[${kvHead(R, h)}] of the stacks`
-    : `columns ${h * R.dk}…${(h + 1) * R.dk - 1}`;
+  const cols = stacked(b.w_q) ? t("views.head.stacks", { mats: `W_q[${h}], W_k[${kvHead(R, h)}], W_v[${kvHead(R, h)}]` })
+    : t("views.head.columns", { first: h * R.dk, last: (h + 1) * R.dk - 1 });
   const part = (w, name, k) => (stacked(w) ? `${name}[${k}]` : name);
-  const out = [], seqNote = R.B ? `, sequence ${ui.selectedSeq}` : "";
+  const out = [], caption = R.B ? t("views.caption.head_seq", { head: h, seq: ui.selectedSeq }) : t("cmp.head", { head: h });
   const g = kvHead(R, h);
 
   // 1. the input (none when Q, K and V are given)
-  const gi = group("group-input", R.B ? `Input, sequence ${ui.selectedSeq} of ${R.B}` : "Input");
+  const gi = group("group-input", R.B ? t("views.input.title_seq", { seq: ui.selectedSeq, seqs: R.B }) : t("views.input.title"));
   const inputs = R.T.x ? [makeView(R, "x", 0, { id: "input-x", title: "X", name: "x", kind: "div", rowLabels: R.ql,
-    colLabels: idx(R.T.x.shape.at(-1)), formula: "one row per token, as sent", caption: "the input" + seqNote })] : [];
+    colLabels: idx(R.T.x.shape.at(-1)), formula: t("views.input.formula"),
+    caption: R.B ? t("views.caption.input_seq", { seq: ui.selectedSeq }) : t("views.caption.input") })] : [];
   const newKeys = R.kl.slice(R.m0); // the keys this request adds (after a cache's)
   if (b.context) inputs.push(makeView(R, "context", 0, { id: "input-context", title: t("views.card.context"), name: "context", kind: "div",
-    rowLabels: newKeys, colLabels: idx(R.T.context.shape.at(-1)), formula: "the source of the keys and values" }));
+    rowLabels: newKeys, colLabels: idx(R.T.context.shape.at(-1)), formula: t("views.context.formula") }));
   if (R.T.x_pe) inputs.push(makeView(R, "x_pe", 0, { id: "input-x_pe", title: "X + PE", name: "x_pe", kind: "div", rowLabels: R.ql,
-    colLabels: idx(R.T.x_pe.shape.at(-1)), formula: "X plus the sinusoidal encoding of each token's position: what the projections see" }));
+    colLabels: idx(R.T.x_pe.shape.at(-1)), formula: t("views.x_pe.formula") }));
   gi.add(gi.cards);
   if (R.B) out.push([seqStrip(R), []]);
   if (inputs.length) out.push([gi, inputs]);
@@ -216,52 +229,57 @@ export function renderResult(R) {
   if (R.H > 1) out.push([headStrip(R), []]);
 
   // 2. one head, step by step
-  const gh = group(`group-head`, R.H > 1 ? `Head ${h}` : "The head", R.H > 1 ? el("span", { class: "shape" }, cols) : null);
-  const pv = (stage, spec) => makeView(R, stage, h, { id: `h${h}-${stage}`, caption: `head ${h}${seqNote}`, ...spec });
+  const gh = group(`group-head`, R.H > 1 ? t("views.heads.button", { head: h }) : t("views.head.only"), R.H > 1 ? el("span", { class: "shape" }, cols) : null);
+  const pv = (stage, spec) => makeView(R, stage, h, { id: `h${h}-${stage}`, caption, ...spec });
   const biased = b.b_q || b.in_proj_bias, wt = b.layout === "torch" || b.in_proj_weight || b.q_proj_weight ? "ᵀ" : "";
   const plus = (k) => (biased ? ` + b_${k}` : "");
   const X = R.T.x_pe ? "(X + PE)" : "X", ctx = b.context && R.T.x_pe ? "(context + PE)" : kvFrom;
-  const shared = R.Hkv !== R.H ? `; key/value head ${g}, shared by query heads ${range(R.H).filter((k) => kvHead(R, k) === g).join(", ")}` : "";
+  const sharedBy = R.Hkv !== R.H ? t("views.head.shared", { kv: g, heads: listOf(range(R.H).filter((k) => kvHead(R, k) === g).map(String)) }) : null;
+  const shared = (f) => (sharedBy ? t("views.formula.and", { first: f, second: sharedBy }) : f);
+  const given = t("views.formula.given");
+  const maskParts = [
+    b.mask && maskForm(b.mask, !!R.B).kind === "add"
+      ? (maskScope(R) ? t("views.formula.additive_of", { scope: maskScope(R) }) : t("views.formula.additive")) : null,
+    R.slopes ? t("views.formula.alibi", { term: `−${fmt(R.slopes[h])}·|p_i − p_j|`, head: h, slope: exactText(R.slopes[h], "float64") }) : null,
+    maskReasons(R).length ? t("views.formula.hidden", { reasons: maskReasons(R).reduce((a, c) => t("views.formula.and", { first: a, second: c })) })
+      : R.slopes || b.mask ? null : t("views.formula.none_hidden")].filter(Boolean);
   const steps = [
-    [b.q ? "1 · Q, K and V as given" : "1 · project each token", [
+    [t(b.q ? "views.step.given" : "views.step.project"), [
       pv("q", { title: "Q", name: "q", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
-                formula: b.q ? "as given" : stacked(b.w_q)
-                  ? `${X} · ${part(b.w_q, "W_q", h)}${wt}${plus("q")} (head ${h}'s own ${shapeOf(b.w_q[h]).dims.join("×")} matrix of the ${shapeOf(b.w_q).dims.join("×")} stack)`
-                  : `${X} · W_q${wt}${plus("q")} (${R.H > 1 ? "this head's " + cols : "all columns"})` }),
+                formula: b.q ? given : stacked(b.w_q)
+                  ? t("views.formula.q_stack", { product: `${X} · ${part(b.w_q, "W_q", h)}${wt}${plus("q")}`, head: h,
+                      shape: shapeOf(b.w_q[h]).dims.join("×"), stack: shapeOf(b.w_q).dims.join("×") })
+                  : R.H > 1 ? t("views.formula.q_cols", { product: `${X} · W_q${wt}${plus("q")}`, cols })
+                    : t("views.formula.q_all", { product: `${X} · W_q${wt}${plus("q")}` }) }),
       pv("k", { title: "K", name: "k", kind: "div", rowLabels: newKeys, colLabels: idx(R.dk),
-                formula: (b.q ? "as given" : `${b.context ? ctx : X} · ${part(b.w_k, "W_k", g)}${wt}${plus("k")}`) + shared }),
+                formula: shared(b.q ? given : `${b.context ? ctx : X} · ${part(b.w_k, "W_k", g)}${wt}${plus("k")}`) }),
       pv("v", { title: "V", name: "v", kind: "div", rowLabels: newKeys, colLabels: idx(R.dv),
-                formula: (b.q ? "as given" : `${b.context ? ctx : X} · ${part(b.w_v, "W_v", g)}${wt}${plus("v")}`) + shared })]],
-    ...(R.T.q_rope ? [["1½ · rotate by position (RoPE)", [
+                formula: shared(b.q ? given : `${b.context ? ctx : X} · ${part(b.w_v, "W_v", g)}${wt}${plus("v")}`) })]],
+    ...(R.T.q_rope ? [[t("views.step.rope"), [
       pv("q_rope", { title: t("views.card.q_rope"), name: "q_rope", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
-                     formula: `each pair of Q's components turned by position·θ_i (${ropeText(b.rope, R.dk)})` }),
+                     formula: t("views.formula.q_rope", { rope: ropeText(b.rope, R.dk) }) }),
       pv("k_rope", { title: t("views.card.k_rope"), name: "k_rope", kind: "div", rowLabels: newKeys, colLabels: idx(R.dk),
-                     formula: "K's pairs turned the same way, by each key's position" + shared })]]] : []),
-    ...(R.T.k_cache ? [["1¾ · the KV cache", [
+                     formula: shared(t("views.formula.k_rope")) })]]] : []),
+    ...(R.T.k_cache ? [[t("views.step.cache"), [
       pv("k_cache", { title: t("views.card.k_cache"), name: "k_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dk),
-                      formula: `${R.m0} cached key row${R.m0 === 1 ? "" : "s"} (past_k), then this request's K${R.T.k_rope ? " after RoPE" : ""}: the keys the scores use` + shared }),
+                      formula: shared(plural(R.T.k_rope ? "views.formula.k_cache_rope" : "views.formula.k_cache", R.m0)) }),
       pv("v_cache", { title: t("views.card.v_cache"), name: "v_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dv),
-                      formula: `${R.m0} cached value row${R.m0 === 1 ? "" : "s"} (past_v), then this request's V` + shared })]]] : []),
-    ["2 · compare queries with keys", [
+                      formula: shared(plural("views.formula.v_cache", R.m0)) })]]] : []),
+    [t("views.step.scores"), [
       pv("scores", { title: t("views.card.scores"), name: "scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                     formula: `${R.T.q_rope ? "Q after RoPE" : "Q"} · ${R.T.k_cache ? "K cache" : R.T.k_rope ? "K after RoPE" : "K"}ᵀ: query ↓ against key →` }),
+                     formula: t("views.formula.scores", { product: `${R.T.q_rope ? t("views.card.q_rope") : "Q"} · ${R.T.k_cache ? t("views.card.k_cache")
+                       : R.T.k_rope ? t("views.card.k_rope") : "K"}ᵀ` }) }),
       pv("scaled_scores", { title: t(b.scale === undefined ? "views.card.scaled_scores" : "views.card.scaled_scores_given"), name: "scaled_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                            formula: b.scale === undefined ? `scores ÷ √${R.dk} (= × ${fmt(R.scale)})` : `scores × ${exactText(b.scale, "float64")}` }),
+                            formula: b.scale === undefined ? t("views.formula.scaled", { dk: R.dk, scale: R.scale })
+                              : t("views.formula.scaled_given", { scale: exactText(b.scale, "float64") }) }),
       pv("masked_scores", { title: t("views.card.masked_scores"), name: "masked_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                            masked, emptyRows: empty, formula: [
-                            b.mask && maskForm(b.mask, !!R.B).kind === "add" ? `the additive mask's numbers added${maskScope(R)}` : null,
-                            R.slopes
-                              ? `ALiBi: −${fmt(R.slopes[h])}·|p_i − p_j| added (head ${h}'s slope ${exactText(R.slopes[h], "float64")})` : null,
-                            maskReasons(R).length
-                              ? `−∞ where the query may not attend the key (${maskReasons(R).join("; ")})`
-                              : R.slopes || b.mask ? null : "no key is hidden: the same as the scaled scores"].filter(Boolean).join("; ") })]],
-    ["3 · softmax: scores become weights", [
+                            masked, emptyRows: empty, formula: maskParts.length ? maskParts.reduce((a, c) => t("views.formula.and", { first: a, second: c })) : null })]],
+    [t("views.step.softmax"), [
       pv("weights", { title: t("views.card.weights"), name: "weights", kind: "seq", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                      masked, emptyRows: empty, sum: true, notes: emptyNote(),
-                      formula: "softmax of each row of the masked scores: query ↓ attends key →; each row sums to 1" })]],
-    ["4 · mix the values", [
+                      masked, emptyRows: empty, sum: true, notes: emptyNote(), formula: t("views.formula.weights") })]],
+    [t("views.step.mix"), [
       pv("head_outputs", { title: t("views.card.head_outputs"), name: "head_outputs", kind: "div", rowLabels: R.ql, colLabels: idx(R.dv),
-                           emptyRows: empty, formula: "weights · V: each query's weighted average of the value rows" })]],
+                           emptyRows: empty, formula: t("views.formula.head_outputs") })]],
   ];
   // One colour scale: Q, K and V (rotated and cached too) on one scale, every
   // score stage on another, so that the scaling shows and one colour is one
@@ -282,14 +300,14 @@ export function renderResult(R) {
   }
 
   // 3. all heads together
-  const ga = group("group-all", (R.H > 1 ? "All heads together" : "Output") + (R.B ? `, sequence ${ui.selectedSeq}` : ""));
-  const groups = R.H > 1 ? range(R.H).map((k) => ({ start: k * R.dv, size: R.dv, label: `head ${k}` })) : null;
+  const ga = group("group-all", t(`views.all.${R.H > 1 ? "heads" : "one"}${R.B ? "_seq" : ""}`, { seq: ui.selectedSeq }));
+  const groups = R.H > 1 ? range(R.H).map((k) => ({ start: k * R.dv, size: R.dv, label: t("cmp.head", { head: k }) })) : null;
   const whole = [
     makeView(R, "concat", 0, { id: "all-concat", title: t("views.card.concat"), name: "concat", kind: "div", rowLabels: R.ql,
-      colLabels: idx(R.T.concat.shape.at(-1)), groups, formula: R.H > 1 ? "the head outputs side by side, head 0 first" : "the one head's output" }),
+      colLabels: idx(R.T.concat.shape.at(-1)), groups, formula: t(R.H > 1 ? "views.formula.concat" : "views.formula.concat_one") }),
     makeView(R, "output", 0, { id: "all-output", title: t("views.card.output"), name: "output", kind: "div", rowLabels: R.ql,
       colLabels: idx(R.T.output.shape.at(-1)), formula: b.w_o || b.out_proj_weight
-        ? `concat · W_o${wt}${b.b_o || b.out_proj_bias ? " + b_o" : ""}` : "no W_o: the output is the concatenation" })];
+        ? `concat · W_o${wt}${b.b_o || b.out_proj_bias ? " + b_o" : ""}` : t("views.formula.no_wo") })];
   ga.add(ga.cards);
   out.push([ga, whole]);
 
