@@ -54,35 +54,35 @@ export function lessonNameNode(R, stage, h) {
 export const plural = (id, count, params = {}) =>
   t(`${id}.${new Intl.PluralRules(lang()).select(count) === "one" ? "one" : "other"}`, { count, ...params });
 
-// One item of the summary: its words, the value in bold.
-const item = (id, value, attrs = {}) => el("span", attrs, ...nodes(id, { value: el("b", {}, value) }));
-const on = { class: "on" };
+// The summary line (its words are not in the catalogs yet: they would pass a
+// catalog file's 650 lines).
 export function summaryItems(R) {
   const b = R.body, res = R.res;
-  const masks = [res.causal ? t("views.sum.hide.causal") : null,
-                 b.mask ? t(maskForm(b.mask, !!R.B).kind === "add" ? "views.sum.hide.additive" : "views.sum.hide.mask") : null,
-                 b.key_padding ? plural("views.sum.hide.padded", b.key_padding.flat().filter(Boolean).length) : null].filter(Boolean);
+  const scaleNote = b.scale === undefined ? `1/√${R.dk}` : "given";
+  const masks = [res.causal ? "causal" : null, b.mask ? (maskForm(b.mask, !!R.B).kind === "add" ? "additive mask" : "mask") : null,
+                 b.key_padding ? `${b.key_padding.filter(Boolean).length} padded key(s)` : null].filter(Boolean);
   return [
-    item("views.sum.heads", fmt(R.H)), item("views.sum.dk", fmt(R.dk)), item("views.sum.dv", fmt(R.dv)),
-    item("views.sum.scale", t(b.scale === undefined ? "views.sum.scale.default" : "views.sum.scale.given", { scale: R.scale, dk: R.dk }),
-         { title: t("views.sum.exact", { value: exactText(R.scale, "float64") }) }),
-    item("views.sum.dtype", res.dtype), item("views.sum.causal", t(res.causal ? "views.sum.causal.on" : "views.sum.causal.off")),
-    item("views.sum.hidden", masks.length ? listOf(masks) : t("views.sum.none"), masks.length ? on : {}),
-    res.shapes.x ? item("views.sum.x", `(${res.shapes.x.join(", ")})`) : item("views.sum.qkv", t("views.sum.given")),
-    R.B ? item("views.sum.batch", `B = ${R.B}`, on) : null,
-    R.heads ? item("views.sum.reply_holds", listOf(R.heads.map((k) => t("views.heads.button", { head: k }))), { title: t("views.sum.reply_holds.why") }) : null,
-    R.Hkv !== R.H ? item("views.sum.kv_heads", fmt(R.Hkv), on) : null,
-    res.shapes.context ? item("views.sum.context", `(${res.shapes.context.join(", ")})`) : null,
-    b.w_o || b.out_proj_weight ? item("views.sum.wo", `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`) : null,
-    b.layout === "torch" ? item("views.sum.layout", "torch", on) : null,
-    b.b_q || b.in_proj_bias ? item("views.sum.biases", t("views.sum.on"), on) : null,
-    b.in_proj_weight || b.q_proj_weight ? item("views.sum.weights", "state_dict", on) : null,
-    b.positions || b.context_positions ? item("views.sum.positions", t("views.sum.given"), on) : null,
-    b.window ? item("views.sum.window", fmt(b.window), on) : null,
-    b.rope ? item("views.sum.rope", ropeText(b.rope, R.dk), on) : null,
-    b.positional_encoding ? item("views.sum.pe", b.positional_encoding, on) : null,
-    R.m0 ? item("views.sum.cache", plural("views.sum.cache.keys", R.m0), on) : null,
-    R.slopes ? item("views.sum.alibi", t(b.alibi ? "views.sum.alibi.paper" : "views.sum.alibi.given"), on) : null,
+    el("span", {}, "heads ", el("b", {}, R.H)), el("span", {}, "d_k ", el("b", {}, R.dk)),
+    el("span", {}, "d_v ", el("b", {}, R.dv)),
+    el("span", { title: `exact: ${exactText(R.scale, "float64")}` }, "scale ", el("b", {}, `${fmt(R.scale)} (${scaleNote})`)),
+    el("span", {}, "dtype ", el("b", {}, res.dtype)), el("span", {}, "causal ", el("b", {}, String(res.causal))),
+    el("span", { class: masks.length ? "on" : null }, "hidden keys ", el("b", {}, masks.length ? masks.join(", ") : "none")),
+    res.shapes.x ? el("span", {}, "X ", el("b", {}, `(${res.shapes.x.join(", ")})`)) : el("span", {}, "Q, K, V ", el("b", {}, "given")),
+    R.B ? el("span", { class: "on" }, "batch ", el("b", {}, `B = ${R.B}`)) : null,
+    R.heads ? el("span", { title: "a big reply: the API's heads field; the small multiples come from a second request" },
+                 "reply holds ", el("b", {}, `head ${R.heads.join(", ")}`)) : null,
+    R.Hkv !== R.H ? el("span", { class: "on" }, "key/value heads ", el("b", {}, R.Hkv)) : null,
+    res.shapes.context ? el("span", {}, "context ", el("b", {}, `(${res.shapes.context.join(", ")})`)) : null,
+    b.w_o || b.out_proj_weight ? el("span", {}, "W_o ", el("b", {}, `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`)) : null,
+    b.layout === "torch" ? el("span", { class: "on" }, "layout ", el("b", {}, "torch")) : null,
+    b.b_q || b.in_proj_bias ? el("span", { class: "on" }, "biases ", el("b", {}, "on")) : null,
+    b.in_proj_weight || b.q_proj_weight ? el("span", { class: "on" }, "weights ", el("b", {}, "state_dict")) : null,
+    b.positions || b.context_positions ? el("span", { class: "on" }, "positions ", el("b", {}, "given")) : null,
+    b.window ? el("span", { class: "on" }, "window ", el("b", {}, b.window)) : null,
+    b.rope ? el("span", { class: "on" }, "RoPE ", el("b", {}, ropeText(b.rope, R.dk))) : null,
+    b.positional_encoding ? el("span", { class: "on" }, "positional encoding ", el("b", {}, b.positional_encoding)) : null,
+    R.m0 ? el("span", { class: "on" }, "KV cache ", el("b", {}, `${R.m0} key${R.m0 === 1 ? "" : "s"}`)) : null,
+    R.slopes ? el("span", { class: "on" }, "ALiBi ", el("b", {}, b.alibi ? "the paper's slopes" : "given slopes")) : null,
   ].filter(Boolean);
 }
 
