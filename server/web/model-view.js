@@ -81,7 +81,7 @@ function render() {
   const one = oneScale();
   const rows = L.map((layer, li) => el("div", { class: "model-layer", role: "group", "aria-label": t("mv.layer_group", { layer: li, name: layer.name }) },
     el("p", { class: "model-name" }, el("b", {}, t("mv.layer", { layer: li })), " ", layer.name,
-      el("span", { class: "shape" }, `weights (${layer.weights.shape.join(", ")})`)),
+      el("span", { class: "shape" }, `(${layer.weights.shape.join(", ")})`)),
     el("div", { class: "heads" }, tops[li].map((top, h) => multiple(layer, li, h, one ? WEIGHT_MAX : top)))));
   const legend = one ? legendNodes(WEIGHT_MAX, t("mv.scale.fixed"))
     : legendNodes(null, t("views.scale.weights.own_each", { list: tops.map((tp, li) => t("mv.scale.layer_tops",

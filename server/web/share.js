@@ -307,6 +307,7 @@ export function curlCommand(R) {
 // computes every stage from the same numbers and prints the weights and the
 // output as JSON.  It carries a leading batch axis B throughout (1 without a
 // batch) and writes only the steps the request uses.
+// words-check: off (a Python script: code and its comments, for Python, not the page)
 export function numpyScript(R) {
   const b = R.body, py = (a) => JSON.stringify(a).replace(/true/g, "True").replace(/false/g, "False");
   const arr = (a) => `np.array(${py(a)}, dtype=dtype)`;
@@ -413,6 +414,7 @@ export function numpyScript(R) {
   return L.join("\n") + "\n";
 }
 
+// words-check: on
 // What keeps nn.MultiheadAttention from computing this request, or null.
 // It projects x (d = e = h·d_k, d_v = d_k; keys from e or a kdim-wide
 // context), scales by 1/√d_k, has one head per key/value head and always an
@@ -431,6 +433,7 @@ export function torchObstacle(R) {
 // A PyTorch script that loads the request's weights into
 // nn.MultiheadAttention (PyTorch's layout: out×in) and prints its weights
 // and output as JSON, or {reason} when the module computes something else.
+// words-check: off (a Python script: code and its comments, for Python, not the page)
 export function torchScript(R) {
   const reason = torchObstacle(R);
   if (reason) return { reason };
@@ -502,6 +505,7 @@ export function torchScript(R) {
 }
 
 
+// words-check: on
 // The address and the share link describe what is on show (false: a newer
 // call wrote them); settle: nothing more is written after them.
 export async function writeLink(R, settle = true) {
