@@ -377,6 +377,45 @@ class TestSdpa(ClientTest):
                                                        self.v)), TOLERANCE)
 
 
+class TestThreads(unittest.TestCase):
+    """One Client shared by 8 threads, 100 calls each, against a server
+    that closes a connection idle for a second: every call answered, and
+    right (each thread's x differs)."""
+
+    def test_eight_threads_share_one_client(self):
+        import threading
+        import time
+        server = Server(os.path.abspath(default_server()), "--threads", "2",
+                        "--idle-timeout", "1")
+        client = Client(f"http://127.0.0.1:{server.port}")
+        errors, done = [], []
+
+        def work(t):
+            try:
+                x = np.array([[float(t), 1.0], [0.0, 1.0]])
+                for i in range(100):
+                    if i == 50:
+                        time.sleep(1.5)  # the server closes it meanwhile
+                    out = client.attention(x=x, w_q=np.eye(2), w_k=np.eye(2),
+                                           w_v=np.eye(2), stages=["q"])
+                    if not np.array_equal(out["q"][0], x):
+                        raise AssertionError(f"thread {t} got {out['q']}")
+                done.append(t)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(f"thread {t}: {type(e).__name__}: {e}")
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        client.close()
+        server.stop()
+        server.proc.stdout.close()
+        self.assertEqual(errors, [])
+        self.assertEqual(sorted(done), list(range(8)))
+
+
 class TestStateDict(ClientTest):
     def setUp(self):
         super().setUp()

@@ -1,7 +1,9 @@
-"""Client: one keep-alive connection to the service, and the calls a NumPy
-or PyTorch user makes (attention, mha, sdpa, trace)."""
+"""Client: keep-alive connections to the service, one per thread that uses
+it, and the calls a NumPy or PyTorch user makes (attention, mha, sdpa,
+trace)."""
 import http.client
 import json
+import threading
 import urllib.parse
 
 from . import torch_names, wire
@@ -16,7 +18,10 @@ class Client:
     """Client("http://127.0.0.1:8080", api_key=None, timeout=None).
 
     api_key is sent as `Authorization: Bearer <key>` (the server's
-    --api-key-file); timeout is in seconds for each request (None: wait)."""
+    --api-key-file); timeout is in seconds for each request (None: wait).
+    One Client may be shared by threads: each thread has a connection of
+    its own (http.client's connections are not safe to share), opened on
+    its first call; close() closes them all."""
 
     def __init__(self, url, api_key=None, timeout=None):
         parts = urllib.parse.urlsplit(url)
@@ -28,17 +33,32 @@ class Client:
         self._headers = {"Authorization": f"Bearer {api_key}"} \
             if api_key else {}
         self._timeout = timeout
-        self._conn = None
+        self._local = threading.local()  # .conn: this thread's connection
+        self._open = set()  # every thread's, for close()
+        self._lock = threading.Lock()
         self._tensor_names = None
 
     # ---- HTTP ------------------------------------------------------------
 
     def _connection(self):
-        if self._conn is None:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
             kind = http.client.HTTPSConnection if self._scheme == "https" \
                 else http.client.HTTPConnection
-            self._conn = kind(self._netloc, timeout=self._timeout)
-        return self._conn
+            conn = self._local.conn = kind(self._netloc,
+                                           timeout=self._timeout)
+            with self._lock:
+                self._open.add(conn)
+        return conn
+
+    def _drop_connection(self):
+        """Closes this thread's connection (the next call opens another)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+            with self._lock:
+                self._open.discard(conn)
 
     def _exchange(self, method, path, body=None, headers=None):
         """(status, response, body) of one exchange.  A server that refuses
@@ -57,18 +77,21 @@ class Client:
                 resp = conn.getresponse()
                 return resp.status, resp, resp.read()
             except TimeoutError:
-                self.close()
+                self._drop_connection()
                 raise
             except (http.client.HTTPException, OSError):
-                self.close()
+                self._drop_connection()
                 if attempt:
                     raise
         raise AssertionError("unreachable")
 
     def close(self):
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        """Closes every thread's connection."""
+        with self._lock:
+            conns, self._open = self._open, set()
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
 
     def __enter__(self):
         return self
