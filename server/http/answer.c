@@ -31,6 +31,7 @@
 #include "server/http/framing.h"
 #include "server/http/response.h"
 #include "server/http/static_coding.h"
+#include "server/obs/metrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,7 +71,10 @@ enum MHD_Result answer_queue(request *req)
                           coded at start-up, or small but for one whose
                           client refuses identity (reply_coding.h) */
         static_coding_apply(&req->rep, req->accept);
+        bool plain = !req->rep.content_encoding;
         reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory, NULL);
+        if (plain && req->rep.content_encoding)
+            metrics_note_compression(); /* a reply compressed, not an asset */
     }
     req->coded = true;
     completion_note_acked(req);

@@ -26,6 +26,7 @@
 #include "server/base/clock.h"
 #include "server/base/problem.h"
 #include "server/http/inflight.h"
+#include "server/obs/metrics.h"
 
 #include <math.h>
 #include <poll.h>
@@ -104,9 +105,12 @@ static api_job job_of(request *req, pool *workers)
  * computation (503 draining when the shutdown's grace ended). */
 static void code_reply(request *req, pool *workers)
 {
+    bool plain = !req->rep.content_encoding;
     if (!reply_coding_apply(&req->rep, req->accept, workers, &req->srv->memory,
                             &req->stop))
         answer_stopped(req);
+    else if (plain && req->rep.content_encoding)
+        metrics_note_compression();
     req->coded = true;
 }
 

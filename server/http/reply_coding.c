@@ -26,8 +26,6 @@
  */
 #include "server/http/reply_coding.h"
 
-#include "server/obs/metrics.h"
-
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,7 +408,6 @@ bool reply_coding_apply(reply *r, reply_accept accept, pool *workers,
     reply_part *parts = ok ? assemble(&job, count, &part_count) : NULL;
     if (parts) {
         swap_body(r, parts, part_count, memory, reserved, job.gzip);
-        metrics_note_compression();
     } else {
         budget_release(memory, reserved);
     }

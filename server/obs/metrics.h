@@ -40,7 +40,8 @@ void metrics_record(size_t route, unsigned status, double seconds,
  * table; another name is not counted). */
 void metrics_record_refusal(const char *code);
 
-/* Records one reply body compressed (server/http/reply_coding.c). */
+/* Records one reply body compressed for its request (server/http/lanes.c,
+ * answer.c); the assets' forms made at start-up are not counted. */
 void metrics_note_compression(void);
 
 /* Appends the exposition; gauges are passed in by the caller, who owns them. */

@@ -162,6 +162,14 @@ static void coded_assets_are_not_compressed_again(void **state)
     assert_int_equal(compressions(), before);
 }
 
+/* Before any reply is compressed the counter is 0: the assets' forms,
+ * compressed at start-up, are no replies. */
+static void start_up_compressions_are_not_counted(void **state)
+{
+    (void)state;
+    assert_int_equal(compressions(), 0);
+}
+
 /* The counter counts: a computed reply coded for its client adds one. */
 static void a_computed_reply_coded_counts_one_compression(void **state)
 {
@@ -186,6 +194,7 @@ int main(void)
         return 1;
 
     const struct CMUnitTest static_coding[] = {
+        cmocka_unit_test(start_up_compressions_are_not_counted),
         cmocka_unit_test(each_asset_inflates_to_its_file_in_both_codings),
         cmocka_unit_test(a_client_that_does_not_ask_gets_the_file_as_it_is),
         cmocka_unit_test(coded_assets_are_not_compressed_again),
