@@ -583,6 +583,19 @@ class TestNotebook(ClientTest):
         # and the page itself is served there
         with urllib.request.urlopen(link.split("#")[0]) as page:
             self.assertIn(b"<html", page.read(200).lower())
+        # the colour scale of the heatmaps
+        self.assertIn("linear-gradient(to right, #ffffd9,", html)
+
+    def test_a_request_too_large_for_a_link_gets_a_note_instead(self):
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(40, 32))
+        result = self.client.attention(x=x, w_q=np.eye(32), w_k=np.eye(32),
+                                       w_v=np.eye(32))
+        self.assertGreater(len(result.share_link()), 2000)
+        html = result._repr_html_()
+        self.assertNotIn("#state=", html)
+        self.assertIn("too large for a link", html)
+        self.assertIn("save_bundle()", html)
 
     def test_a_link_keeps_minus_infinity_in_a_mask(self):
         # JSON has no −∞: a 0/−∞ mask goes as booleans, any other in the

@@ -18,6 +18,10 @@ import numpy as np
 # SVG of 8 heads × 64² cells is already 32 768 rectangles in the notebook
 MAX_TOKENS = 64
 CELL = 16  # pixels per cell
+# the longest link the view offers: browsers and chat tools keep links of
+# up to about 2,000 characters (Chromium opens no page from a link of a
+# few MB); a longer request is saved as a file instead
+MAX_LINK = 2000
 LABEL_WIDTH = 64  # pixels left of the cells for the query labels
 
 # ColorBrewer's YlGnBu, the page's palette of the weights (0 → 1)
@@ -47,6 +51,29 @@ def share_link(base_url, body):
     body = {k: v for k, v in body.items() if k not in ("return", "heads")}
     state = pack_state({"body": body, "head": 0, "seq": 0})
     return f"{base_url.rstrip('/')}/#state={state}"
+
+
+def legend_html():
+    """The colour scale of the weights, 0 to 1, as the heatmaps use it (a
+    CSS gradient of the same stops, so that the heatmaps stay the only
+    SVGs)."""
+    stops = ", ".join(YLGNBU)
+    return ('<span style="display:inline-flex;align-items:center;gap:4px;'
+            'font:10px sans-serif" role="img" aria-label="weights, 0 to 1">0'
+            '<span style="display:inline-block;width:160px;height:12px;'
+            f'background:linear-gradient(to right, {stops})"></span>1</span>')
+
+
+def link_html(link):
+    """The link to the page, or, past MAX_LINK characters, why there is
+    none and what to do instead."""
+    if len(link) <= MAX_LINK:
+        return (f'<p><a href="{html.escape(link)}" target="_blank">Open this '
+                f"request in the server's page</a></p>")
+    return (f"<p>This request is too large for a link ({len(link):,} "
+            f"characters; links are offered up to {MAX_LINK:,}): open it in "
+            f"the server's page from a file, written by a trace's "
+            f"save_bundle() or the page's \"Save as a page\".</p>")
 
 
 def labels(given, count):
@@ -107,6 +134,7 @@ def result_html(result):
         if n > MAX_TOKENS or m > MAX_TOKENS:
             out.append(f"<p>the first {len(rows)} queries and {len(cols)} "
                        f"keys of {n} × {m}</p>")
+        out.append(f"<p>weights {legend_html()}</p>")
         out.append('<div style="display:flex;flex-wrap:wrap;gap:12px">')
         # with `heads`, plane j is query head heads[j]
         names = list(result.request_fields.get("heads", range(len(heads))))
@@ -116,7 +144,5 @@ def result_html(result):
                        heatmap_svg(head[:len(rows), :len(cols)], rows, cols,
                                    f"weights of head {h}") + "</figure>")
         out.append("</div>")
-    out.append(f'<p><a href="{html.escape(result.share_link())}" '
-               f'target="_blank">Open this request in the server\'s page'
-               f'</a></p></div>')
+    out.append(link_html(result.share_link()) + "</div>")
     return "".join(out)
