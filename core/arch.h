@@ -4,8 +4,8 @@
  *
  * DESIGN
  * The core is plain C with two exceptions, both for x86-64 only: the
- * products of attend_kernels.h (built for AVX-512) and extra builds of the
- * softmax row loops of softmax_rows.h (for AVX-512 and for AVX2 with FMA).
+ * products of attend_kernels.h and extra builds of the softmax row loops of
+ * softmax_rows.h, each built for AVX-512 and for AVX2 with FMA.
  * Every other architecture runs the plain C loops, vectorised by the
  * compiler for the build's own target (NEON on AArch64, where it is part of
  * the base instruction set), and OpenBLAS for the products; OpenBLAS picks
@@ -36,8 +36,8 @@
 /* In increasing order; every level runs everything below it. */
 typedef enum {
     ARCH_SIMD_GENERIC, /* the build's own target: plain C, OpenBLAS        */
-    ARCH_SIMD_AVX2,    /* x86-64 with AVX2 and FMA: the row loops' build   */
-    ARCH_SIMD_AVX512   /* x86-64 with AVX-512 F/DQ/BW/VL: kernels as well */
+    ARCH_SIMD_AVX2,    /* x86-64 with AVX2 and FMA: loops' and kernels'  */
+    ARCH_SIMD_AVX512   /* x86-64 with AVX-512 F/DQ/BW/VL: theirs too     */
 } arch_simd;
 
 #define ARCH_SIMD_COUNT 3

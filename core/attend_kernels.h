@@ -18,7 +18,8 @@
  * SCORE_VECS fused multiply-adds.  The product kernel keeps PRODUCT_ROWS
  * rows × PRODUCT_VECS vectors of output columns and walks the inner
  * dimension.  The code is written with GCC vector types of ATTEND_VEC_BYTES
- * (an AVX-512 register) and built for AVX-512 only: callers ask
+ * (one register) and built twice, for AVX-512 (64 bytes, 32 registers) and
+ * for AVX2 with FMA (32 bytes, 16 registers, smaller tiles): callers ask
  * attend_kernels_usable() first and use OpenBLAS where it says no.
  *
  * Side by side with cblas_sgemm, one thread, these kernels are faster on
@@ -42,8 +43,10 @@
  * multiple of W, starts at element j0 · d_k.  Elements of the packed Kᵀ for
  * m keys: d_k times m rounded up to W.  The padding is read (into scores that
  * are then dropped), so the caller zeroes it. */
-/* May the scores and product kernels run: an x86-64 CPU with AVX-512, and
- * arch_simd_level() (core/arch.h) not capped below it?  When false they
+/* May the scores and product kernels run: an x86-64 CPU with AVX2 and FMA,
+ * and arch_simd_level() (core/arch.h) not capped below it?  Every function
+ * here runs the build of the level in use (its tile width included), so the
+ * level must not change during a forward pass.  When false they
  * must not be called; the packing helpers and the sizes below work
  * anywhere. */
 bool attend_kernels_usable(void);

@@ -6,6 +6,7 @@
  */
 #include "core/attention.h"
 
+#include "core/arch.h"
 #include "core/attend_kernels.h"
 #include "core/attn_stop.h"
 #include "core/softmax_rows.h"
@@ -406,17 +407,23 @@ static atomic_int own_kernels_wanted = 1;
 
 void attn_use_own_kernels(bool on) { atomic_store(&own_kernels_wanted, on); }
 
-/* Do the products go through attend_kernels.h (else OpenBLAS)?  The CPU's
- * answer is asked once. */
+/* Do the products go through attend_kernels.h (else OpenBLAS)?  Asked per
+ * forward pass: the level in use may be capped between passes, and the
+ * kernels' layout (the packed Kᵀ's tiles) is that level's. */
 static bool attn_own_kernels(void)
 {
-    static atomic_int usable = -1;
-    int known = atomic_load_explicit(&usable, memory_order_relaxed);
-    if (known < 0) {
-        known = attend_kernels_usable();
-        atomic_store_explicit(&usable, known, memory_order_relaxed);
-    }
-    return known && atomic_load(&own_kernels_wanted);
+    return attend_kernels_usable() && atomic_load(&own_kernels_wanted);
+}
+
+/* Do the projections go through the kernels too (X · W, concat · W_o)?
+ * At AVX-512, yes.  At AVX2, OpenBLAS's Haswell kernels multiply these
+ * large (rows, d) @ (d, d) products as fast as the AVX2 build's 6 × 2 tiles
+ * in float32 and 1.2 times as fast in float64 (docs/performance.md,
+ * "Without AVX-512"); the kernels keep Q Kᵀ (with its row maxima) and
+ * weights · V, where OpenBLAS packs for little reuse. */
+static bool attn_own_projections(void)
+{
+    return arch_simd_level() >= ARCH_SIMD_AVX512;
 }
 
 /* What a pass stopped by `why` returns. */

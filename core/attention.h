@@ -195,7 +195,7 @@ attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
 void attn_result_free(attn_result *r);
 
 /* With false, every product of attn_forward() goes through OpenBLAS, as on a
- * CPU without AVX-512 (core/attend_kernels.h); true (the default) uses the
+ * CPU without AVX2 (core/attend_kernels.h); true (the default) uses the
  * kernels wherever the CPU runs them.  For tests and benchmarks: set it
  * before forward passes start, not during one. */
 void attn_use_own_kernels(bool on);

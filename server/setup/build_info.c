@@ -11,7 +11,9 @@ build_info build_info_apply(arch_simd most)
         .arch = arch_name(),
         .cpu = arch_simd_name(arch_simd_cpu()),
         .simd = arch_simd_name(arch_simd_level()),
-        .products = attend_kernels_usable() ? "avx512" : "openblas",
+        /* the kernels' build is the level's (core/attend_kernels.c) */
+        .products = attend_kernels_usable() ? arch_simd_name(arch_simd_level())
+                                            : "openblas",
         .blas_core = blas_setup_corename(),
     };
 }

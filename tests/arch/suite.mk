@@ -71,16 +71,16 @@ endef
 
 test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	$(ARCH_LEVELS)
-	@echo "== capped at AVX2 (ATTENTION_KERNELS=avx2), OpenBLAS's Haswell kernels"
+	@echo "== capped at AVX2 (ATTENTION_KERNELS=avx2), our AVX2 kernels"
 	ATTENTION_KERNELS=avx2 $(ARCH_CHECK) --server $(SERVER_BIN) \
-	  --expect simd=avx2 --expect products=openblas
+	  --expect simd=avx2 --expect products=avx2
 	ATTENTION_KERNELS=avx2 OPENBLAS_CORETYPE=Haswell $(ARCH_ORACLE) \
 	  --server $(SERVER_BIN) --requests $(ORACLE_REQUESTS)
 	@echo "== on an emulated AVX2 CPU (qemu-x86_64 -cpu $(X86_V3_CPU))"
 	$(call qemu_wrapper,$(X86_V3_SERVER),env -u OPENBLAS_CORETYPE \
 	  qemu-x86_64 -cpu $(X86_V3_CPU) $(abspath $(SERVER_BIN)))
 	$(ARCH_CHECK) --server $(X86_V3_SERVER) --expect cpu=avx2 \
-	  --expect simd=avx2 --expect products=openblas
+	  --expect simd=avx2 --expect products=avx2
 	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(X86_V3_SERVER) \
 	  --requests $(ORACLE_REQUESTS)
 	@echo "== -march=x86-64-v2 on an emulated CPU without AVX (qemu-x86_64 -cpu $(X86_V2_CPU))"

@@ -50,7 +50,7 @@ static int levels_down(arch_simd *out)
 static void use_level(arch_simd level)
 {
     arch_simd_limit(level);
-    attn_use_own_kernels(level >= ARCH_SIMD_AVX512);
+    attn_use_own_kernels(level >= ARCH_SIMD_AVX2);
     print_message("   level %s\n", arch_simd_name(level));
 }
 

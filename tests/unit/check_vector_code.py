@@ -9,7 +9,8 @@ compiler left scalar, a compare and a branch per element.
 
 A compiler that scalarises a loop then fails the build's tests, not just its
 speed.  The loops are found by their names, LOOP_LEVEL_TYPE (softmax_rows.c's
-variants: exp_row_avx2_f32, ...), and every one the architecture must have is
+variants: exp_row_avx2_f32, ...; attend_kernels.c's attend_scores_avx2_f32,
+...), and every one the architecture must have is
 required, so a renamed loop cannot slip past unchecked; the clones GCC makes
 of a function (row_max_avx2_f32.part.0) count as part of it.
 """
@@ -18,10 +19,17 @@ import re
 import subprocess
 import sys
 
-ROW_LOOPS = ["exp_row", "row_max", "row_abs_max", "scale_row",
-             "normalize_row", "all_finite"]
+# the loops and the levels each architecture builds them for, by object:
+# softmax_rows.c's row loops, attend_kernels.c's products (x86-64 only)
+LOOPS = {
+    "softmax_rows.o": (["exp_row", "row_max", "row_abs_max", "scale_row",
+                        "normalize_row", "all_finite"],
+                       {"x86_64": ["generic", "avx2", "avx512"],
+                        "aarch64": ["generic"]}),
+    "attend_kernels.o": (["attend_scores", "attend_product"],
+                         {"x86_64": ["avx2", "avx512"], "aarch64": []}),
+}
 TYPES = ["f32", "f64"]
-LEVELS = {"x86_64": ["generic", "avx2", "avx512"], "aarch64": ["generic"]}
 
 # x86-64: a scalar floating-point comparison (AT&T mnemonics as objdump
 # prints them; cmpss's predicates are spelled into the mnemonic)
@@ -99,8 +107,12 @@ def check(obj, objdump):
     arch = architecture(obj, objdump)
     code = functions(obj, objdump)
     failures, checked = [], 0
-    for loop in ROW_LOOPS:
-        for level in LEVELS[arch]:
+    base = obj.rsplit("/", 1)[-1]
+    if base not in LOOPS:
+        sys.exit(f"{obj}: not an object this check knows ({', '.join(LOOPS)})")
+    loops, levels = LOOPS[base]
+    for loop in loops:
+        for level in levels[arch]:
             for t in TYPES:
                 name = f"{loop}_{level}_{t}"
                 parts = [ins for sym, body in code.items()

@@ -4,7 +4,8 @@
 #   make test-unit
 #   CMOCKA_TEST_FILTER='*softmax*' make test-unit   only the tests matching
 # and check_vector_code.py: each SIMD level's build of the softmax row loops
-# is that level's vector code (objdump; a tenth of a second).
+# and of the products is that level's vector code (objdump; a tenth of a
+# second).
 # the server's modules, one program each (tests/unit/test_MODULE.c)
 UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
                block_cache parse_budget whole_numbers whole_literals \
@@ -66,7 +67,7 @@ $(BUILD)/tests/test_problem: $(BUILD)/tests/unit/test_problem.o \
 	$(CC) $(CFLAGS) $^ -Wl,--wrap=block_alloc -lcmocka $(LDLIBS) -o $@
 
 # the objects whose disassembly check_vector_code.py reads
-VECTOR_CODE_OBJ := $(BUILD)/core/softmax_rows.o
+VECTOR_CODE_OBJ := $(BUILD)/core/softmax_rows.o $(BUILD)/core/attend_kernels.o
 VECTOR_CODE_CHECK := $(PYTHON) tests/unit/check_vector_code.py
 
 test-unit: $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
