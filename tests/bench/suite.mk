@@ -6,6 +6,9 @@
 #   make bench-lanes        what handing a request to a worker costs, beside
 #                           what requests of growing size cost on the event
 #                           thread: the fast lane's thresholds come from it
+#   make bench-ort          the core against ONNX Runtime's CPU provider
+#                           (fused MultiHeadAttention and plain ops), side
+#                           by side, checksums checked (ort_anchor.py)
 #   make test-bench-smoke   every part for a second or two (in `make test`):
 #                           the harness must not rot
 # The table goes to stdout and to $(BUILD)/bench/report.md; modern
@@ -17,7 +20,7 @@ BENCH_MINIMAL := $(BENCH_DIR)/mhd_minimal
 BENCH_FMA  := $(BENCH_DIR)/fma_peak
 BENCH_DEB  := python3-torch python3-fastapi python3-uvicorn python3-uvloop \
               python3-httptools python3-threadpoolctl python3-numpy wrk nginx \
-              linux-perf
+              linux-perf python3-onnx nodejs
 BENCH_ARGS ?=
 BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
               --bench-core $(BENCH_CORE) --mhd-minimal $(BENCH_MINIMAL) \
@@ -26,7 +29,8 @@ BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
 
-.PHONY: bench bench-profile bench-lanes test-bench-smoke deps-bench
+.PHONY: bench bench-profile bench-lanes bench-ort test-bench-smoke deps-bench \
+        ort-modules
 
 PROFILE_BODY ?= lesson
 
@@ -57,6 +61,22 @@ bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) \
 	  --blas-kernels $(BENCH_DIR)/blas_kernels.json \
 	  --out $(BENCH_DIR)/variants.md
+	$(MAKE) --no-print-directory ort-modules
+	$(ORT_ANCHOR) --rounds 5
+
+# ONNX Runtime from npm (pinned by tests/bench/ort/package-lock.json;
+# node_modules is git-ignored), without its install script, which fetches
+# extra providers from a host these machines cannot reach: the CPU library
+# ships in the package.
+ORT_DIR := tests/bench/ort
+ORT_ANCHOR := $(PYTHON) tests/bench/ort_anchor.py --bench-core $(BENCH_CORE) \
+              --work $(BENCH_DIR)
+ort-modules:
+	cd $(ORT_DIR) && npm ci --ignore-scripts --no-audit --no-fund \
+	  --loglevel=error
+
+bench-ort: deps-bench ort-modules $(BENCH_CORE)
+	$(ORT_ANCHOR) --rounds 5 $(BENCH_ARGS)
 
 bench-profile: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
@@ -65,7 +85,8 @@ bench-profile: deps-bench $(SERVER_BIN)
 bench-lanes: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) --work $(BENCH_DIR)
 
-test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
+test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA) \
+                  ort-modules
 	@echo "== fma_peak on an emulated CPU without AVX-512 measures AVX2"
 	qemu-x86_64 -cpu Haswell $(BENCH_FMA) 0.01 2>/dev/null \
 	  | grep -q '"isa32":"avx2","isa64":"avx2"'
@@ -75,6 +96,7 @@ test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --quick
+	$(ORT_ANCHOR) --size 256,256,4 --rounds 1 --calls 1
 
 # what looking for JSON's -Infinity in every body would cost, beside the
 # fast parse (docs/api.md, "−∞ in JSON")
