@@ -94,7 +94,8 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/oip_decode.c server/json/oip_inputs.c \
                server/json/oip_binary.c server/json/oip_encode.c \
                server/json/oip_fast.cpp
-SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c
+SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c \
+               server/obs/process_metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
                 server/setup/alloc_setup.c server/setup/build_info.c
 SERVER_API  := server/api/attention.c server/api/health.c \

@@ -11,6 +11,7 @@
 #include "server/base/buf.h"
 #include "server/base/problem.h"
 #include "server/obs/metrics.h"
+#include "server/obs/process_metrics.h"
 #include "server/setup/blas_setup.h"
 #include "server/setup/config.h"
 
@@ -25,6 +26,7 @@ void api_metrics_page(const api_env *env, reply *out)
                "--request-timeout.\n# TYPE attention_deadline_closed_total "
                "counter\nattention_deadline_closed_total %llu\n",
                env->deadline_closed);
+    process_metrics_render(&b);
     if (buf_failed(&b)) {
         buf_free(&b);
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL, "out of memory");

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* ======================================================================= */
 /* group "routes"                                                          */
@@ -136,6 +137,35 @@ static void metrics_count_refusals_by_code(void **state)
     response_free(&r);
 }
 
+/* The value of the series `name` (no labels) in a scrape, or -1. */
+static double series_value(const http_response *r, const char *name)
+{
+    char line[96];
+    snprintf(line, sizeof line, "\n%s ", name);
+    const char *at = strstr(r->body.data, line);
+    return at ? strtod(at + strlen(line), NULL) : -1;
+}
+
+/* The process's own series, as Prometheus's clients name them. */
+static void metrics_have_the_process_series(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){.path = "/metrics"});
+    expect_status(&r, 200);
+    expect(series_value(&r, "process_cpu_seconds_total") > 0, &r);
+    expect(series_value(&r, "process_resident_memory_bytes") > 1e6, &r);
+    expect(series_value(&r, "process_virtual_memory_bytes") > 1e6, &r);
+    expect(series_value(&r, "process_open_fds") >= 3, &r);
+    expect(series_value(&r, "process_max_fds") >= 3, &r);
+    double start = series_value(&r, "process_start_time_seconds");
+    double now = (double)time(NULL);
+    expect(start > now - 3600 && start <= now + 1, &r);
+    expect(strstr(r.body.data,
+                  "\n# TYPE process_cpu_seconds_total counter\n") != NULL,
+           &r);
+    response_free(&r);
+}
+
 /* ======================================================================= */
 
 int main(void)
@@ -150,6 +180,7 @@ int main(void)
         cmocka_unit_test(delete_on_healthz_is_405_with_allow),
         cmocka_unit_test(metrics_label_each_route_by_its_path),
         cmocka_unit_test(metrics_count_refusals_by_code),
+        cmocka_unit_test(metrics_have_the_process_series),
     };
 
     int failed =
