@@ -54,35 +54,35 @@ export function lessonNameNode(R, stage, h) {
 export const plural = (id, count, params = {}) =>
   t(`${id}.${new Intl.PluralRules(lang()).select(count) === "one" ? "one" : "other"}`, { count, ...params });
 
-// The summary line (its words are not in the catalogs yet: they would pass a
-// catalog file's 650 lines).
+// One item of the summary: its words, the value in bold.
+const item = (id, value, attrs = {}) => el("span", attrs, ...nodes(id, { value: el("b", {}, value) }));
+const on = { class: "on" };
 export function summaryItems(R) {
   const b = R.body, res = R.res;
-  const scaleNote = b.scale === undefined ? `1/√${R.dk}` : "given";
-  const masks = [res.causal ? "causal" : null, b.mask ? (maskForm(b.mask, !!R.B).kind === "add" ? "additive mask" : "mask") : null,
-                 b.key_padding ? `${b.key_padding.filter(Boolean).length} padded key(s)` : null].filter(Boolean);
+  const masks = [res.causal ? t("views.sum.hide.causal") : null,
+                 b.mask ? t(maskForm(b.mask, !!R.B).kind === "add" ? "views.sum.hide.additive" : "views.sum.hide.mask") : null,
+                 b.key_padding ? plural("views.sum.hide.padded", b.key_padding.flat().filter(Boolean).length) : null].filter(Boolean);
   return [
-    el("span", {}, "heads ", el("b", {}, R.H)), el("span", {}, "d_k ", el("b", {}, R.dk)),
-    el("span", {}, "d_v ", el("b", {}, R.dv)),
-    el("span", { title: `exact: ${exactText(R.scale, "float64")}` }, "scale ", el("b", {}, `${fmt(R.scale)} (${scaleNote})`)),
-    el("span", {}, "dtype ", el("b", {}, res.dtype)), el("span", {}, "causal ", el("b", {}, String(res.causal))),
-    el("span", { class: masks.length ? "on" : null }, "hidden keys ", el("b", {}, masks.length ? masks.join(", ") : "none")),
-    res.shapes.x ? el("span", {}, "X ", el("b", {}, `(${res.shapes.x.join(", ")})`)) : el("span", {}, "Q, K, V ", el("b", {}, "given")),
-    R.B ? el("span", { class: "on" }, "batch ", el("b", {}, `B = ${R.B}`)) : null,
-    R.heads ? el("span", { title: "a big reply: the API's heads field; the small multiples come from a second request" },
-                 "reply holds ", el("b", {}, `head ${R.heads.join(", ")}`)) : null,
-    R.Hkv !== R.H ? el("span", { class: "on" }, "key/value heads ", el("b", {}, R.Hkv)) : null,
-    res.shapes.context ? el("span", {}, "context ", el("b", {}, `(${res.shapes.context.join(", ")})`)) : null,
-    b.w_o || b.out_proj_weight ? el("span", {}, "W_o ", el("b", {}, `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`)) : null,
-    b.layout === "torch" ? el("span", { class: "on" }, "layout ", el("b", {}, "torch")) : null,
-    b.b_q || b.in_proj_bias ? el("span", { class: "on" }, "biases ", el("b", {}, "on")) : null,
-    b.in_proj_weight || b.q_proj_weight ? el("span", { class: "on" }, "weights ", el("b", {}, "state_dict")) : null,
-    b.positions || b.context_positions ? el("span", { class: "on" }, "positions ", el("b", {}, "given")) : null,
-    b.window ? el("span", { class: "on" }, "window ", el("b", {}, b.window)) : null,
-    b.rope ? el("span", { class: "on" }, "RoPE ", el("b", {}, ropeText(b.rope, R.dk))) : null,
-    b.positional_encoding ? el("span", { class: "on" }, "positional encoding ", el("b", {}, b.positional_encoding)) : null,
-    R.m0 ? el("span", { class: "on" }, "KV cache ", el("b", {}, `${R.m0} key${R.m0 === 1 ? "" : "s"}`)) : null,
-    R.slopes ? el("span", { class: "on" }, "ALiBi ", el("b", {}, b.alibi ? "the paper's slopes" : "given slopes")) : null,
+    item("views.sum.heads", fmt(R.H)), item("views.sum.dk", fmt(R.dk)), item("views.sum.dv", fmt(R.dv)),
+    item("views.sum.scale", t(b.scale === undefined ? "views.sum.scale.default" : "views.sum.scale.given", { scale: R.scale, dk: R.dk }),
+         { title: t("views.sum.exact", { value: exactText(R.scale, "float64") }) }),
+    item("views.sum.dtype", res.dtype), item("views.sum.causal", t(res.causal ? "views.sum.causal.on" : "views.sum.causal.off")),
+    item("views.sum.hidden", masks.length ? listOf(masks) : t("views.sum.none"), masks.length ? on : {}),
+    res.shapes.x ? item("views.sum.x", `(${res.shapes.x.join(", ")})`) : item("views.sum.qkv", t("views.sum.given")),
+    R.B ? item("views.sum.batch", `B = ${R.B}`, on) : null,
+    R.heads ? item("views.sum.reply_holds", listOf(R.heads.map((k) => t("views.heads.button", { head: k }))), { title: t("views.sum.reply_holds.why") }) : null,
+    R.Hkv !== R.H ? item("views.sum.kv_heads", fmt(R.Hkv), on) : null,
+    res.shapes.context ? item("views.sum.context", `(${res.shapes.context.join(", ")})`) : null,
+    b.w_o || b.out_proj_weight ? item("views.sum.wo", `(${res.shapes.concat.at(-1)}, ${res.shapes.output.at(-1)})`) : null,
+    b.layout === "torch" ? item("views.sum.layout", "torch", on) : null,
+    b.b_q || b.in_proj_bias ? item("views.sum.biases", t("views.sum.on"), on) : null,
+    b.in_proj_weight || b.q_proj_weight ? item("views.sum.weights", "state_dict", on) : null,
+    b.positions || b.context_positions ? item("views.sum.positions", t("views.sum.given"), on) : null,
+    b.window ? item("views.sum.window", fmt(b.window), on) : null,
+    b.rope ? item("views.sum.rope", ropeText(b.rope, R.dk), on) : null,
+    b.positional_encoding ? item("views.sum.pe", b.positional_encoding, on) : null,
+    R.m0 ? item("views.sum.cache", plural("views.sum.cache.keys", R.m0), on) : null,
+    R.slopes ? item("views.sum.alibi", t(b.alibi ? "views.sum.alibi.paper" : "views.sum.alibi.given"), on) : null,
   ].filter(Boolean);
 }
 
@@ -163,7 +163,7 @@ export function splitViews(R) {
     src: { data: q }, off: 0, shape: [n, W], rowLabels: R.ql, colLabels: range(W).map(String), kind: "div", onPoint: say,
     groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: t("cmp.head", { head: k }) })),
     formula: t("views.split.formula", { product: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}`, first: `h·${dk}`, last: `h·${dk} + ${dk - 1}` }) });
-  const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype,
+  const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype, // words-check: Qh[k] is the lesson's NumPy name
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
     formula: t("views.split.head_formula", { first: k * dk, last: (k + 1) * dk - 1, plane: k, code: `Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)[${k}]` }),
     caption: t("cmp.head", { head: k }), head: k }));
@@ -171,7 +171,7 @@ export function splitViews(R) {
   all.scaleNote = t("views.scale.one_split");
   for (const v of [all, ...heads]) views[v.id] = v;
   const g = group("group-split", t("views.split.title", { from: `Q (${n}, ${W})`, to: `Qh ${dims}` }),
-    el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`));
+    el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`)); // words-check: NumPy code
   g.add(el("p", { class: "hint" }, R.Hkv !== R.H ? t("views.split.hint_kv", { kv: R.Hkv }) : t("views.split.hint")), g.cards);
   return [g, [all, ...heads]];
 }
@@ -266,7 +266,8 @@ export function renderResult(R) {
       pv("v_cache", { title: t("views.card.v_cache"), name: "v_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dv),
                       formula: shared(plural("views.formula.v_cache", R.m0)) })]]] : []),
     [t("views.step.scores"), [
-      pv("scores", { title: t("views.card.scores"), name: "scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
+      // named QKᵀ, not `scores`: lessons 000 and 002 call the scaled matrix `scores` / `skor`
+      pv("scores", { title: t("views.card.scores"), name: "QKᵀ", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                      formula: t("views.formula.scores", { product: `${R.T.q_rope ? t("views.card.q_rope") : "Q"} · ${R.T.k_cache ? t("views.card.k_cache")
                        : R.T.k_rope ? t("views.card.k_rope") : "K"}ᵀ` }) }),
       pv("scaled_scores", { title: t(b.scale === undefined ? "views.card.scaled_scores" : "views.card.scaled_scores_given"), name: "scaled_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
