@@ -3,7 +3,7 @@
  * range) and the errors it finds before asking the API.
  */
 import { CORE_STAGES } from "./fields.js";
-import { decoding } from "./form.js";
+import { decoding } from "./state.js";
 import { t } from "./words.js";
 
 export const API = "v1/attention"; // relative: works behind a path prefix

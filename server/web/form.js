@@ -2,7 +2,7 @@
  * form.js - the form: the editors, the mask builder, the labels, and the
  * body a request sends.
  */
-import { ui } from "./state.js";
+import { decoding, ui } from "./state.js";
 import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./base.js";
 import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { MatrixEditor } from "./editor.js";
@@ -29,7 +29,6 @@ export const mask = { cells: [], keep: [], kind: "bool", perSeq: false, perHead:
 export const MASK_HIDE = -1e9;
 export const direct = () => $("source-qkv").checked; // Q, K, V given, not X and the weights
 // Decoding token by token: the whole X and its labels, and the token on show.
-export const decoding = () => ui.decode !== null;
 export const batchSize = () => { const b = Number($("batch").value); return $("batch").value.trim() !== "" && b >= 1 ? Math.floor(b) : 0; };
 
 export function splitLabels(text) {

@@ -6,3 +6,4 @@
  * or null; edits since do not change it: short-link.js).
  */
 export const ui = { selectedHead: 0, selectedSeq: 0, presetKey: null, decode: null, source: null };
+export const decoding = () => ui.decode !== null;
