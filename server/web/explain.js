@@ -8,7 +8,7 @@ import { lastGood } from "./request.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";
-import { afterRenderHooks } from "./highlight.js";
+import { afterRenderHooks } from "./hooks.js";
 import { nodes, t } from "./words.js";
 import { onLangChange } from "./locale.js";
 import { nested } from "./lessons.js";

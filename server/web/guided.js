@@ -16,8 +16,9 @@ import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";
 import { nodes, t } from "./words.js";
 import { lessonOf, mayMask, renderResult, views } from "./views.js";
-import { afterRender, anchorMarks, clearMarks, markLinks } from "./highlight.js";
+import { anchorMarks, clearMarks, markLinks } from "./highlight.js";
 import { maskWhy, refreshExplain, withhold } from "./explain.js";
+import { afterRender } from "./hooks.js";
 
 // Each lesson's own names and lines of code, never translated (the student
 // reads them in the lesson): its input, its scaled scores (lesson 000 calls

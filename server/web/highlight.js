@@ -101,9 +101,3 @@ export function onPoint(view, i, j, how) {
   markLinks(view, i, j);
   if (how === "activate" && typeof explain === "function") explain(view, i, j);
 }
-
-export function afterRender(R) {
-  for (const hook of afterRenderHooks) hook(R);
-}
-export const afterRenderHooks = [];
-

@@ -10,7 +10,7 @@
  */
 import { $, el } from "./base.js";
 import { guided } from "./guided.js";
-import { afterRenderHooks } from "./highlight.js";
+import { afterRenderHooks } from "./hooks.js";
 import { t } from "./words.js";
 
 export const PRESENT_MAX_ZOOM = 3; // larger still blurs nothing, but a 3×3 matrix at 4× is a wall of colour

@@ -7,7 +7,7 @@ import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelS
 import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
 import { makeResult } from "./reply.js";
 import { mayMask, renderResult } from "./views.js";
-import { afterRender } from "./highlight.js";
+import { afterRender } from "./hooks.js";
 import { updatePresetState } from "./lessons.js";
 import { full } from "./explain.js";
 import { msg, nodes } from "./words.js";

@@ -11,7 +11,7 @@ import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES, ramp } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
 import { views } from "./views.js";
-import { afterRenderHooks } from "./highlight.js";
+import { afterRenderHooks } from "./hooks.js";
 import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";
 import { modelViewDrawing } from "./head-view.js";
