@@ -1,9 +1,9 @@
 /*
  * compare.js - compare: the difference of two sets of weights.
  */
-import { ui } from "./state.js";
+import { lastGood, ui } from "./state.js";
 import { $, API, el, range } from "./base.js";
-import { compute, lastGood, parseReply } from "./request.js";
+import { compute, parseReply } from "./request.js";
 import { anyHead, slice } from "./reply.js";
 import { exactText } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";

@@ -1,10 +1,9 @@
 /*
  * explain.js - explain any number: its formula with the live numbers.
  */
-import { ui } from "./state.js";
+import { lastGood, ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
-import { lastGood } from "./request.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";

@@ -9,8 +9,7 @@
  * the catalogs (words-*.js, section "guided").
  */
 import { $, el, range } from "./base.js";
-import { ui } from "./state.js";
-import { lastGood } from "./request.js";
+import { lastGood, ui } from "./state.js";
 import { kvHead, slice } from "./reply.js";
 import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";

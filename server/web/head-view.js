@@ -4,7 +4,6 @@
  */
 import { ui } from "./state.js";
 import { el, range } from "./base.js";
-import { seq } from "./request.js";
 import { anyHead, slice } from "./reply.js";
 import { exact } from "./format.js";
 import { MASKED_RGB, PALETTES, luminance } from "./colour.js";

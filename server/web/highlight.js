@@ -1,8 +1,7 @@
 /*
  * highlight.js - linked highlighting, and the hooks run after each drawing.
  */
-import { ui } from "./state.js";
-import { lastGood } from "./request.js";
+import { lastGood, ui } from "./state.js";
 import { PAIR_STAGES, views } from "./views.js";
 import { explain } from "./explain.js";
 

@@ -1,7 +1,7 @@
 /*
  * lessons.js - the lesson presets and what each control of the form changes.
  */
-import { decoding, ui } from "./state.js";
+import { decoding, lastGood, ui } from "./state.js";
 import { onLangChange } from "./locale.js";
 import { msg, t } from "./words.js";
 import { say } from "./page-words.js";
@@ -9,7 +9,7 @@ import { PRESETS } from "./presets.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { batchSize, concatWidth, direct, editors, fitBiases, identity, mask, qkvDepth, queryLabels, renderMask, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
-import { changed, compute, lastGood, setStatus } from "./request.js";
+import { changed, compute, setStatus } from "./request.js";
 import { alibiSlopes } from "./reply.js";
 import { renderResult } from "./views.js";
 

@@ -2,6 +2,7 @@
  * request.js - the request: the body sent, the binary reply read, the
  * timings kept.
  */
+import { lastGood, setLastGood } from "./state.js";
 import { $, ALL_STAGES, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
 import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
@@ -16,7 +17,7 @@ import { say, speak } from "./page-words.js";
 // A saved page (snapshot.js) answers from the replies it holds: no server.
 export const noServer = () => !!window.attentionSnapshot;
 
-export let seq = 0, inflight = null, timer = null, lastGood = null;
+export let seq = 0, inflight = null, timer = null;
 // For the browser test and the curious: the last body sent, a count of
 // successful renders, and how long the last one took (see docs/visualizer.md);
 // stateSettled: the share link, scripts and exports describe what is on show
@@ -193,7 +194,7 @@ export async function compute() {
   const R = makeResult(body, parseReply(reply));
   if (allKey) Object.assign(R, { allKey, all: keptAll || (allBytes ? parseReply(allBytes) : null) });
   const t3 = performance.now();
-  lastGood = R;
+  setLastGood(R);
   renderResult(R);
   results.classList.remove("stale");
   const t4 = performance.now();

@@ -13,7 +13,7 @@
  *   #state=  the older link (the Python client writes it): the whole body.
  * The fragment never reaches the server.
  */
-import { ui } from "./state.js";
+import { lastGood, ui } from "./state.js";
 import { langQuery, onLangChange } from "./locale.js";
 import { msg } from "./words.js";
 import { say } from "./page-words.js";
@@ -21,7 +21,6 @@ import { $ } from "./base.js";
 import { PRESETS } from "./presets.js";
 import { loadPreset } from "./lessons.js";
 import { applyState, packState, unpackState, writeLink } from "./share.js";
-import { lastGood } from "./request.js";
 import { explainAfterRender, explained } from "./explain.js";
 import { RANDOM_DEFAULT, randomBody, randomFromQuery, randomProblem, randomQuery, randomTitle } from "./random-inputs.js";
 

@@ -9,7 +9,8 @@
  * cards show the saved numbers; an edit says that a server is needed.
  */
 import { $ } from "./base.js";
-import { lastGood, setStatus } from "./request.js";
+import { setStatus } from "./request.js";
+import { lastGood } from "./state.js";
 import { download } from "./share.js";
 import { msg, t } from "./words.js";
 

@@ -7,3 +7,7 @@
  */
 export const ui = { selectedHead: 0, selectedSeq: 0, presetKey: null, decode: null, source: null };
 export const decoding = () => ui.decode !== null;
+// The last result drawn (reply.js's makeResult; request.js sets it), which the
+// views, the explanation, the link and the exports read.
+export let lastGood = null;
+export const setLastGood = (R) => { lastGood = R; };
