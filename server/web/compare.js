@@ -3,8 +3,8 @@
  */
 import { lastGood, ui } from "./state.js";
 import { $, API, el, range } from "./base.js";
-import { compute, parseReply } from "./request.js";
-import { anyHead, slice } from "./reply.js";
+import { compute } from "./request.js";
+import { anyHead, parseReply, slice } from "./reply.js";
 import { exactText } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";

@@ -7,7 +7,7 @@
  */
 import { $, API, el, range } from "./base.js";
 import { STATE_DICT_KEYS } from "./form.js";
-import { parseReply } from "./request.js";
+import { parseReply } from "./reply.js";
 import { applyState } from "./share.js";
 import { smallMultipleImage } from "./compare.js";
 import { WEIGHT_MAX, largestWeight, legendNodes, listOf, oneScale } from "./weight-scale.js";

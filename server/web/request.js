@@ -1,16 +1,15 @@
 /*
- * request.js - the request: the body sent, the binary reply read, the
- * timings kept.
+ * request.js - the request: the body sent, its reply (read by reply.js)
+ * drawn, the timings kept.
  */
 import { lastGood, setLastGood } from "./state.js";
-import { $, ALL_STAGES, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
+import { $, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
 import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
-import { makeResult } from "./reply.js";
+import { makeResult, parseReply } from "./reply.js";
 import { mayMask, renderResult } from "./views.js";
 import { afterRender } from "./hooks.js";
 import { updatePresetState } from "./lessons.js";
-import { full } from "./explain.js";
 import { msg, nodes } from "./words.js";
 import { say, speak } from "./page-words.js";
 
@@ -55,66 +54,6 @@ export function changed(source) {
   if (!$("auto").checked) return;
   clearTimeout(timer);
   timer = setTimeout(compute, AUTO_DELAY_MS);
-}
-
-// The page asks for every stage in the binary encoding: numbers travel as
-// their IEEE bytes, and a reply of megabytes is decoded straight from its
-// bytes: only the small JSON around the base64 strings goes through
-// JSON.parse, each base64 string is decoded in one pass into a typed array.
-export const B64_INDEX = (() => {
-  const t = new Uint8Array(256);
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split("").forEach((c, i) => { t[c.charCodeAt(0)] = i; });
-  return t;
-})();
-export function decodeBase64(src, start, end) {
-  let pad = 0;
-  if (end > start && src[end - 1] === 61) pad++;
-  if (end - 1 > start && src[end - 2] === 61) pad++;
-  const out = new Uint8Array(((end - start) / 4) * 3 - pad), T = B64_INDEX;
-  const full = end - start - (pad ? 4 : 0);
-  let o = 0, i = start;
-  for (; i < start + full; i += 4) {
-    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6) | T[src[i + 3]];
-    out[o] = v >> 16; out[o + 1] = (v >> 8) & 255; out[o + 2] = v & 255; o += 3;
-  }
-  if (pad) {
-    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6);
-    out[o++] = v >> 16;
-    if (pad === 1) out[o] = (v >> 8) & 255;
-  }
-  return out;
-}
-export const BASE64_KEY = new TextEncoder().encode('"base64":"');
-export function parseReply(bytes) {
-  const text = [], blobs = [], dec = new TextDecoder();
-  let pos = 0;
-  for (let i = bytes.indexOf(BASE64_KEY[0]); i >= 0; i = bytes.indexOf(BASE64_KEY[0], i + 1)) {
-    let k = 1;
-    while (k < BASE64_KEY.length && bytes[i + k] === BASE64_KEY[k]) k++;
-    if (k < BASE64_KEY.length) continue;
-    const start = i + k, end = bytes.indexOf(34, start); // the closing quote
-    text.push(dec.decode(bytes.subarray(pos, start)), `#${blobs.length}`);
-    blobs.push([start, end]);
-    pos = i = end;
-  }
-  text.push(dec.decode(bytes.subarray(pos)));
-  const res = JSON.parse(text.join(""));
-  const Arr = res.dtype === "float32" ? Float32Array : Float64Array; // little-endian, as every browser's host
-  for (const s of ALL_STAGES) {
-    if (!res[s] || !res[s].base64) continue;
-    const [start, end] = blobs[Number(res[s].base64.slice(1))];
-    res[s] = lazyStage(res[s].shape, bytes, start, end, Arr);
-  }
-  return res;
-}
-// A stage whose numbers are decoded the first time they are read: an edit
-// decodes only the stages it draws.
-export function lazyStage(shape, bytes, start, end, Arr) {
-  let data = null;
-  return { shape, get data() {
-    if (!data) { const raw = decodeBase64(bytes, start, end); data = new Arr(raw.buffer, 0, raw.byteLength / Arr.BYTES_PER_ELEMENT); }
-    return data;
-  } };
 }
 
 // After the first frame that shows what was drawn, or after FRAME_WAIT_MS
