@@ -4,13 +4,12 @@
 import { lastGood, ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
-import { kvHead, slice } from "./reply.js";
+import { kvHead, nested, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { PAIR_STAGES, views } from "./views.js";
 import { afterRenderHooks } from "./hooks.js";
 import { nodes, t } from "./words.js";
 import { onLangChange } from "./locale.js";
-import { nested } from "./lessons.js";
 
 // The arithmetic behind one cell, redone here in float64 from the numbers the
 // API returned (q, k, v, the weights) and the numbers sent (X, W), each term

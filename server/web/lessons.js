@@ -10,7 +10,7 @@ import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { batchSize, concatWidth, direct, editors, fitBiases, identity, mask, qkvDepth, queryLabels, renderMask, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { changed, compute, setStatus } from "./request.js";
-import { alibiSlopes } from "./reply.js";
+import { alibiSlopes, nested } from "./reply.js";
 import { renderResult } from "./views.js";
 
 export function loadPreset(key) {
@@ -57,16 +57,6 @@ export function showControls() {
   $("positional_encoding").disabled = d;
   $("decode-next").disabled = !decoding() || ui.decode.t >= ui.decode.x.length - 1 || d;
   $("decode-start").disabled = d; // decoding projects X's rows
-}
-
-// Nested arrays of a stage as the page shows it (the sequence on show), or
-// with every sequence of a batch (all).
-export function nested(R, stage, all = false) {
-  const t = R.T[stage], dims = t.shape.length > 3 && !all ? t.shape.slice(1) : t.shape;
-  const off0 = t.shape.length > 3 && !all ? ui.selectedSeq * dims.reduce((a, b) => a * b, 1) : 0;
-  const walk = (off, ds) => (ds.length === 1 ? Array.from(t.data.subarray(off, off + ds[0]))
-    : range(ds[0]).map((i) => walk(off + i * ds.slice(1).reduce((a, b) => a * b, 1), ds.slice(1))));
-  return walk(off0, dims);
 }
 
 // A lesson stays marked only while X, the weights and the heads are its

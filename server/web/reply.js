@@ -108,6 +108,16 @@ export const PER_HEAD_STAGES = ["q", "k", "v", "q_rope", "k_rope", "k_cache", "v
                          "masked_scores", "weights", "head_outputs"];
 export const KV_STAGES = ["k", "v", "k_rope", "k_cache", "v_cache"]; // per key/value head
 
+// Nested arrays of a stage as the page shows it (the sequence on show), or
+// with every sequence of a batch (all).
+export function nested(R, stage, all = false) {
+  const t = R.T[stage], dims = t.shape.length > 3 && !all ? t.shape.slice(1) : t.shape;
+  const off0 = t.shape.length > 3 && !all ? ui.selectedSeq * dims.reduce((a, b) => a * b, 1) : 0;
+  const walk = (off, ds) => (ds.length === 1 ? Array.from(t.data.subarray(off, off + ds[0]))
+    : range(ds[0]).map((i) => walk(off + i * ds.slice(1).reduce((a, b) => a * b, 1), ds.slice(1))));
+  return walk(off0, dims);
+}
+
 // Head h's slice of an [h, rows, cols] stage (of the sequence on show in a
 // batch; k and v of the head's key/value head), or a whole 2-D one.
 export function slice(R, stage, h) {
