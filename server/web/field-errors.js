@@ -3,7 +3,7 @@
  * next to it.
  */
 import { $, el } from "./base.js";
-import { editors } from "./form.js";
+import { editors } from "./state.js";
 import { REQUEST_FIELDS } from "./fields.js";
 import { onLangChange } from "./locale.js";
 import { msg, nodes, orList } from "./words.js";

@@ -2,7 +2,7 @@
  * form.js - the form: the editors, the mask builder, the labels, and the
  * body a request sends.
  */
-import { decoding, ui } from "./state.js";
+import { decoding, editors, ui } from "./state.js";
 import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./base.js";
 import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { MatrixEditor } from "./editor.js";
@@ -12,7 +12,6 @@ import { msg, nodes, orList, t } from "./words.js";
 import { onLangChange } from "./locale.js";
 import { say } from "./page-words.js";
 
-export const editors = {};
 export const EDITOR_SPECS = [["x", "X", "form.hint.x"], ["w_q", "W_q", "form.hint.w_q"], ["w_k", "W_k", "form.hint.w_k"],
                              ["w_v", "W_v", "form.hint.w_v"]];
 

@@ -1,14 +1,14 @@
 /*
  * lessons.js - the lesson presets and what each control of the form changes.
  */
-import { decoding, lastGood, ui } from "./state.js";
+import { decoding, editors, lastGood, ui } from "./state.js";
 import { onLangChange } from "./locale.js";
 import { msg, t } from "./words.js";
 import { say } from "./page-words.js";
 import { PRESETS } from "./presets.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
-import { batchSize, concatWidth, direct, editors, fitBiases, identity, mask, qkvDepth, queryLabels, renderMask, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
+import { batchSize, concatWidth, direct, fitBiases, identity, mask, qkvDepth, queryLabels, renderMask, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { changed, compute, setStatus } from "./request.js";
 import { alibiSlopes, nested } from "./reply.js";
 import { renderResult } from "./views.js";

@@ -2,9 +2,9 @@
  * request.js - the request: the body sent, its reply (read by reply.js)
  * drawn, the timings kept.
  */
-import { lastGood, setLastGood } from "./state.js";
+import { editors, lastGood, setLastGood } from "./state.js";
 import { $, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
-import { editors, qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
+import { qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
 import { makeResult, parseReply } from "./reply.js";
 import { mayMask, renderResult } from "./views.js";

@@ -2,9 +2,9 @@
  * share.js - share and export: the link that restores the page, .npy, CSV,
  * JSON, PNG, SVG, curl and the scripts.
  */
-import { lastGood, ui } from "./state.js";
+import { editors, lastGood, ui } from "./state.js";
 import { $, ALL_STAGES, API, el, range } from "./base.js";
-import { STATE_DICT_KEYS, concatWidth, editors, identity, mask, maskForm, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
+import { STATE_DICT_KEYS, concatWidth, identity, mask, maskForm, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { compute, setStatus } from "./request.js";
 import { PER_HEAD_STAGES, slice } from "./reply.js";
 import { exact, fmt } from "./format.js";

@@ -7,6 +7,8 @@
  */
 export const ui = { selectedHead: 0, selectedSeq: 0, presetKey: null, decode: null, source: null };
 export const decoding = () => ui.decode !== null;
+// The matrix editors by field name (form.js makes them; field-errors.js marks them).
+export const editors = {};
 // The last result drawn (reply.js's makeResult; request.js sets it), which the
 // views, the explanation, the link and the exports read.
 export let lastGood = null;
