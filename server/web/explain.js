@@ -6,7 +6,7 @@ import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { kvHead, nested, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
-import { PAIR_STAGES, views } from "./views.js";
+import { PAIR_STAGES, views } from "./cards.js";
 import { afterRenderHooks } from "./hooks.js";
 import { nodes, t } from "./words.js";
 import { onLangChange } from "./locale.js";

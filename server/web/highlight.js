@@ -2,7 +2,7 @@
  * highlight.js - linked highlighting, and the hooks run after each drawing.
  */
 import { lastGood, ui } from "./state.js";
-import { PAIR_STAGES, views } from "./views.js";
+import { PAIR_STAGES, views } from "./cards.js";
 import { explain } from "./explain.js";
 
 // What a cell of one stage is made of, and what it feeds, in the other stages

@@ -10,7 +10,7 @@ import { PER_HEAD_STAGES, slice } from "./reply.js";
 import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES, ramp } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
-import { views } from "./views.js";
+import { views } from "./cards.js";
 import { afterRenderHooks } from "./hooks.js";
 import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";

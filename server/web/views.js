@@ -5,6 +5,7 @@ import { shapeOf } from "./parse.js";
 import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
+import { group, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
@@ -15,9 +16,6 @@ import { show as showGuided } from "./guided.js";
 import { nodes, t } from "./words.js";
 import { listOf } from "./weight-scale.js";
 import { lang } from "./locale.js";
-
-export let views = {};
-export const PAIR_STAGES = ["scores", "scaled_scores", "masked_scores", "weights"]; // [h, n, m]
 
 // Each lesson's own NumPy name for a stage (seeds: 000 Spanish, 001 Italian,
 // 002 Turkish), never translated; "[h]" is the open head.  null: the lesson
@@ -99,30 +97,6 @@ export function emptyRows(R, h) {
   return out;
 }
 
-// Whether any key can be hidden (only then are the masked scores read for −∞).
-export const mayMask = (R) => !!(R.res.causal || R.body.mask || R.body.key_padding || R.body.window);
-
-// Whose mask a stage uses: this head's, this sequence's, or every one's.
-export function maskScope(R) {
-  const f = maskForm(R.body.mask, !!R.B), seq = ui.selectedSeq, head = ui.selectedHead;
-  if (f.perSeq && f.perHead) return t("views.mask.of_seq_head", { seq, head });
-  if (f.perSeq) return t("views.mask.of_seq", { seq });
-  if (f.perHead) return t("views.mask.of_head", { head });
-  return null;
-}
-
-export function maskReasons(R) {
-  const r = [];
-  if (R.res.causal) r.push(t("views.mask.reason.causal"));
-  if (R.body.window) r.push(t("views.mask.reason.window", { window: R.body.window }));
-  if (R.body.mask && maskForm(R.body.mask, !!R.B).kind === "bool") {
-    const scope = maskScope(R);
-    r.push(scope ? t("views.mask.reason.unticked_of", { scope }) : t("views.mask.reason.unticked"));
-  }
-  if (R.body.key_padding) r.push(t("views.mask.reason.padded"));
-  return r;
-}
-
 export function makeView(R, stage, h, spec) {
   const s = slice(R, stage, h);
   const api = R.T[stage] ? R.T[stage].shape : null;
@@ -132,13 +106,6 @@ export function makeView(R, stage, h, spec) {
     onPoint, lessonName: lessonNameNode(R, stage, h), ...spec });
   views[v.id] = v;
   return v;
-}
-
-export function group(id, title, extra) {
-  const cards = el("div", { class: "cards" });
-  const sec = el("section", { class: "panel group", id, "aria-labelledby": `${id}-h` },
-    el("h2", { id: `${id}-h` }, title, extra || null));
-  return { sec, cards, add(...nodes) { sec.append(...nodes); return this; } };
 }
 
 // Q = X·W_q for every head at once, (n, h·d_k) with each head's columns
@@ -183,7 +150,7 @@ export function renderResult(R) {
   const h = ui.selectedHead, n = R.n, m = R.m, b = R.body;
   $("summary").replaceChildren(...summaryItems(R));
   const area = $("stage-area");
-  views = {};
+  resetViews();
   // measure the width a card may take, once, with an empty group
   const probe = group("probe", "");
   probe.sec.append(probe.cards);
