@@ -3,7 +3,6 @@
  */
 import { lastGood, ui } from "./state.js";
 import { $, API, el, range } from "./base.js";
-import { compute } from "./request.js";
 import { anyHead, parseReply, slice } from "./reply.js";
 import { exactText } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
@@ -11,7 +10,7 @@ import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
 import { renderResult } from "./views.js";
 import { group, mayMask, views } from "./cards.js";
 import { onPoint } from "./highlight.js";
-import { afterRender } from "./hooks.js";
+import { afterRender, compute } from "./hooks.js";
 import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
 import { exportOptions } from "./share.js";
 import { t } from "./words.js";

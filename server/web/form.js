@@ -7,10 +7,10 @@ import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./
 import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { MatrixEditor } from "./editor.js";
 import { clearErrors, showFieldError } from "./field-errors.js";
-import { changed } from "./request.js";
 import { msg, nodes, orList, t } from "./words.js";
 import { onLangChange } from "./locale.js";
 import { say } from "./page-words.js";
+import { changed } from "./hooks.js";
 
 export const EDITOR_SPECS = [["x", "X", "form.hint.x"], ["w_q", "W_q", "form.hint.w_q"], ["w_k", "W_k", "form.hint.w_k"],
                              ["w_v", "W_v", "form.hint.w_v"]];

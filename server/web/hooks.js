@@ -1,13 +1,20 @@
 /*
  * hooks.js - calls from a module to one above it, without an import that
  * points up (the page's imports form no cycle: tools/check_layout.py checks
- * it): the module above registers itself here, and the one below calls
- * through here.
+ * it).  The module that answers a call registers it with answer() when it is
+ * loaded, before main.js starts the page; the module below calls it here.
  *
  * afterRender(R): after a result is drawn (request.js, and a view that
  * redraws it), every hook pushed on afterRenderHooks runs, in order
  * (explain.js: the explained cell again; share.js: the link and scripts).
  */
+const answers = {};
+export const answer = (calls) => { Object.assign(answers, calls); };
+
+// request.js: ask the API for what the form says; an input changed (form.js).
+export const compute = () => answers.compute();
+export const changed = (source) => answers.changed(source);
+
 export function afterRender(R) {
   for (const hook of afterRenderHooks) hook(R);
 }

@@ -9,13 +9,15 @@ import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, student
 import { makeResult, parseReply } from "./reply.js";
 import { renderResult } from "./views.js";
 import { mayMask } from "./cards.js";
-import { afterRender } from "./hooks.js";
+import { afterRender, answer } from "./hooks.js";
 import { updatePresetState } from "./lessons.js";
 import { msg, nodes } from "./words.js";
 import { say, speak } from "./page-words.js";
 
 // A saved page (snapshot.js) answers from the replies it holds: no server.
 export const noServer = () => !!window.attentionSnapshot;
+
+answer({ compute, changed }); // form.js and compare.js call them through hooks.js
 
 export let seq = 0, inflight = null, timer = null;
 // For the browser test and the curious: the last body sent, a count of
