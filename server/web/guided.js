@@ -14,11 +14,11 @@ import { kvHead, slice } from "./reply.js";
 import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";
 import { nodes, t } from "./words.js";
-import { lessonOf, renderResult } from "./views.js";
+import { lessonOf } from "./views.js";
 import { mayMask, maskReasons, views } from "./cards.js";
 import { anchorMarks, clearMarks, markLinks } from "./highlight.js";
 import { maskWhy, refreshExplain, withhold } from "./explain.js";
-import { afterRender } from "./hooks.js";
+import { afterRender, renderResult } from "./hooks.js";
 
 // Each lesson's own names and lines of code, never translated (the student
 // reads them in the lesson): its input, its scaled scores (lesson 000 calls

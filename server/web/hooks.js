@@ -14,6 +14,10 @@ export const answer = (calls) => { Object.assign(answers, calls); };
 // request.js: ask the API for what the form says; an input changed (form.js).
 export const compute = () => answers.compute();
 export const changed = (source) => answers.changed(source);
+// views.js: draw a result again (a view's control: the sequence, the head).
+export const renderResult = (R) => answers.renderResult(R);
+// lessons.js: whether the inputs are still the lesson's (after an edit).
+export const updatePresetState = () => answers.updatePresetState();
 
 export function afterRender(R) {
   for (const hook of afterRenderHooks) hook(R);

@@ -12,6 +12,9 @@ import { batchSize, concatWidth, direct, fitBiases, identity, mask, qkvDepth, qu
 import { changed, compute, setStatus } from "./request.js";
 import { alibiSlopes, nested } from "./reply.js";
 import { renderResult } from "./views.js";
+import { answer } from "./hooks.js";
+
+answer({ updatePresetState }); // request.js calls it after an edit, through hooks.js
 
 export function loadPreset(key) {
   const p = PRESETS[key];

@@ -9,8 +9,7 @@ import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, student
 import { makeResult, parseReply } from "./reply.js";
 import { renderResult } from "./views.js";
 import { mayMask } from "./cards.js";
-import { afterRender, answer } from "./hooks.js";
-import { updatePresetState } from "./lessons.js";
+import { afterRender, answer, updatePresetState } from "./hooks.js";
 import { msg, nodes } from "./words.js";
 import { say, speak } from "./page-words.js";
 

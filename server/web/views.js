@@ -16,6 +16,9 @@ import { show as showGuided } from "./guided.js";
 import { nodes, t } from "./words.js";
 import { listOf } from "./weight-scale.js";
 import { lang } from "./locale.js";
+import { answer } from "./hooks.js";
+
+answer({ renderResult }); // compare.js and guided.js redraw through hooks.js
 
 // Each lesson's own NumPy name for a stage (seeds: 000 Spanish, 001 Italian,
 // 002 Turkish), never translated; "[h]" is the open head.  null: the lesson
