@@ -9,9 +9,8 @@ import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
 import { group, mayMask, views } from "./cards.js";
 import { onPoint } from "./highlight.js";
-import { afterRender, compute, renderResult } from "./hooks.js";
+import { afterRender, compute, exportOptions, renderResult } from "./hooks.js";
 import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
-import { exportOptions } from "./share.js";
 import { t } from "./words.js";
 
 // "heads" subtracts two heads of this result; "dtype" and "mask" ask the API

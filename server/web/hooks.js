@@ -18,6 +18,10 @@ export const changed = (source) => answers.changed(source);
 export const renderResult = (R) => answers.renderResult(R);
 // lessons.js: whether the inputs are still the lesson's (after an edit).
 export const updatePresetState = () => answers.updatePresetState();
+// share.js: the export list, with the compare panel's differences once drawn.
+export const exportOptions = (R) => answers.exportOptions(R);
+// short-link.js: the link to what is on show (share.js writes it).
+export const shortLink = (body) => answers.shortLink(body);
 
 export function afterRender(R) {
   for (const hook of afterRenderHooks) hook(R);

@@ -11,12 +11,13 @@ import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES, ramp } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
 import { views } from "./cards.js";
-import { afterRenderHooks } from "./hooks.js";
+import { afterRenderHooks, answer, shortLink } from "./hooks.js";
 import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";
 import { modelViewDrawing } from "./head-view.js";
-import { shortLink } from "./short-link.js";
 import { t } from "./words.js";
+
+answer({ exportOptions }); // compare.js calls it through hooks.js once its panel is drawn
 
 // A state in a link's fragment (never sent to the server): deflated JSON in
 // base64url (short-link.js says what the state holds).

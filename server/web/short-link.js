@@ -23,6 +23,9 @@ import { loadPreset } from "./lessons.js";
 import { applyState, packState, unpackState, writeLink } from "./share.js";
 import { explainAfterRender, explained } from "./explain.js";
 import { RANDOM_DEFAULT, randomBody, randomFromQuery, randomProblem, randomQuery, randomTitle } from "./random-inputs.js";
+import { answer } from "./hooks.js";
+
+answer({ shortLink }); // share.js writes the link through hooks.js
 
 export const SHORT_LINK_MAX = 2000; // characters: what a chat, a course platform or a QR code takes whole
 
