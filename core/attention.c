@@ -1,8 +1,8 @@
 /*
- * attention.c - dtype-independent parts of the forward pass: shapes, sizes,
- * names.  The arithmetic lives in attention_impl.inc (the fast pass) and
- * attention_reference.inc (the textbook one), compiled once for double and
- * once for float.
+ * attention.c - dtype-independent parts of the forward pass: sizes, the
+ * stages handed back (their names and shapes: stages.c).  The arithmetic lives
+ * in attention_impl.inc (the fast pass) and attention_reference.inc (the
+ * textbook one), compiled once for double and once for float.
  */
 #include "core/attention.h"
 
@@ -57,75 +57,6 @@
 #define ATTN_SCORE_STAGES                                                      \
     (ATTN_WANT(ATTN_SCORES) | ATTN_WANT(ATTN_SCALED_SCORES) |                  \
      ATTN_WANT(ATTN_MASKED_SCORES) | ATTN_WANT(ATTN_WEIGHTS))
-
-bool attn_stage_applies(const attn_problem *p, attn_stage s)
-{
-    switch (s) {
-    case ATTN_X_PE:
-        return p->sinusoidal && p->x;
-    case ATTN_Q_ROPE:
-    case ATTN_K_ROPE:
-        return p->rope_dims > 0;
-    default:
-        return (unsigned)s < ATTN_STAGE_COUNT;
-    }
-}
-
-/* The shape of stage s of one sequence. */
-static int sequence_stage_shape(const attn_problem *p, attn_stage s,
-                                size_t dims[3])
-{
-    size_t h = p->heads, h_kv = attn_kv_heads(p), m_new = attn_new_keys(p);
-    switch (s) {
-    case ATTN_X_PE:
-        dims[0] = p->n, dims[1] = p->d;
-        return 2;
-    case ATTN_Q:
-    case ATTN_Q_ROPE:
-        dims[0] = h, dims[1] = p->n, dims[2] = p->d_k;
-        return 3;
-    case ATTN_K:
-    case ATTN_K_ROPE:
-        dims[0] = h_kv, dims[1] = m_new, dims[2] = p->d_k;
-        return 3;
-    case ATTN_V:
-        dims[0] = h_kv, dims[1] = m_new, dims[2] = p->d_v;
-        return 3;
-    case ATTN_K_CACHE:
-        dims[0] = h_kv, dims[1] = p->m, dims[2] = p->d_k;
-        return 3;
-    case ATTN_V_CACHE:
-        dims[0] = h_kv, dims[1] = p->m, dims[2] = p->d_v;
-        return 3;
-    case ATTN_SCORES:
-    case ATTN_SCALED_SCORES:
-    case ATTN_MASKED_SCORES:
-    case ATTN_WEIGHTS:
-        dims[0] = h, dims[1] = p->n, dims[2] = p->m;
-        return 3;
-    case ATTN_HEAD_OUTPUTS:
-        dims[0] = h, dims[1] = p->n, dims[2] = p->d_v;
-        return 3;
-    case ATTN_CONCAT:
-        dims[0] = p->n, dims[1] = h * p->d_v;
-        return 2;
-    case ATTN_OUTPUT:
-        dims[0] = p->n, dims[1] = p->w_o ? p->d_out : h * p->d_v;
-        return 2;
-    default:
-        return 0;
-    }
-}
-
-int attn_stage_shape(const attn_problem *p, attn_stage s,
-                     size_t dims[ATTN_MAX_RANK])
-{
-    if (!p->batch)
-        return sequence_stage_shape(p, s, dims);
-    dims[0] = p->batch;
-    int rank = sequence_stage_shape(p, s, dims + 1);
-    return rank ? rank + 1 : 0;
-}
 
 /* Elements of stage s (of the whole batch), or SIZE_MAX on overflow. */
 static size_t stage_elements(const attn_problem *p, attn_stage s)
