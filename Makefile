@@ -193,7 +193,7 @@ $(BUILD)/gen/web/fields.js: $(GEN_WEB_FIELDS)
 	@mkdir -p $(dir $@)
 	$(GEN_WEB_FIELDS) > $@.tmp && mv $@.tmp $@
 else
-$(BUILD)/gen/web/fields.js: server/json/schema.c core/attention.c
+$(BUILD)/gen/web/fields.js: server/json/schema.c core/stages.c
 	$(MAKE) DEB_ARCH=$(HOST_ARCH) BUILD=$(BUILD)/host SYSROOT= \
 	  $(BUILD)/host/gen/web/fields.js
 	@mkdir -p $(dir $@)

@@ -2,20 +2,21 @@
  * base.js - the stages a request asks for, the page's DOM helpers ($, el,
  * range) and the errors it finds before asking the API.
  */
-import { CORE_STAGES } from "./fields.js";
+import { CACHE_STAGES, CORE_STAGES, STAGE_NEEDS } from "./fields.js";
 import { decoding } from "./state.js";
 import { t } from "./words.js";
 
 export const API = "v1/attention"; // relative: works behind a path prefix
 // Every stage the API computes, in its order; a request asks for those its
-// options make (x_pe with the encoding, q_rope and k_rope with RoPE, the cache's).
+// options make (the core's STAGE_NEEDS: x_pe with the sinusoidal encoding of
+// an x, q_rope and k_rope with RoPE), and for the cache's only with a cache
+// (without one they would repeat K and V).
 export const ALL_STAGES = CORE_STAGES;
 export function stagesFor(body) {
-  return ALL_STAGES.filter((s) => (s === "x_pe" ? body.positional_encoding === "sinusoidal" && !!body.x
-    : s === "q_rope" || s === "k_rope" ? !!body.rope : s === "k_cache" || s === "v_cache" ? !!body.past_k || decoding() : true));
+  const gives = { sinusoidal: body.positional_encoding === "sinusoidal", x: !!body.x, rope: !!body.rope };
+  return ALL_STAGES.filter((s) => (STAGE_NEEDS[s] || []).every((c) => gives[c])
+    && (!CACHE_STAGES.includes(s) || !!body.past_k || decoding()));
 }
-export const STAGES = ["q", "k", "v", "scores", "scaled_scores", "masked_scores",
-                "weights", "head_outputs", "concat", "output"];
 export const AUTO_DELAY_MS = 300; // typing pause before an automatic request
 // Past this many numbers in each [h, n, m] stage (8 heads of 181 × 181), the
 // page asks for the open head's stages only (the API's `heads`: 1/h of the

@@ -11,7 +11,6 @@ import { t } from "./words.js";
 
 export let views = {};
 export const resetViews = () => { views = {}; };
-export const PAIR_STAGES = ["scores", "scaled_scores", "masked_scores", "weights"]; // [h, n, m]
 
 // Whether any key can be hidden (only then are the masked scores read for −∞).
 export const mayMask = (R) => !!(R.res.causal || R.body.mask || R.body.key_padding || R.body.window);

@@ -3,7 +3,7 @@
  * body a request sends.
  */
 import { decoding, editors, ui } from "./state.js";
-import { $, ClientError, ONE_HEAD_CELLS, STAGES, el, range, stagesFor } from "./base.js";
+import { $, ALL_STAGES, ClientError, ONE_HEAD_CELLS, el, range, stagesFor } from "./base.js";
 import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { MatrixEditor } from "./editor.js";
 import { clearErrors, showFieldError } from "./field-errors.js";
@@ -283,7 +283,7 @@ export function readBody() {
       if ($("use-bias").checked) for (const k of ["b_q", "b_k", "b_v"]) body[k] = editors[k].read();
     }
   }
-  body.return = STAGES; // settled below, once the options are read
+  body.return = ALL_STAGES; // settled below, once the options are read
   const heads = direct() ? "" : $("num_heads").value.trim();
   if (heads !== "") {
     const h = Number(heads);

@@ -2,7 +2,8 @@
  * highlight.js - linked highlighting, and the hooks run after each drawing.
  */
 import { lastGood, ui } from "./state.js";
-import { PAIR_STAGES, views } from "./cards.js";
+import { views } from "./cards.js";
+import { PAIR_STAGES } from "./fields.js";
 import { explain } from "./explain.js";
 
 // What a cell of one stage is made of, and what it feeds, in the other stages

@@ -5,6 +5,7 @@
 import { ui } from "./state.js";
 import { ALL_STAGES, range } from "./base.js";
 import { shapeOf } from "./parse.js";
+import { KV_STAGES, PER_HEAD_STAGES } from "./fields.js";
 
 // R: the request body and every stage as a flat typed array with its shape;
 // x and context come from the body (the numbers sent).  B is the batch size
@@ -104,9 +105,6 @@ export function alibiSlopes(h) {
 
 // The key/value head query head h reads (grouped-query attention).
 export const kvHead = (R, h) => Math.floor((h * R.Hkv) / R.H);
-export const PER_HEAD_STAGES = ["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "scores", "scaled_scores",
-                         "masked_scores", "weights", "head_outputs"];
-export const KV_STAGES = ["k", "v", "k_rope", "k_cache", "v_cache"]; // per key/value head
 
 // Nested arrays of a stage as the page shows it (the sequence on show), or
 // with every sequence of a batch (all).

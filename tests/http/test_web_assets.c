@@ -41,6 +41,28 @@ static void fields_module_lists_the_schema(void **state)
     response_free(&r);
 }
 
+/* ... and the page's stage lists from the core's shapes and rule
+ * (attn_stage_shape, attn_stage_applies), which the page does not retype. */
+static void fields_module_lists_the_core_stages(void **state)
+{
+    (void)state;
+    http_response r = http(&(http_request){.path = "/web/fields.js"});
+    expect_status(&r, 200);
+    expect(strstr(r.body.data, "export const PAIR_STAGES = [\"scores\", "
+                               "\"scaled_scores\", \"masked_scores\", "
+                               "\"weights\"];") != NULL,
+           &r);
+    expect(strstr(r.body.data,
+                  "export const KV_STAGES = [\"k\", \"v\", "
+                  "\"k_rope\", \"k_cache\", \"v_cache\"];") != NULL,
+           &r);
+    expect(strstr(r.body.data, "export const STAGE_NEEDS = { x_pe: "
+                               "[\"sinusoidal\", \"x\"], q_rope: "
+                               "[\"rope\"], k_rope: [\"rope\"] };") != NULL,
+           &r);
+    response_free(&r);
+}
+
 static void stylesheet_is_css(void **state)
 {
     (void)state;
@@ -73,6 +95,7 @@ int main(void)
     const struct CMUnitTest web_assets[] = {
         cmocka_unit_test(modules_are_javascript),
         cmocka_unit_test(fields_module_lists_the_schema),
+        cmocka_unit_test(fields_module_lists_the_core_stages),
         cmocka_unit_test(stylesheet_is_css),
         cmocka_unit_test(unknown_name_is_404_problem),
     };
