@@ -1,8 +1,8 @@
 /*
  * cards.js - what the views share of the cards on show: the registry of
  * matrix views by id (views.js fills it anew at each render; the compare
- * panel adds its own), the groups the cards sit in, and whether and why a
- * result's keys can be hidden.
+ * panel adds its own), the groups the cards sit in, whether and why a
+ * result's keys can be hidden, and the lesson whose names the cards carry.
  */
 import { ui } from "./state.js";
 import { el } from "./base.js";
@@ -34,6 +34,28 @@ export function maskReasons(R) {
   }
   if (R.body.key_padding) r.push(t("views.mask.reason.padded"));
   return r;
+}
+
+// Each lesson's own NumPy name for a stage (seeds: 000 Spanish, 001 Italian,
+// 002 Turkish), never translated; "[h]" is the open head.  null: the lesson
+// has no such matrix.  Lessons 000 and 002 divide by √d_k in the same line
+// as Q·Kᵀ, so their `scores` / `skor` are the page's scaled scores.
+export const LESSON_NAMES = {
+  "000": { q: "Q", k: "K", v: "V", scores: null, scaled_scores: "scores", weights: "attention_weights",
+           head_outputs: "head_output", concat: "multi_head_output", output: "multi_head_output" },
+  "001": { q: "Q", k: "K", v: "V", scores: "scores", scaled_scores: "scaled_scores", weights: "attention_weights",
+           head_outputs: "output", concat: "output", output: "output" },
+  "002": { q: "Qh[h]", k: "Kh[h]", v: "Vh[h]", scores: null, scaled_scores: "skor[h]", weights: "A[h]",
+           head_outputs: "Yh[h]", concat: "Y", output: "Y" },
+};
+// The lesson whose names the cards carry: the one the inputs came from, while
+// the request still computes what that lesson computes (its heads, no mask,
+// no scale of one's own, no position encoding, no W_o).
+export function lessonOf(R) {
+  const key = ui.source && ui.source.lesson, b = R.body;
+  if (!key || !LESSON_NAMES[key] || mayMask(R) || b.scale !== undefined || b.rope || b.positional_encoding
+      || b.w_o || b.out_proj_weight || b.q || R.B || R.m0 || R.slopes || R.Hkv !== R.H) return null;
+  return key;
 }
 
 export function group(id, title, extra) {

@@ -5,7 +5,7 @@ import { shapeOf } from "./parse.js";
 import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
-import { group, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
+import { LESSON_NAMES, group, lessonOf, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
@@ -20,27 +20,6 @@ import { answer } from "./hooks.js";
 
 answer({ renderResult }); // compare.js and guided.js redraw through hooks.js
 
-// Each lesson's own NumPy name for a stage (seeds: 000 Spanish, 001 Italian,
-// 002 Turkish), never translated; "[h]" is the open head.  null: the lesson
-// has no such matrix.  Lessons 000 and 002 divide by √d_k in the same line
-// as Q·Kᵀ, so their `scores` / `skor` are the page's scaled scores.
-export const LESSON_NAMES = {
-  "000": { q: "Q", k: "K", v: "V", scores: null, scaled_scores: "scores", weights: "attention_weights",
-           head_outputs: "head_output", concat: "multi_head_output", output: "multi_head_output" },
-  "001": { q: "Q", k: "K", v: "V", scores: "scores", scaled_scores: "scaled_scores", weights: "attention_weights",
-           head_outputs: "output", concat: "output", output: "output" },
-  "002": { q: "Qh[h]", k: "Kh[h]", v: "Vh[h]", scores: null, scaled_scores: "skor[h]", weights: "A[h]",
-           head_outputs: "Yh[h]", concat: "Y", output: "Y" },
-};
-// The lesson whose names the cards carry: the one the inputs came from, while
-// the request still computes what that lesson computes (its heads, no mask,
-// no scale of one's own, no position encoding, no W_o).
-export function lessonOf(R) {
-  const key = ui.source && ui.source.lesson, b = R.body;
-  if (!key || !LESSON_NAMES[key] || mayMask(R) || b.scale !== undefined || b.rope || b.positional_encoding
-      || b.w_o || b.out_proj_weight || b.q || R.B || R.m0 || R.slopes || R.Hkv !== R.H) return null;
-  return key;
-}
 // A card's line naming the lesson's own variable, or saying it has none.
 export function lessonNameNode(R, stage, h) {
   const key = lessonOf(R);
