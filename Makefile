@@ -256,12 +256,15 @@ format:
 clean:
 	rm -rf $(BUILD)
 
-# the rooms of server/ include only rooms below them, and no file is longer
-# than its folder allows (tools/check_layout.py); every word of the page is in
-# its catalogs, in every language (tools/check_words.py)
+# the rooms of server/ include only rooms below them, no file is longer than
+# its folder allows, and the page's modules import in one direction
+# (tools/check_layout.py; tests/layout checks its page check on small pages);
+# every word of the page is in its catalogs, in every language
+# (tools/check_words.py)
 test-layout:
 	$(PYTHON) tools/check_layout.py
 	$(PYTHON) tools/check_words.py
+	$(PYTHON) tests/layout/test_check_layout.py
 
 # Every suite lives in the folder it tests, with a suite.mk that adds its
 # target to TEST_SUITES and its Debian packages to DEB_TEST; the order here is
