@@ -92,7 +92,8 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/decode.c server/json/encode_tensor.c \
                server/json/encode.c \
                server/json/oip_decode.c server/json/oip_inputs.c \
-               server/json/oip_binary.c server/json/oip_encode.c \
+               server/json/oip_binary.c server/json/oip_pointer.c \
+               server/json/oip_encode.c \
                server/json/oip_fast.cpp
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c \
                server/obs/process_metrics.c

@@ -53,7 +53,7 @@ typedef struct {
     bool binary_output; /* binary_data_output */
 } oip_reader;
 
-/* ---- pointers and names (oip_decode.c) ---------------------------------- */
+/* ---- pointers and names (oip_pointer.c) --------------------------------- */
 
 /* Appends "/token" to the pointer out; a token that does not fit (a member
  * name longer than a pointer holds) leaves out naming the parent. */
