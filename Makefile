@@ -82,7 +82,8 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/request.c server/json/raw_request.c \
                server/json/heads.c server/json/batch_first.c \
                server/json/parse_json.c server/json/bind.c \
-               server/json/validate.c server/json/weights.c \
+               server/json/validate.c server/json/sizes.c \
+               server/json/weights.c \
                server/json/positions.c server/json/torch_masks.c \
                server/json/number_literal.cpp server/json/state_dict.c \
                server/json/literal_walk.c server/json/whole_literals.c \

@@ -14,31 +14,13 @@
 #include "server/json/masks.h"
 #include "server/json/module_options.h"
 #include "server/json/positions.h"
+#include "server/json/sizes.h"
 #include "server/json/weights.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- sizes --------------------------------------------------------------- */
-
-bool validate_size(api_field f, size_t rows, size_t cols,
-                   const request_limits *limits, codec_error *err)
-{
-    char ptr[CODEC_POINTER_MAX];
-    const char *name = api_schema[f].name;
-    if (rows > limits->max_tokens)
-        return codec_fail(err, ERR_LIMIT_EXCEEDED, schema_pointer(f, ptr),
-                          "%s has %zu rows (tokens); at most %zu "
-                          "(--max-tokens)",
-                          name, rows, limits->max_tokens);
-    if (cols > limits->max_width)
-        return codec_fail(err, ERR_LIMIT_EXCEEDED, schema_pointer(f, ptr),
-                          "%s is %zu wide; at most %zu (--max-width)", name,
-                          cols, limits->max_width);
-    return true;
-}
 
 /* ---- x and context ----------------------------------------------------- */
 

@@ -19,9 +19,4 @@
 bool validate_request(api_fields *fields, const request_limits *limits,
                       api_request *req, codec_error *err);
 
-/* For the rules' own files (weights.c): field f's rows (tokens; 0 for
- * none) and columns within --max-tokens and --max-width (413 at f). */
-bool validate_size(api_field f, size_t rows, size_t cols,
-                   const request_limits *limits, codec_error *err);
-
 #endif

@@ -10,7 +10,7 @@
 #include "server/json/weights.h"
 
 #include "server/json/bind.h"
-#include "server/json/validate.h"
+#include "server/json/sizes.h"
 
 #include <stdlib.h>
 #include <string.h>
