@@ -108,7 +108,8 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/response.c server/http/daemon.c \
                server/http/answer.c server/http/upload.c \
                server/http/content_coding.c server/http/reply_coding.c \
-               server/http/lanes.c server/http/completion.c \
+               server/http/lanes.c server/http/reply_queue.c \
+               server/http/completion.c \
                server/http/inflight.c server/http/static_coding.c \
                server/http/target.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \

@@ -29,9 +29,6 @@
 #include "server/base/clock.h"
 #include "server/base/problem.h"
 #include "server/http/framing.h"
-#include "server/http/response.h"
-#include "server/http/static_coding.h"
-#include "server/obs/metrics.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -50,41 +47,6 @@
  * out at once and the connection is closed.  A refused request's body is
  * never read, whatever its size. */
 #define HTTP_ANSWERED_BODY_READ_MAX ((unsigned long long)64 << 10)
-
-/* Seconds a client may take to read a reply of `bytes`: --request-timeout,
- * plus the bytes at --min-send-rate. */
-static double send_seconds(const config *cfg, size_t bytes)
-{
-    return cfg->request_timeout + (double)bytes / (double)cfg->min_send_rate;
-}
-
-enum MHD_Result answer_queue(request *req)
-{
-    http_server *srv = req->srv;
-    response_meta meta = {
-        .request_id = req->id,
-        .allow_origin = req->origin_allowed,
-        .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
-        .close = req->close || atomic_load(&srv->draining),
-    };
-    if (!req->coded) { /* an answer of the event thread: an embedded asset,
-                          coded at start-up, or small but for one whose
-                          client refuses identity (reply_coding.h) */
-        static_coding_apply(&req->rep, req->accept);
-        bool plain = !req->rep.content_encoding;
-        reply_coding_apply(&req->rep, req->accept, NULL, &srv->memory, NULL);
-        if (plain && req->rep.content_encoding)
-            metrics_note_compression(); /* a reply compressed, not an asset */
-    }
-    req->coded = true;
-    completion_note_acked(req);
-    enum MHD_Result ret =
-        response_queue(req->conn, &req->rep, &meta, &req->bytes_out);
-    if (ret == MHD_YES)
-        conn_deadlines_sending(srv->deadlines, req->watch,
-                               send_seconds(srv->cfg, req->bytes_out));
-    return ret;
-}
 
 /* The server's state for an inline endpoint, read now. */
 static api_env env_now(http_server *srv)
@@ -236,7 +198,7 @@ static enum MHD_Result access_first(http_server *srv,
     if (framing_refused(conn, method, url, version, &req->rep)) {
         req->state = REQ_REPLIED;
         req->close = true;
-        return answer_queue(req);
+        return reply_queue(req);
     }
     /* A chunked body and its trailer section are decoded inside the
      * library, out of framing.c's sight, and 0.9.75 reads trailers more
@@ -254,11 +216,11 @@ static enum MHD_Result access_first(http_server *srv,
          (!req->coding && !upload_accept(req, framing_content_length(conn))))) {
         /* a body refused for its size is never read */
         req->close = true;
-        return answer_queue(req);
+        return reply_queue(req);
     }
     if (req->state == REQ_REPLIED && answer_before_body(conn, &req->rep)) {
         req->close = true;
-        return answer_queue(req);
+        return reply_queue(req);
     }
     req->discard_body = req->state == REQ_REPLIED;
     return MHD_YES;
@@ -307,14 +269,14 @@ enum MHD_Result answer_access(void *cls, struct MHD_Connection *conn,
     }
     conn_deadlines_disarm(srv->deadlines, req->watch); /* fully arrived */
     if (req->state == REQ_RECEIVING && req->coding && !coding_finish(req))
-        return answer_queue(req);
+        return reply_queue(req);
     switch (req->state) {
     case REQ_RECEIVING:
         return lanes_start(req);
     case REQ_WORKING:
         return MHD_YES; /* spurious call while suspended */
     case REQ_REPLIED:
-        return answer_queue(req);
+        return reply_queue(req);
     }
     return MHD_NO;
 }

@@ -3,15 +3,16 @@
  * its states, and the calls one file makes into another.
  *
  * DESIGN
- * A request travels through five files, each of one job:
+ * A request travels through six files, each of one job:
  *   answer.c      the access handler: what each of libmicrohttpd's calls
- *                 for a request does, the route decided from the headers,
- *                 and the queueing of its reply
+ *                 for a request does, and the route decided from the
+ *                 headers
  *   upload.c      the memory budget of the body: reserved from its
  *                 Content-Length (or as a chunked body grows), and what
  *                 parsing it needs once it has arrived
  *   lanes.c       the fast lane on the event thread, or the hand-off to a
  *                 pool job (suspend, compute, resume)
+ *   reply_queue.c the reply onto the connection (from answer.c or lanes.c)
  *   completion.c  the "request completed" callback: the access log line,
  *                 the metrics, and everything the request held given back
  *   daemon.c      the lifecycle: start, drain, stop
@@ -115,8 +116,6 @@ enum MHD_Result answer_access(void *cls, struct MHD_Connection *conn,
                               const char *url, const char *method,
                               const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls);
-/* answer.c: queues req->rep on its connection. */
-enum MHD_Result answer_queue(request *req);
 
 /* upload.c: a body of `declared` bytes is coming: refused (413) over
  * --max-body, and (503) when the budget cannot hold it and what parsing it
@@ -148,6 +147,9 @@ void coding_free(request *req);
 /* lanes.c: the body has arrived (and is reserved): the request is answered
  * in its route's fast lane or handed to a pool job. */
 enum MHD_Result lanes_start(request *req);
+
+/* reply_queue.c: queues req->rep on its connection. */
+enum MHD_Result reply_queue(request *req);
 
 /* completion.c: called just before the reply is queued: notes what the
  * client has acknowledged so far, from which what reached it is worked

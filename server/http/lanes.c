@@ -220,7 +220,7 @@ static enum MHD_Result answer_inline(request *req)
     req->body = NULL;
     upload_release(req);
     req->state = REQ_REPLIED;
-    return answer_queue(req);
+    return reply_queue(req);
 }
 
 /* The body has arrived: from now the computation's deadline runs. */
