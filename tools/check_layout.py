@@ -20,7 +20,14 @@ fails the check.  The rooms, lowest first:
 A room may include itself and the rooms ALLOWED lists for it; the leaves
 (base, web, setup, obs) may be used by any room above them, and no two rooms
 include each other.  System headers (<...>) are not checked, except that the
-core may not include libmicrohttpd's or jansson's.
+core may not include libmicrohttpd's or jansson's.  Inside a room, no file
+includes itself round a circle of includes.
+
+No two files call each other round a circle: each object of core/ and
+server/ built in the build folder is read with nm, a file calls the file
+that defines (strongly) a symbol its object uses, and a circle of such calls
+is named with the symbols along it.  The objects must be built first
+(`make test-layout` builds them).
 
 One file, one job: no source of server/ (C, C++, the page's HTML, CSS and
 modules) is over 650 lines and no C test file over 800, but a generated
@@ -33,11 +40,14 @@ build) import each other in one direction: no import cycle (one is named,
 module by module), and the ground modules (WEB_GROUND) import only ground
 modules.  A module that must call one above it calls through hooks.js.
 
-    tools/check_layout.py           check the tree (exit 1 on a violation)
+    tools/check_layout.py [--build DIR]   check the tree (exit 1 on a
+                                          violation); DIR: the objects
+                                          (build/ unless told)
 """
 import fnmatch
 import os
 import re
+import subprocess
 import sys
 
 # room -> the rooms it may include (besides itself)
@@ -133,6 +143,68 @@ def too_long(top):
                     found.append(f"{os.path.relpath(path, top)}: {lines} "
                                  f"lines, more than {most}")
     return found, read
+
+
+def include_violations(top):
+    """Circles of includes between the files of core/, server/ and tools/."""
+    graph = {}
+    for path in sources(top):
+        text = open(os.path.join(top, path), encoding="utf-8").read()
+        graph[path] = sorted({target for kind, target in INCLUDE.findall(text)
+                              if kind == '"' and
+                              os.path.exists(os.path.join(top, target))})
+    return [f"include circle {' → '.join(one_cycle(graph, part))}"
+            for part in import_cycles(graph)]
+
+
+# symbol kinds nm marks as a strong definition (text, data, bss, read-only,
+# small data, common); weak ones (W, V) may be defined in several objects
+STRONG = set("TDBRGSC")
+
+
+def call_graph(top, build):
+    """{source: [the sources whose symbols its object uses]}, the symbols
+    by (user, definer), and the sources whose object is not built."""
+    defined, used, missing = {}, {}, []
+    for path in sources(top):
+        if not path.startswith(("core/", "server/")) or \
+                not path.endswith((".c", ".cpp")):
+            continue
+        obj = os.path.join(build, os.path.splitext(path)[0] + ".o")
+        if not os.path.exists(obj):
+            missing.append(path)
+            continue
+        out = subprocess.run(["nm", "-g", "-P", obj], capture_output=True,
+                             text=True, check=True).stdout
+        used[path] = set()
+        for line in out.splitlines():
+            name, kind = line.split()[:2]
+            if kind == "U":
+                used[path].add(name)
+            elif kind in STRONG:
+                defined.setdefault(name, path)
+    graph, symbols = {}, {}
+    for path, names in used.items():
+        for name in sorted(names):
+            to = defined.get(name)
+            if to and to != path:
+                symbols.setdefault((path, to), []).append(name)
+        graph[path] = sorted({to for (frm, to) in symbols if frm == path})
+    return graph, symbols, missing
+
+
+def call_violations(top, build):
+    """Circles of calls between the files of core/ and server/."""
+    graph, symbols, missing = call_graph(top, build)
+    found = [f"{path}: its object is not in {build}/ (make test-layout "
+             "builds it)" for path in missing]
+    for part in import_cycles(graph):
+        cycle = one_cycle(graph, part)
+        steps = ", ".join(f"{os.path.basename(a)} calls "
+                          f"{' '.join(symbols[(a, b)][:3])}"
+                          for a, b in zip(cycle, cycle[1:]))
+        found.append(f"call circle {' → '.join(cycle)} ({steps})")
+    return found
 
 
 # The page: its folder, its generated module, and its ground, which every
@@ -232,7 +304,8 @@ def web_violations(top, folder=WEB):
 
 def main():
     top = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
-    found = violations(top)
+    build = sys.argv[2] if sys.argv[1:2] == ["--build"] else "build"
+    found = violations(top) + include_violations(top)
     for line in found:
         print(line)
     if found:
@@ -244,6 +317,12 @@ def main():
     if long_files:
         print(f"layout: {len(long_files)} file(s) too long: one file, one "
               "job (split it)")
+    calls = call_violations(top, os.path.join(top, build))
+    for line in calls:
+        print(line)
+    if calls:
+        print(f"layout: {len(calls)} problem(s) with the calls between "
+              "files (a circle: move what both use below both)")
     web = web_violations(top)
     for line in web:
         print(line)
@@ -251,12 +330,14 @@ def main():
         print(f"layout: {len(web)} import(s) of the page point up or round "
               "(tools/check_layout.py lists the ground; call up through "
               "hooks.js)")
-    if found or long_files or web:
+    if found or long_files or calls or web:
         return 1
     count = sum(1 for _ in sources(top))
+    objects = len(call_graph(top, os.path.join(top, build))[0])
     modules = len(web_imports(os.path.join(top, WEB)))
     print(f"layout: {count} files, every include points down; {read} files "
-          f"within their length; {modules} page modules, no import cycle")
+          f"within their length; {objects} objects, no circle of calls; "
+          f"{modules} page modules, no import cycle")
     return 0
 
 

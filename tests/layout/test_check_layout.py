@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""tools/check_layout.py's check of the page's imports, on small pages
-written here: a cycle is found and named, a ground module importing above
-the ground is named, an import of no module is named, and a page whose
-imports point down passes.
+"""tools/check_layout.py's checks of circles, on small trees written here:
+the page's imports (a cycle is found and named, a ground module importing
+above the ground is named, an import of no module is named, and a page
+whose imports point down passes), the calls between C files read from their
+objects with nm (compiled here with cc), and includes round a circle.
 
     python3 tests/layout/test_check_layout.py
 """
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -59,7 +61,53 @@ def main():
         with open(os.path.join(top, "server", "web", name), "w") as f:
             f.write(text)
     expect(check_layout.web_violations(top), "import cycle a.js → b.js → a.js")
-    print("check_layout: the page's import check: 6 cases pass")
+    calls()
+    print("check_layout: the page's imports (6 cases), calls and includes "
+          "(3 cases) pass")
+
+
+def tree(files):
+    """A repository of {path: text}; each .c compiled into build/."""
+    top = tempfile.mkdtemp()
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(top, path)), exist_ok=True)
+        with open(os.path.join(top, path), "w") as f:
+            f.write(text)
+        if path.endswith(".c"):
+            obj = os.path.join(top, "build", path[:-2] + ".o")
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
+            subprocess.run(["cc", "-c", "-I", top, os.path.join(top, path),
+                            "-o", obj], check=True)
+    return top
+
+
+def calls():
+    # lanes.c hands back to answer.c, which starts lanes.c: a circle
+    top = tree({"server/http/answer.c": "int lanes_start(void);\n"
+                "int answer_queue(void) { return 1; }\n"
+                "int answer_access(void) { return lanes_start(); }\n",
+                "server/http/lanes.c": "int answer_queue(void);\n"
+                "int lanes_start(void) { return answer_queue(); }\n",
+                "server/http/daemon.c": "int answer_access(void);\n"
+                "int http_start(void) { return answer_access(); }\n"})
+    found = check_layout.call_violations(top, os.path.join(top, "build"))
+    assert found == ["call circle server/http/answer.c → server/http/lanes.c "
+                     "→ server/http/answer.c (answer.c calls lanes_start, "
+                     "lanes.c calls answer_queue)"], found
+    # the queueing below both: no circle
+    top = tree({"server/http/answer.c": "int lanes_start(void);\n"
+                "int answer_access(void) { return lanes_start(); }\n",
+                "server/http/lanes.c": "int reply_queue(void);\n"
+                "int lanes_start(void) { return reply_queue(); }\n",
+                "server/http/reply_queue.c": "int reply_queue(void) "
+                "{ return 1; }\n"})
+    assert check_layout.call_violations(top, os.path.join(top, "build")) == []
+    # two headers that include each other
+    top = tree({"server/http/daemon.h": '#include "server/http/exchange.h"\n',
+                "server/http/exchange.h": '#include "server/http/daemon.h"\n'})
+    assert check_layout.include_violations(top) == [
+        "include circle server/http/daemon.h → server/http/exchange.h → "
+        "server/http/daemon.h"], check_layout.include_violations(top)
 
 
 if __name__ == "__main__":
