@@ -467,3 +467,230 @@ export function finalChecks(provoked = 0) {
     assert.deepEqual(pageErrors.filter((e) => !status400.test(e)), []);
   });
 }
+
+/* ---- reading the page as a person does ----------------------------------- */
+
+// What a person reads or hears in the visible page: each visible text node
+// (with the element it sits in) and the names a screen reader speaks
+// (aria-label, title, placeholder, alt, a visible select's options).  Code a
+// student copies (the scripts, the curl command, inputs' values) is not prose
+// and is left out.
+export function readable() {
+  return page.evaluate(() => {
+    const out = [];
+    const shownEl = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    const where = (e) => {
+      const parts = [];
+      for (let n = e; n && n !== document.body && parts.length < 4; n = n.parentElement) {
+        parts.unshift(n.id ? `#${n.id}` : n.tagName.toLowerCase() + (n.classList.length ? `.${[...n.classList].join(".")}` : ""));
+        if (n.id) break;
+      }
+      return parts.join(" > ");
+    };
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const e = t.parentElement;
+      if (!t.data.trim() || !e || e.closest("script, style, textarea, option, noscript") || !shownEl(e)) continue;
+      out.push({ kind: "text", where: where(e), text: t.data.replace(/\s+/g, " ").trim(),
+                 context: (e.closest("p, li, h1, h2, h3, h4, td, th, button, label, summary, figcaption, caption, text, .card") || e)
+                   .textContent.replace(/\s+/g, " ").trim().slice(0, 160),
+                 code: !!e.closest("code, pre") });
+    }
+    for (const e of document.body.querySelectorAll("[aria-label], [title], [placeholder], [alt], [aria-description], [aria-roledescription]")) {
+      if (!shownEl(e) || e.closest("[aria-hidden=true]")) continue;
+      for (const a of ["aria-label", "title", "placeholder", "alt", "aria-description", "aria-roledescription"]) {
+        const v = e.getAttribute(a);
+        if (v && v.trim()) out.push({ kind: a, where: where(e), text: v.replace(/\s+/g, " ").trim(), context: v.slice(0, 160), code: false });
+      }
+    }
+    for (const s of document.body.querySelectorAll("select")) {
+      if (!shownEl(s)) continue;
+      for (const o of s.options) out.push({ kind: "option", where: where(s), text: o.text.trim(), context: o.text.trim(), code: false });
+    }
+    return out;
+  });
+}
+
+// Words a page never shows: JavaScript's values printed as text, and a
+// message id the catalog of the page's language lacks (words.js writes ⟦id⟧).
+// "null" between letters (Italian "nulla") is a word, not a value.
+export const BROKEN = /(?<!\p{L})(null|undefined|NaN)(?!\p{L})|\[object|⟦/u;
+
+// The page's catalogs (server/web/words-*.js), loaded as the page loads them.
+export async function catalogs() {
+  const out = {};
+  for (const code of ["en", "es", "it", "tr"])
+    out[code] = (await import(path.join(REPO, `server/web/words-${code}.js`))).default;
+  return out;
+}
+
+// The words of a catalog's messages (placeholders and markup out), lower case.
+export function catalogWords(catalog) {
+  const words = new Set();
+  for (const text of Object.values(catalog))
+    for (const w of String(text).replace(/\{\w+\}/g, " ").toLowerCase().match(/\p{L}[\p{L}\p{M}'’]*/gu) || []) words.add(w);
+  return words;
+}
+
+// English a page of another language must not show: the words of the
+// English catalog and common English words, less those the page's own catalog
+// uses (a name it keeps: softmax, NumPy, float64) and `allowed` (mathematical
+// names, the lesson's variables and token labels).  Words of one or two
+// letters (Q, K, d_k, "a", "no") are not judged.
+export const ENGLISH_COMMON = `the of and to is are each with from this that these its by for on as at be or not into
+which what how row rows column columns head heads key keys query queries weight weights token tokens step next
+previous show hide open close load lesson compute scores scaled output value values matrix matrices sum over
+every one two three per your guess reveal mode guided chosen cell click tap focus press enter choose another
+exact number numbers change watch page link copy save download stage stages layer layers scale colour color
+largest smallest darkest light dark lines line view model compare difference first second mask masked hidden
+none off all only when then than here there after before computed shown side time results result`.split(/\s+/);
+export function englishWords(cats, lang, allowed = []) {
+  const own = catalogWords(cats[lang]), allow = new Set(allowed.map((w) => w.toLowerCase()));
+  const english = new Set([...catalogWords(cats.en), ...ENGLISH_COMMON]);
+  return new Set([...english].filter((w) => w.length >= 3 && !own.has(w) && !allow.has(w)));
+}
+
+// Mathematical names and the lessons' own variables, in any language: the
+// lessons' code keeps them (000: scores; 001: scores, output; 002: skor).
+export const MATH_NAMES = ["softmax", "concat", "dtype", "float64", "float32", "numpy", "pytorch", "alibi", "rope",
+  "gqa", "json", "csv", "png", "svg", "npy", "curl", "exp", "max", "sqrt", "api", "http", "state_dict", "llama",
+  "roformer", "mistral", "nn.multiheadattention", "scaled_dot_product_attention", "in_proj_weight", "attn_mask"];
+export const LESSON_NAMES = { "000": ["scores", "head_output", "attention_weights"], "001": ["scores", "output", "scaled_scores"],
+                              "002": ["skor", "bol", "eksen"] };
+
+// Reads the visible page and returns what a person would find wrong with its
+// words: a broken value or key, and (in a page of another language than
+// English) English words, each with where it is and the sentence around it.
+export function wordFaults(items, english) {
+  const bad = [];
+  for (const it of items) {
+    if (BROKEN.test(it.text)) bad.push(`${it.where} (${it.kind}): "${it.context}"`);
+    if (!english || it.code) continue;
+    const words = (it.text.toLowerCase().match(/\p{L}[\p{L}\p{M}'’]*/gu) || []).filter((w) => english.has(w));
+    if (words.length) bad.push(`${it.where} (${it.kind}) English "${[...new Set(words)].join(", ")}": "${it.context}"`);
+  }
+  return [...new Set(bad)];
+}
+
+// Every element whose text or content a person cannot read whole: a box that
+// clips (overflow hidden or clip, an SVG) holding more than it shows, text cut
+// by an ellipsis, text running out of its own box, text outside a clipping
+// ancestor, and a page wider than the window.  A scroll box is not a fault
+// (its content is one scroll away; the layout tests give wide ones a cue);
+// visually hidden text for screen readers (.sr-only) is heard, not seen.
+export function clippedText() {
+  return page.evaluate(() => {
+    const bad = [], SLACK = 1;
+    const shownEl = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    const where = (e) => {
+      const parts = [];
+      for (let n = e; n && n !== document.body && parts.length < 4; n = n.parentElement) {
+        parts.unshift(n.id ? `#${n.id}` : n.tagName.toLowerCase() + (n.classList?.length ? `.${[...n.classList].join(".")}` : ""));
+        if (n.id) break;
+      }
+      return parts.join(" > ");
+    };
+    const says = (e) => `"${(e.textContent || "").replace(/\s+/g, " ").trim().slice(0, 90)}"`;
+    const srOnly = (e) => !!e.closest(".sr-only");
+    const clips = (e) => {
+      if (e instanceof SVGSVGElement) return getComputedStyle(e).overflow !== "visible";
+      const st = getComputedStyle(e);
+      return /hidden|clip/.test(st.overflowX) || /hidden|clip/.test(st.overflowY);
+    };
+    const scrolls = (st) => /auto|scroll/.test(st.overflowX + st.overflowY);
+    for (const e of document.body.querySelectorAll("*")) {
+      if (!shownEl(e) || srOnly(e)) continue;
+      if (e instanceof SVGElement && !(e instanceof SVGSVGElement)) continue;
+      const st = getComputedStyle(e);
+      if (st.display === "inline" || st.display === "contents" || e.clientWidth === 0) continue;
+      const wide = e.scrollWidth > e.clientWidth + SLACK, tall = e.scrollHeight > e.clientHeight + SLACK;
+      const ownText = [...e.childNodes].some((n) => n.nodeType === 3 && n.data.trim());
+      if (e.tagName === "CANVAS" || e.tagName === "IMG" || e.tagName === "INPUT" || e.tagName === "SELECT" || e.tagName === "TEXTAREA") continue;
+      if (st.textOverflow === "ellipsis" && wide) bad.push(`${where(e)} cuts its text with an ellipsis (${e.scrollWidth} > ${e.clientWidth} px): ${says(e)}`);
+      else if (!(e instanceof SVGSVGElement) && clips(e) && ((/hidden|clip/.test(st.overflowX) && wide) || (/hidden|clip/.test(st.overflowY) && tall)))
+        bad.push(`${where(e)} cuts its content (${e.scrollWidth}×${e.scrollHeight} in ${e.clientWidth}×${e.clientHeight} px): ${says(e)}`);
+      else if (ownText && !scrolls(st) && wide && st.overflowX === "visible")
+        bad.push(`${where(e)}: its text runs out of its box (${e.scrollWidth} > ${e.clientWidth} px): ${says(e)}`);
+    }
+    // each visible text (in HTML or SVG) inside every clipping ancestor, and inside the window's width
+    const range = document.createRange(), view = document.documentElement.clientWidth;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const reported = new Set();
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const e = t.parentElement;
+      if (!t.data.trim() || !e || e.closest("script, style, textarea, option") || srOnly(e) || !shownEl(e)) continue;
+      range.selectNodeContents(t);
+      const r = range.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      let inScroll = false;
+      for (let a = e.parentElement; a && a !== document.documentElement && !inScroll; a = a.parentElement)
+        inScroll = !(a instanceof SVGElement) && scrolls(getComputedStyle(a));
+      if (!inScroll && r.right > view + SLACK && !reported.has(e)) {
+        reported.add(e);
+        bad.push(`${where(e)} reaches ${Math.round(r.right + scrollX)} px, past the window's ${view} px: "${t.data.trim().slice(0, 90)}"`);
+      }
+      for (let a = e.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+        if (!clips(a)) continue;
+        if (!(a instanceof SVGSVGElement) && scrolls(getComputedStyle(a))) continue;
+        const b = a.getBoundingClientRect();
+        const l = b.left + (a.clientLeft || 0), top = b.top + (a.clientTop || 0);
+        const w = a instanceof SVGSVGElement ? b.width : a.clientWidth, h = a instanceof SVGSVGElement ? b.height : a.clientHeight;
+        if (r.left < l - SLACK || r.right > l + w + SLACK || r.top < top - SLACK || r.bottom > top + h + SLACK) {
+          const key = `${where(e)}|${where(a)}`;
+          if (!reported.has(key)) { reported.add(key); bad.push(`${where(e)}: "${t.data.trim().slice(0, 90)}" lies outside ${where(a)}, which clips it`); }
+          break;
+        }
+      }
+    }
+    if (document.documentElement.scrollWidth > window.innerWidth)
+      bad.push(`the page is ${document.documentElement.scrollWidth} px wide in a ${window.innerWidth} px window`);
+    return bad;
+  });
+}
+
+// The one rule for numbers in a language: shown()'s digits with the
+// language's decimal separator.
+export const decimalMark = (lang) => new Intl.NumberFormat(lang).formatToParts(1.5).find((p) => p.type === "decimal").value;
+export const shownIn = (v, lang) => (lang === "en" ? shown(v) : shown(v).replace(".", decimalMark(lang)));
+
+// Every number the page shows in a cell or a formula (td[data-value],
+// .num[data-exact]) written by the one rule from its exact value, and that
+// value one of `known` (the reply's and the request's numbers, as
+// String(Number(text))) where it is a stage's cell or a formula's result.
+export async function numberFaults(known, lang) {
+  const got = await page.evaluate(() => {
+    const shownEl = (e) => e.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    return [...document.querySelectorAll("td[data-value], .num[data-exact]")].filter((e) => shownEl(e) && e !== document.activeElement)
+      .map((e) => ({ id: e.closest("[id]")?.id, text: e.textContent, exact: e.dataset.value ?? e.dataset.exact, term: e.dataset.term ?? "cell",
+                     masked: e.classList.contains("masked"), stage: e.closest(".card")?.dataset.stage ?? "" }));
+  });
+  const bad = [];
+  for (const n of got) {
+    const v = n.exact === "−∞" ? -Infinity : Number(n.exact.replace(/\u2212/g, "-"));
+    if (n.exact !== "−∞" && Number.isNaN(v)) { bad.push(`#${n.id} ${n.term}: exact value "${n.exact}"`); continue; }
+    const want = n.masked && n.stage === "weights" ? "·" : v === -Infinity ? "−∞" : shownIn(v, lang);
+    if (n.text !== want) bad.push(`#${n.id} ${n.term} shows "${n.text}", its value ${n.exact} is written "${want}"`);
+    if ((n.term === "cell" || n.term === "result") && known && v !== -Infinity && !known.has(String(v)) && !n.id?.startsWith("cmp"))
+      bad.push(`#${n.id} ${n.term} ${n.exact} is none of the reply's numbers`);
+  }
+  return bad;
+}
+
+// Every number of an API reply (and of the request sent), as String(Number).
+export function numbersOf(...texts) {
+  const out = new Set();
+  for (const t of texts) for (const m of t.match(/-?\d[\d.eE+-]*/g) || []) out.add(String(Number(m)));
+  return out;
+}
+
+// axe-core's findings of `impact` or worse (moderate: anything a person
+// using a screen reader or a keyboard would notice), inside `selectors` (one
+// or a list: the parts of the page a state changed).
+export async function axeFindings(selectors = "html", impacts = ["moderate", "serious", "critical"]) {
+  if (!(await page.evaluate(() => !!window.axe))) await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
+  const include = [selectors].flat().map((s) => [s]);
+  const r = await page.evaluate((inc) => window.axe.run({ include: inc.filter(([s]) => document.querySelector(s)) },
+                                                        { resultTypes: ["violations"] }), include);
+  return r.violations.filter((v) => impacts.includes(v.impact))
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ")}`);
+}

@@ -6,6 +6,9 @@
 #   the server and Chromium were doing (tests/artifacts/browser-health.txt)
 #   make test-browser BROWSER_TEST_FILTER=causal   only the tests whose names
 #   match that regular expression (node's --test-name-pattern)
+#   READ_LANGS=es READ_WIDTHS=1366 make test-browser BROWSER_TESTS=reading.test.mjs
+#   the reading sweep in fewer languages or widths (default: all it lists);
+#   its lines "# reading" print what it cost
 TEST_SUITES += test-browser
 DEB_TEST    += chromium nodejs
 
