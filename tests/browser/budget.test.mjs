@@ -41,7 +41,7 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256 (8 and 16 he
   const weights = new Float64Array(Uint8Array.from(Buffer.from(json.weights.base64, "base64")).buffer); // (8, 256, 256)
   await page.focus("#h0-weights canvas.overlay");
   for (const k of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(k);
-  assert.equal(await page.textContent("#h0-weights .readout"), `weights[1 → 2] = ${weights[256 + 2]}`);
+  assert.equal(await page.textContent("#h0-weights .readout"), `weights[1 → 2] = ${String(weights[256 + 2]).replace(/-/g, "−")}`);
   // so big a reply holds the open head only (the API's heads); the small multiples come from every head's weights
   assert.deepEqual(JSON.parse(await page.evaluate(() => window.attentionVisualizer.lastRequestBody)).heads, [0]);
   const small = await page.evaluate(() => { const c = document.querySelector('#group-heads button[data-head="3"] canvas');
@@ -58,7 +58,7 @@ test("one edit costs the page at most 300 ms at n = 32, 128 and 256 (8 and 16 he
   await page.waitForSelector("#h3-weights canvas.overlay");
   await page.focus("#h3-weights canvas.overlay");
   for (const k of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(k);
-  assert.equal(await page.textContent("#h3-weights .readout"), `weights[1 → 2] = ${weights[3 * 65536 + 256 + 2]}`);
+  assert.equal(await page.textContent("#h3-weights .readout"), `weights[1 → 2] = ${String(weights[3 * 65536 + 256 + 2]).replace(/-/g, "−")}`);
   // head 3 is still head 3 of 8 key/value heads: its K is explained from its own columns of W_k
   assert.doesNotMatch(await page.textContent("#summary"), /key\/value heads/);
   await page.focus("#h3-k canvas.overlay");
