@@ -236,6 +236,33 @@ const seenBinary = new Set();
 const seenCodings = new Set(); // Content-Encoding of replies
 const seenStatus = new Map(); // "METHOD path" -> Set of statuses
 
+const countStatus = (key, status) => {
+  if (!seenStatus.has(key)) seenStatus.set(key, new Set());
+  seenStatus.get(key).add(status);
+};
+
+// The contract's path a request target names (RFC 9112 §3.2): origin-form
+// as written, absolute-form by its path ("http://x:8080/healthz?a" is
+// /healthz; "http://x" is /), without the query; asterisk-form stays "*".
+function pathOf(target) {
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^#]*)$/i.exec(target);
+  const rest = absolute ? absolute[1] || '/' : target;
+  return rest.split('?')[0];
+}
+
+// OPTIONS * asks about the server itself (RFC 9110 §9.3.7), which OpenAPI's
+// paths (each starting "/") cannot name: the reply is held to what
+// docs/api.md says of it, 200 with an Allow header and no body; any other
+// method with "*" is a 400 problem.
+function asteriskProblems(method, reply) {
+  if (method !== 'OPTIONS')
+    return reply.status === 400 ? [] : [`${method} * answered ${reply.status}, not 400`];
+  const allow = (reply.headers.allow || [])[0];
+  return [...(reply.status === 200 ? [] : [`OPTIONS * answered ${reply.status}, not 200`]),
+          ...(allow ? [] : ['OPTIONS * has no Allow header']),
+          ...(reply.body.length ? [`OPTIONS * has a body of ${reply.body.length} bytes`] : [])];
+}
+
 // Every exchange of one recording: [{name, problems}] of the failures,
 // and the count of exchanges checked.
 function checkRecording(file, rec) {
@@ -247,17 +274,21 @@ function checkRecording(file, rec) {
   const failures = [];
   replies.forEach((reply, i) => {
     const req = requests[i] || { method: rest?.method, target: rest?.target, headers: null };
-    const path = (req.target || '').split('?')[0];
+    const path = pathOf(req.target || '');
     const method = req.method || '?';
+    if (path === '*') { // asterisk-form: no path of the contract names it
+      const problems = asteriskProblems(method, reply);
+      countStatus(`${method} *`, reply.status);
+      if (problems.length) failures.push({ name: `${rec.label} (${file}, exchange ${i}): ${method} *`, problems });
+      return;
+    }
     const opPointer = `/paths/${esc(path)}/${method.toLowerCase()}`;
     const op = doc.paths[path]?.[method.toLowerCase()];
     const asked = req.headers ? (op ? requestProblems(opPointer, op, req) : ['no operation']) : null;
     const problems = replyProblems(opPointer, op, method, path, reply);
     if (asked && asked.length && reply.status < 300 && op)
       problems.push(`answered ${reply.status}, but the contract refuses the request: ${asked.join('; ')}`);
-    const key = `${method} ${op ? path : '(undeclared)'}`;
-    if (!seenStatus.has(key)) seenStatus.set(key, new Set());
-    seenStatus.get(key).add(reply.status);
+    countStatus(`${method} ${op ? path : '(undeclared)'}`, reply.status);
     if (problems.length) {
       const body = req.body ? req.body.subarray(0, 160).toString('latin1') : '(framing the recorder could not split)';
       failures.push({ name: `${rec.label} (${file}, exchange ${i}): ${method} ${req.target} ${body}`,
