@@ -524,11 +524,15 @@ export async function catalogs() {
   return out;
 }
 
+// The words of a text, lower case; a name with an underscore or a digit
+// (masked_scores, W_q, float64, tok0) is a name, not a word of a language.
+export const proseWords = (text) => (text.toLowerCase().match(/[\p{L}\p{M}\p{N}_]+/gu) || []).filter((w) => !/[_\d]/.test(w));
+
 // The words of a catalog's messages (placeholders and markup out), lower case.
 export function catalogWords(catalog) {
   const words = new Set();
   for (const text of Object.values(catalog))
-    for (const w of String(text).replace(/\{\w+\}/g, " ").toLowerCase().match(/\p{L}[\p{L}\p{M}'’]*/gu) || []) words.add(w);
+    for (const w of proseWords(String(text).replace(/\{\w+\}/g, " "))) words.add(w);
   return words;
 }
 
@@ -566,7 +570,7 @@ export function wordFaults(items, english) {
   for (const it of items) {
     if (BROKEN.test(it.text)) bad.push(`${it.where} (${it.kind}): "${it.context}"`);
     if (!english || it.code) continue;
-    const words = (it.text.toLowerCase().match(/\p{L}[\p{L}\p{M}'’]*/gu) || []).filter((w) => english.has(w));
+    const words = proseWords(it.text).filter((w) => english.has(w));
     if (words.length) bad.push(`${it.where} (${it.kind}) English "${[...new Set(words)].join(", ")}": "${it.context}"`);
   }
   return [...new Set(bad)];
