@@ -61,7 +61,8 @@ for (const key of ["000", "001", "002"]) {
       assert.equal(weights.length, n * n, `head ${head} heatmap is ${n}×${n}`);
       weights.forEach((c, k) => {
         assert.deepEqual([c.row, c.col], [Math.floor(k / n), k % n]);
-        assert.equal(c.title, `weights[${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}] = ${c.value}`);
+        // the title is read by a person: the exact value with its minus signs typeset (U+2212)
+        assert.equal(c.title, `weights[${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}] = ${c.value.replace(/-/g, "\u2212")}`);
       });
       const rowLabels = await page.$$eval(`#h${head}-weights tbody th`, (ths) => ths.map((t) => t.textContent));
       assert.deepEqual(rowLabels, lesson.tokens, "rows are labelled with the tokens");
