@@ -24,8 +24,9 @@ export class MatrixEditor {
     const radios = ["grid", "text"].map((m, k) => el("label", {},
       el("input", { type: "radio", name: `mode-${key}`, value: m, checked: m === "grid",
                     onchange: () => this.setMode(m) }), this.modeNames[k]));
-    this.opButtons = [[1, 0, "+ row"], [-1, 0, "− row"], [0, 1, "+ col"], [0, -1, "− col"]].map(([r, c, what]) =>
-      el("button", { type: "button", class: "small", dataset: { op: what }, onclick: () => this.resize(r, c) }));
+    // a row or column more or less: [Δrows, Δcols, its messages' id (editor.<op>, editor.<op>.short)]
+    this.opButtons = [[1, 0, "row.add"], [-1, 0, "row.remove"], [0, 1, "col.add"], [0, -1, "col.remove"]].map(([r, c, op]) =>
+      el("button", { type: "button", class: "small", dataset: { op }, onclick: () => this.resize(r, c) }));
     this.ops = el("span", { class: "toolbar", style: "margin:0" }, ...this.opButtons);
     this.grid = el("div", { class: "grid-wrap", id: `grid-${key}` });
     this.grid.addEventListener("keydown", (ev) => this.navigate(ev));
@@ -58,10 +59,9 @@ export class MatrixEditor {
     this.legend.replaceChildren(name, this.shapeBadge);
     this.hintNode.replaceChildren(...nodes(this.hint), " ", ...nodes("editor.hint"));
     this.modeNames[0].textContent = t("editor.grid"); this.modeNames[1].textContent = t("editor.text");
-    const ops = { "+ row": "editor.row.add", "− row": "editor.row.remove", "+ col": "editor.col.add", "− col": "editor.col.remove" };
     for (const b of this.opButtons) {
-      b.textContent = b.dataset.op;
-      b.setAttribute("aria-label", t(ops[b.dataset.op], { name }));
+      b.textContent = t(`editor.${b.dataset.op}.short`);
+      b.setAttribute("aria-label", t(`editor.${b.dataset.op}`, { name }));
     }
     this.modeGroup.setAttribute("aria-label", t("editor.mode", { name }));
     this.text.setAttribute("aria-label", t("editor.as_text", { name }));

@@ -59,6 +59,9 @@ test("?lang=tr shows Turkish words and <html lang=\"tr\">", async () => {
     // placeholders and labels of controls too
     assert.match(await p.getAttribute("#tokens", "placeholder"), /^ör\. /);
     assert.equal(await p.getAttribute("#share-link", "aria-label"), "Bu sayfayı yeniden oluşturan bağlantı");
+    // the editors' own buttons: a row or a column more or less
+    assert.deepEqual(await p.$$eval("#field-x .toolbar button", (bs) => bs.map((b) => b.textContent)),
+                     ["+ satır", "− satır", "+ sütun", "− sütun"]);
   });
 });
 
