@@ -121,17 +121,22 @@ export function init() {
     el("div", { class: "present-bar" },
       el("h2", { class: "present-title", id: "present-title" }),
       el("span", { class: "present-count", "aria-live": "polite" }),
-      el("button", { type: "button", class: "present-prev", onclick: () => move(-1) }, t("present.prev")),
-      el("button", { type: "button", class: "present-next primary", onclick: () => move(1) }, t("present.next")),
-      el("button", { type: "button", class: "present-exit small", onclick: () => setPresenting(false) }, t("present.exit"))),
-    el("div", { class: "present-main" }, el("div", { class: "present-stage" }), el("aside", { class: "present-guide", hidden: true })),
-    el("p", { class: "present-hint" }, t("present.hint")));
+      el("button", { type: "button", class: "present-prev", dataset: { i18n: "present.prev" }, onclick: () => move(-1) }, t("present.prev")),
+      el("button", { type: "button", class: "present-next primary", dataset: { i18n: "present.next" }, onclick: () => move(1) },
+        t("present.next")),
+      el("button", { type: "button", class: "present-exit small", dataset: { i18n: "present.exit" },
+                      onclick: () => setPresenting(false) }, t("present.exit"))),
+    el("div", { class: "present-main" }, el("div", { class: "present-stage" }),
+      // a region that scrolls takes the focus, so a keyboard can scroll it too
+      el("section", { class: "present-guide", hidden: true, tabindex: "0", "aria-label": t("present.guide"),
+                    dataset: { i18nAriaLabel: "present.guide" } })),
+    el("p", { class: "present-hint", dataset: { i18n: "present.hint" } }, t("present.hint")));
   document.body.append(overlay);
   $("guided-toggle").after(el("button", { type: "button", id: "present-toggle", "aria-pressed": "false",
-    onclick: () => setPresenting(!on) }, t("present.button")));
+    dataset: { i18n: "present.button" }, onclick: () => setPresenting(!on) }, t("present.button")));
   // the main controls first: a second skip link, to the guided mode and the presentation
   const skip = document.querySelector("a.skip");
-  if (skip) skip.after(el("a", { class: "skip", href: "#guided-toggle", onclick: (ev) => { ev.preventDefault(); $("guided-toggle").focus(); } },
+  if (skip) skip.after(el("a", { class: "skip", href: "#guided-toggle", dataset: { i18n: "present.skip" }, onclick: (ev) => { ev.preventDefault(); $("guided-toggle").focus(); } },
     t("present.skip")));
   document.addEventListener("keydown", keys);
   afterRenderHooks.push(() => draw());

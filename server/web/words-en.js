@@ -687,4 +687,5 @@ export default {
   "present.stage_title": "{group}: {step}",
   "present.empty": "Nothing computed yet: load a lesson or press Compute.",
   "present.skip": "Skip to guided mode and the presentation",
+  "present.guide": "The guide's text for this stage",
 };

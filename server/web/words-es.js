@@ -687,4 +687,5 @@ export default {
   "present.stage_title": "{group}: {step}",
   "present.empty": "Aún no hay nada calculado: cargue una lección o pulse Calcular.",
   "present.skip": "Ir al modo guiado y a la presentación",
+  "present.guide": "El texto de la guía para esta etapa",
 };

@@ -687,4 +687,5 @@ export default {
   "present.stage_title": "{group}: {step}",
   "present.empty": "Ancora nulla di calcolato: carica una lezione o premi Calcola.",
   "present.skip": "Vai alla modalità guidata e alla presentazione",
+  "present.guide": "Il testo della guida per questa fase",
 };

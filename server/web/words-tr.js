@@ -687,4 +687,5 @@ export default {
   "present.stage_title": "{group}: {step}",
   "present.empty": "Henüz hesaplanan bir şey yok: bir ders yükleyin ya da Hesapla'ya basın.",
   "present.skip": "Rehberli moda ve sunuma atla",
+  "present.guide": "Bu aşama için rehberin metni",
 };
