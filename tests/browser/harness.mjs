@@ -376,8 +376,11 @@ export function explanation() {
 
 export const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(b)), `${what}: ${a} vs the API's ${b}`);
 
+// A 3× picture of every head is encoded as a PNG in the page before its
+// download starts: seconds on a busy machine, more than one render's STEP_MS.
+export const DOWNLOAD_MS = 60_000;
 export async function downloaded(action) {
-  const [dl] = await Promise.all([page.waitForEvent("download"), action()]);
+  const [dl] = await Promise.all([page.waitForEvent("download", { timeout: DOWNLOAD_MS }), action()]);
   return { name: dl.suggestedFilename(), file: await dl.path() };
 }
 
