@@ -70,6 +70,8 @@ $(BUILD)/tests/test_problem: $(BUILD)/tests/unit/test_problem.o \
 VECTOR_CODE_OBJ := $(BUILD)/core/softmax_rows.o $(BUILD)/core/attend_kernels.o
 VECTOR_CODE_CHECK := $(PYTHON) tests/unit/check_vector_code.py
 
+# it reads the code that ships: a sanitizer build (-O1 and instrumented) is
+# not that code, and keeps scalar compares the release build has not
 test-unit: $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
-	$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ)
-	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+	$(if $(SAN),@echo "check_vector_code: not read in a sanitizer build ($(SAN))",$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ))
+	@for t in $(if $(SAN),$(filter-out $(UNIT_TIMED),$(UNIT_TESTS)),$(UNIT_TESTS)); do echo "== $$t"; $$t || exit 1; done
