@@ -4,6 +4,7 @@ import base64
 import json
 import os
 import random
+import re
 import signal
 import socket
 import struct
@@ -107,6 +108,18 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
+
+
+PARSE_BUDGET_H = os.path.join(os.path.dirname(__file__), "..", "..",
+                              "server", "base", "parse_budget.h")
+
+
+def parse_bytes_per_body_byte():
+    """PARSE_BUDGET_PER_BODY_BYTE: what the server reserves for parsing
+    each byte of a body, on top of the byte itself."""
+    with open(PARSE_BUDGET_H) as f:
+        return int(re.search(r"#define PARSE_BUDGET_PER_BODY_BYTE (\d+)",
+                             f.read()).group(1))
 
 
 def http(port, method, path, body=b"", headers=None, timeout=30.0):

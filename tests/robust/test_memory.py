@@ -30,7 +30,8 @@ import sys
 import threading
 import time
 
-from robustlib import Failures, Server, attention_body, http, parse_response
+from robustlib import (Failures, Server, attention_body, http,
+                       parse_bytes_per_body_byte, parse_response)
 
 MIB = 1 << 20
 BUDGET = 128 * MIB            # --memory-budget
@@ -268,9 +269,11 @@ def phase_stalled_uploads(f, srv):
     f.check(len(early) + len(cut) == UPLOADS,
             f"every stalled upload was refused or cut off "
             f"({[r[:40] for r in results if r not in early and r not in cut]})")
-    f.check(reserved == len(cut) * UPLOAD_BYTES,
-            f"each stalled body is counted in the budget ({reserved >> 20} "
-            f"MiB reserved for {len(cut)} bodies)")
+    per_body = UPLOAD_BYTES * (1 + parse_bytes_per_body_byte())
+    f.check(reserved == len(cut) * per_body,
+            f"each stalled body and its parsing are counted in the budget "
+            f"({reserved >> 20} MiB reserved for {len(cut)} bodies of "
+            f"{per_body >> 20} MiB)")
 
 
 def read_answer(s):

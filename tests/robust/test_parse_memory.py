@@ -20,13 +20,11 @@ connection), and 10 s after the last answer the RSS must be back within
 16 MiB of where it was before the attack.  About 60 s in all.
 
 usage: test_parse_memory.py SERVER_BIN"""
-import os
-import re
 import sys
 import threading
 import time
 
-from robustlib import Failures, Server, http
+from robustlib import Failures, Server, http, parse_bytes_per_body_byte
 
 MIB = 1 << 20
 BASE_FIXED = 64 * MIB           # docs/reliability.md, Memory
@@ -34,15 +32,6 @@ BASE_PER_CONNECTION = 64 << 10
 MAX_CONNECTIONS = 256
 IDLE_RETURN = 16 * MIB          # back within this of the idle start ...
 IDLE_RETURN_SECONDS = 10        # ... this long after the last answer
-HEADER = os.path.join(os.path.dirname(__file__), "..", "..", "server",
-                      "base", "parse_budget.h")
-
-
-def parse_bytes_per_body_byte():
-    """PARSE_BUDGET_PER_BODY_BYTE, as the server reserves it."""
-    with open(HEADER) as f:
-        return int(re.search(r"#define PARSE_BUDGET_PER_BODY_BYTE (\d+)",
-                             f.read()).group(1))
 
 
 V1_HEAD = b'{"x":[[1]],"w_q":[[1]],"w_k":[[1]],"w_v":[[1]],"tokens":['
