@@ -8,6 +8,8 @@ import base64
 import json
 import math
 import os
+import re
+import struct
 import sys
 import tempfile
 import unittest
@@ -560,6 +562,37 @@ def unpack_link(link):
     return json.loads(zlib.decompress(raw, -15))
 
 
+def png_images(html):
+    """Each heatmap image of a view: (its palette indices, rows × cols, and
+    the palette as RGB triples)."""
+    images = []
+    for data in re.findall(r'src="data:image/png;base64,([^"]*)"', html):
+        png = base64.b64decode(data)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        at, chunks = 8, {}
+        while at < len(png):
+            length, kind = struct.unpack(">I4s", png[at:at + 8])
+            chunks[kind] = chunks.get(kind, b"") + png[at + 8:at + 8 + length]
+            at += 12 + length
+        cols, rows, depth, kind = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+        assert (depth, kind) == (8, 3)  # one byte of palette a pixel
+        raw = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), np.uint8)
+        raw = raw.reshape(rows, cols + 1)
+        assert not raw[:, 0].any()  # no filter
+        palette = np.frombuffer(chunks[b"PLTE"], np.uint8).reshape(-1, 3)
+        images.append((raw[:, 1:], palette))
+    return images
+
+
+def lesson(name):
+    with open(os.path.join(os.path.dirname(__file__), "..", "lessons",
+                           name + ".json")) as f:
+        return json.load(f)
+
+
+MEGABYTE = 1_000_000
+
+
 class TestNotebook(ClientTest):
     def test_html_has_a_heatmap_per_head_with_tokens_and_the_page_link(self):
         body = {"x": [[1, 0, 1], [0, 1, 1], [1, 1, 0]], "w_q": np.eye(3),
@@ -596,6 +629,86 @@ class TestNotebook(ClientTest):
         self.assertNotIn("#state=", html)
         self.assertIn("too large for a link", html)
         self.assertIn("save_bundle()", html)
+
+    def test_the_lessons_are_drawn_cell_by_cell_with_their_link(self):
+        for name in ("lesson_000", "lesson_001", "lesson_002"):
+            body = lesson(name)
+            body.pop("return", None)
+            result = self.client.attention(**body)
+            html = result._repr_html_()
+            h, n, m = result["weights"].shape
+            self.assertEqual(html.count("<svg"), h, name)
+            self.assertEqual(html.count("<rect"), h * n * m, name)
+            self.assertEqual(html.count("<title>"), h * n * m, name)
+            self.assertIn("linear-gradient(to right, #ffffd9,", html)
+            link = result.share_link()
+            if len(link) <= 2000:
+                self.assertIn(link.replace("&", "&amp;"), html)
+                status, reply = SERVER.post(unpack_link(link)["body"])
+                self.assertEqual(status, 200, reply)
+                self.assertTrue(np.array_equal(reply["weights"],
+                                               result["weights"]))
+            else:
+                self.assertNotIn("#state=", html)
+                self.assertIn("save_bundle()", html)
+
+    def test_a_layer_of_width_512_stays_under_a_megabyte(self):
+        # nn.MultiheadAttention(512, h) on 32 tokens: its request is 12.9 MB
+        # of JSON, its weights 8 or 16 heads of 32 × 32
+        x = randn(1, 32, 512)
+        for h in (8, 16):
+            m = module(e=512, h=h, batch_first=True)
+            fields, stages, _ = attention_client.torch_names.mha_request(
+                m, x, x, x, None, None, True, False, False)
+            result = self.client.attention(stages=stages, **fields)
+            html = result._repr_html_()
+            self.assertLess(len(html.encode()), MEGABYTE, h)
+            self.assertEqual(len(png_images(html)), h)
+            self.assertNotIn("#state=", html)
+            self.assertIn("too large for a link", html)
+            self.assertIn('"Save as a page"', html)
+            self.assertIn("linear-gradient(to right, #ffffd9,", html)
+
+    def test_a_long_sequence_is_drawn_whole_as_the_page_samples_it(self):
+        # 8 heads of 300 × 300 are more cells than the view's pixels: each
+        # pixel is the cell under its centre, and the last query's row is
+        # drawn (causal: its last key has weight, the first query's none)
+        m = module(e=16, h=8, batch_first=True)
+        x = randn(1, 300, 16)
+        fields, stages, _ = attention_client.torch_names.mha_request(
+            m, x, x, x, None, None, True, False, True)
+        result = self.client.attention(stages=stages, **fields)
+        html = result._repr_html_()
+        self.assertLess(len(html.encode()), MEGABYTE)
+        images = png_images(html)
+        self.assertEqual(len(images), 8)
+        weights = result["weights"][0]
+        for head, (index, palette) in zip(weights, images):
+            rows, cols = index.shape
+            self.assertLess(rows, 300)
+            self.assertGreater(rows, 100)
+            i = ((np.arange(rows) + 0.5) * 300 / rows).astype(int)
+            j = ((np.arange(cols) + 0.5) * 300 / cols).astype(int)
+            want = np.rint(head[np.ix_(i, j)] * 255)
+            self.assertTrue(np.array_equal(index, want))
+            self.assertEqual(index[0, -1], 0)
+            self.assertEqual(i[-1], 299)
+            self.assertEqual(j[-1], 299)
+            # the palette is the legend's scale: 0 its first stop, 1 its last
+            self.assertEqual(bytes(palette[0]).hex(), "ffffd9")
+            self.assertEqual(bytes(palette[255]).hex(), "081d58")
+
+    def test_a_trace_of_a_wide_encoder_stays_under_a_megabyte(self):
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(
+            512, 8, dim_feedforward=64, dropout=0.0, batch_first=True,
+            dtype=F64)
+        model = torch.nn.TransformerEncoder(layer, 2).eval()
+        trace = self.client.trace(model, randn(1, 32, 512))
+        html = trace._repr_html_()
+        self.assertLess(len(html.encode()), MEGABYTE)
+        self.assertEqual(len(png_images(html)), 16)
+        self.assertIn("<h4>layers.1.self_attn</h4>", html)
 
     def test_a_link_keeps_minus_infinity_in_a_mask(self):
         # JSON has no −∞: a 0/−∞ mask goes as booleans, any other in the

@@ -57,10 +57,11 @@ def json_mask(name, mask, fields):
             "base64": base64.b64encode(little.tobytes()).decode()}
 
 
-def v1_body(fields, stages=None):
+def v1_body(fields, stages=None, arrays=False):
     """/v1's JSON body of the same request: nested lists (a mask holding −∞
-    as json_mask says), the labels, and `return` when stages are given (a
-    shared link leaves it out)."""
+    as json_mask says; NumPy arrays with `arrays`, for a writer that stops
+    early), the labels, and `return` when stages are given (a shared link
+    leaves it out)."""
     body = {}
     for name, value in fields.items():
         if name in ("return", "encoding"):
@@ -71,7 +72,8 @@ def v1_body(fields, stages=None):
                 np.isneginf(a).any():
             body[name] = json_mask(name, a, fields)
             continue
-        body[name] = a.tolist() if isinstance(a, np.ndarray) else plain(a)
+        body[name] = (a if arrays else a.tolist()) \
+            if isinstance(a, np.ndarray) else plain(a)
     if stages is not None:
         body["return"] = list(stages)
     return body

@@ -39,9 +39,11 @@ class Result:
         """/v1's JSON body of this request (nested lists), stages included."""
         return v1_body(self.request_fields, list(self._arrays))
 
-    def share_link(self):
-        """The server's page at this request (its #state= link)."""
-        return share_link(self._base_url, v1_body(self.request_fields))
+    def share_link(self, limit=None):
+        """The server's page at this request (its #state= link); None when
+        it would be longer than limit characters."""
+        return share_link(self._base_url,
+                          v1_body(self.request_fields, arrays=True), limit)
 
     def _repr_html_(self):
         return result_html(self)

@@ -20,6 +20,7 @@ import json
 import numpy as np
 
 from .fields import as_numpy
+from .html import trace_html
 from .torch_names import mha_request
 
 RTOL = {"float64": 1e-10, "float32": 1e-4}
@@ -72,8 +73,7 @@ class Trace:
                       allow_nan=False)
 
     def _repr_html_(self):
-        return "".join(f"<h4>{layer.name}</h4>{layer.result._repr_html_()}"
-                       for layer in self.layers)
+        return trace_html(self.layers)
 
 
 def relative_error(got, want):
