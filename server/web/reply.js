@@ -34,65 +34,9 @@ export function makeResult(body, res) {
            scale: res.scale, T, ql, kl, pq, pk, slopes, heads: body.heads || null, all: null, allKey: null };
 }
 
-// The page asks for every stage in the binary encoding: numbers travel as
-// their IEEE bytes, and a reply of megabytes is decoded straight from its
-// bytes: only the small JSON around the base64 strings goes through
-// JSON.parse, each base64 string is decoded in one pass into a typed array.
-export const B64_INDEX = (() => {
-  const t = new Uint8Array(256);
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split("").forEach((c, i) => { t[c.charCodeAt(0)] = i; });
-  return t;
-})();
-export function decodeBase64(src, start, end) {
-  let pad = 0;
-  if (end > start && src[end - 1] === 61) pad++;
-  if (end - 1 > start && src[end - 2] === 61) pad++;
-  const out = new Uint8Array(((end - start) / 4) * 3 - pad), T = B64_INDEX;
-  const full = end - start - (pad ? 4 : 0);
-  let o = 0, i = start;
-  for (; i < start + full; i += 4) {
-    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6) | T[src[i + 3]];
-    out[o] = v >> 16; out[o + 1] = (v >> 8) & 255; out[o + 2] = v & 255; o += 3;
-  }
-  if (pad) {
-    const v = (T[src[i]] << 18) | (T[src[i + 1]] << 12) | (T[src[i + 2]] << 6);
-    out[o++] = v >> 16;
-    if (pad === 1) out[o] = (v >> 8) & 255;
-  }
-  return out;
-}
-export const BASE64_KEY = new TextEncoder().encode('"base64":"');
-export function parseReply(bytes) {
-  const text = [], blobs = [], dec = new TextDecoder();
-  let pos = 0;
-  for (let i = bytes.indexOf(BASE64_KEY[0]); i >= 0; i = bytes.indexOf(BASE64_KEY[0], i + 1)) {
-    let k = 1;
-    while (k < BASE64_KEY.length && bytes[i + k] === BASE64_KEY[k]) k++;
-    if (k < BASE64_KEY.length) continue;
-    const start = i + k, end = bytes.indexOf(34, start); // the closing quote
-    text.push(dec.decode(bytes.subarray(pos, start)), `#${blobs.length}`);
-    blobs.push([start, end]);
-    pos = i = end;
-  }
-  text.push(dec.decode(bytes.subarray(pos)));
-  const res = JSON.parse(text.join(""));
-  const Arr = res.dtype === "float32" ? Float32Array : Float64Array; // little-endian, as every browser's host
-  for (const s of ALL_STAGES) {
-    if (!res[s] || !res[s].base64) continue;
-    const [start, end] = blobs[Number(res[s].base64.slice(1))];
-    res[s] = lazyStage(res[s].shape, bytes, start, end, Arr);
-  }
-  return res;
-}
-// A stage whose numbers are decoded the first time they are read: an edit
-// decodes only the stages it draws.
-export function lazyStage(shape, bytes, start, end, Arr) {
-  let data = null;
-  return { shape, get data() {
-    if (!data) { const raw = decodeBase64(bytes, start, end); data = new Arr(raw.buffer, 0, raw.byteLength / Arr.BYTES_PER_ELEMENT); }
-    return data;
-  } };
-}
+// The page asks for every stage in the binary encoding: client.js reads a
+// reply's bytes (each stage decoded the first time it is read).
+export { parseReply } from "./client.js";
 
 // ALiBi's slopes for h heads, as its reference code: for h a power of two
 // 2^(−8k/h), k = 1..h; otherwise the largest power of two p below h, then

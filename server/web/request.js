@@ -3,10 +3,11 @@
  * drawn, the timings kept.
  */
 import { editors, lastGood, setLastGood } from "./state.js";
-import { $, API, AUTO_DELAY_MS, ClientError, el } from "./base.js";
+import { $, AUTO_DELAY_MS, ClientError, el } from "./base.js";
 import { qkvDepth, readBody, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
 import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, studentWords } from "./field-errors.js";
 import { makeResult, parseReply } from "./reply.js";
+import { requestText, send } from "./client.js";
 import { renderResult } from "./views.js";
 import { mayMask } from "./cards.js";
 import { afterRender, answer, updatePresetState } from "./hooks.js";
@@ -84,26 +85,25 @@ export async function compute() {
     statusError(field, e.words);
     return;
   }
-  const text = JSON.stringify({ ...body, encoding: "base64" });
+  const text = requestText(body);
   results.dataset.state = "pending"; results.setAttribute("aria-busy", "true");
   setStatus(msg("request.computing"));
   inflight = new AbortController();
   const t1 = performance.now();
-  const ask = (t) => fetch(API, { method: "POST", body: t, signal: inflight.signal,
-                                  headers: { "Content-Type": "application/json", Accept: "application/json" } });
+  // the page's transport is the client's (client.js), relative to the page: it also works behind a path prefix
+  const ask = (t) => send(t, { signal: inflight.signal, base: "" });
   // with one head in the reply: every head's weights for the small multiples, asked at the same time
   // (kept from the last result while only the open head changes)
   const { heads: _heads, ...everyHead } = body;
   const allKey = body.heads ? JSON.stringify(everyHead) : null;
   const keptAll = allKey && lastGood && lastGood.allKey === allKey ? lastGood.all : null;
-  const allAsked = allKey && !keptAll ? ask(JSON.stringify({ ...everyHead, encoding: "base64",
+  const allAsked = allKey && !keptAll ? ask(requestText({ ...everyHead,
     return: mayMask({ res: body, body }) ? ["masked_scores", "weights"] : ["weights"] }))
-    .then((r) => (r.ok ? r.arrayBuffer() : null)).catch(() => null) : null;
+    .then((r) => (r.resp.ok ? r.bytes : null)).catch(() => null) : null;
   let resp, reply, allBytes = null;
   try {
-    resp = await ask(text);
-    reply = new Uint8Array(await resp.arrayBuffer());
-    if (allAsked) { const buf = await allAsked; allBytes = buf && new Uint8Array(buf); }
+    ({ resp, bytes: reply } = await ask(text));
+    if (allAsked) allBytes = await allAsked;
   } catch (e) {
     if (my !== seq) return;
     results.removeAttribute("aria-busy");

@@ -688,4 +688,18 @@ export default {
   "present.empty": "Nothing computed yet: load a lesson or press Compute.",
   "present.skip": "Skip to guided mode and the presentation",
   "present.guide": "The guide's text for this stage",
+
+  // ---- embed: client.js, embed.js, embed-view.js, embed-frame.js (and embed.html)
+  "embed.client.refused": "The service refused the value at {pointer} ({code}).",
+  "embed.client.refused.whole": "The service refused the request ({code}).",
+  "embed.client.unauthorized": "The service asks for a key (a bearer token) that this request did not send ({code}, {pointer}).",
+  "embed.client.unauthorized.whole": "The service asks for a key (a bearer token) that this request did not send ({code}).",
+  "embed.client.too_big": "The request is larger than this service allows, at {pointer} ({code}): send fewer tokens, heads or numbers, or ask the service's operator for a higher limit.",
+  "embed.client.too_big.whole": "The request is larger than this service allows ({code}): send fewer tokens, heads or numbers, or ask the service's operator for a higher limit.",
+  "embed.client.cannot_compute": "These numbers cannot be computed: the value at {pointer} is the cause ({code}).",
+  "embed.client.cannot_compute.whole": "These numbers cannot be computed ({code}).",
+  "embed.client.busy": "The service is busy: try again in a few seconds ({code}, {pointer}).",
+  "embed.client.busy.whole": "The service is busy: try again in a few seconds ({code}).",
+  "embed.client.status": "The service answered {status} ({code}).",
+  "embed.client.unreachable": "Could not reach the service: {why}",
 };

@@ -688,4 +688,18 @@ export default {
   "present.empty": "Aún no hay nada calculado: cargue una lección o pulse Calcular.",
   "present.skip": "Ir al modo guiado y a la presentación",
   "present.guide": "El texto de la guía para esta etapa",
+
+  // ---- embed: client.js, embed.js, embed-view.js, embed-frame.js (and embed.html)
+  "embed.client.refused": "El servicio rechazó el valor en {pointer} ({code}).",
+  "embed.client.refused.whole": "El servicio rechazó la petición ({code}).",
+  "embed.client.unauthorized": "El servicio pide una clave (un token bearer) que esta petición no envió ({code}, {pointer}).",
+  "embed.client.unauthorized.whole": "El servicio pide una clave (un token bearer) que esta petición no envió ({code}).",
+  "embed.client.too_big": "La petición es más grande de lo que este servicio admite, en {pointer} ({code}): envíe menos tokens, cabezas o números, o pida un límite mayor a quien administra el servicio.",
+  "embed.client.too_big.whole": "La petición es más grande de lo que este servicio admite ({code}): envíe menos tokens, cabezas o números, o pida un límite mayor a quien administra el servicio.",
+  "embed.client.cannot_compute": "Estos números no se pueden calcular: la causa es el valor en {pointer} ({code}).",
+  "embed.client.cannot_compute.whole": "Estos números no se pueden calcular ({code}).",
+  "embed.client.busy": "El servicio está ocupado: vuelva a intentarlo en unos segundos ({code}, {pointer}).",
+  "embed.client.busy.whole": "El servicio está ocupado: vuelva a intentarlo en unos segundos ({code}).",
+  "embed.client.status": "El servicio respondió {status} ({code}).",
+  "embed.client.unreachable": "No se pudo contactar con el servicio: {why}",
 };

@@ -688,4 +688,18 @@ export default {
   "present.empty": "Ancora nulla di calcolato: carica una lezione o premi Calcola.",
   "present.skip": "Vai alla modalità guidata e alla presentazione",
   "present.guide": "Il testo della guida per questa fase",
+
+  // ---- embed: client.js, embed.js, embed-view.js, embed-frame.js (and embed.html)
+  "embed.client.refused": "Il servizio ha rifiutato il valore in {pointer} ({code}).",
+  "embed.client.refused.whole": "Il servizio ha rifiutato la richiesta ({code}).",
+  "embed.client.unauthorized": "Il servizio chiede una chiave (un token bearer) che questa richiesta non ha inviato ({code}, {pointer}).",
+  "embed.client.unauthorized.whole": "Il servizio chiede una chiave (un token bearer) che questa richiesta non ha inviato ({code}).",
+  "embed.client.too_big": "La richiesta è più grande di quanto questo servizio ammetta, in {pointer} ({code}): invia meno token, teste o numeri, oppure chiedi un limite più alto a chi gestisce il servizio.",
+  "embed.client.too_big.whole": "La richiesta è più grande di quanto questo servizio ammetta ({code}): invia meno token, teste o numeri, oppure chiedi un limite più alto a chi gestisce il servizio.",
+  "embed.client.cannot_compute": "Questi numeri non si possono calcolare: la causa è il valore in {pointer} ({code}).",
+  "embed.client.cannot_compute.whole": "Questi numeri non si possono calcolare ({code}).",
+  "embed.client.busy": "Il servizio è occupato: riprova tra qualche secondo ({code}, {pointer}).",
+  "embed.client.busy.whole": "Il servizio è occupato: riprova tra qualche secondo ({code}).",
+  "embed.client.status": "Il servizio ha risposto {status} ({code}).",
+  "embed.client.unreachable": "Impossibile raggiungere il servizio: {why}",
 };

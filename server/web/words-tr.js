@@ -688,4 +688,18 @@ export default {
   "present.empty": "Henüz hesaplanan bir şey yok: bir ders yükleyin ya da Hesapla'ya basın.",
   "present.skip": "Rehberli moda ve sunuma atla",
   "present.guide": "Bu aşama için rehberin metni",
+
+  // ---- embed: client.js, embed.js, embed-view.js, embed-frame.js (and embed.html)
+  "embed.client.refused": "Hizmet {pointer} konumundaki değeri reddetti ({code}).",
+  "embed.client.refused.whole": "Hizmet isteği reddetti ({code}).",
+  "embed.client.unauthorized": "Hizmet, bu isteğin göndermediği bir anahtar (bearer token) istiyor ({code}, {pointer}).",
+  "embed.client.unauthorized.whole": "Hizmet, bu isteğin göndermediği bir anahtar (bearer token) istiyor ({code}).",
+  "embed.client.too_big": "İstek, bu hizmetin izin verdiğinden büyük, {pointer} konumunda ({code}): daha az token, kafa ya da sayı gönderin veya hizmeti yönetenden daha yüksek bir sınır isteyin.",
+  "embed.client.too_big.whole": "İstek, bu hizmetin izin verdiğinden büyük ({code}): daha az token, kafa ya da sayı gönderin veya hizmeti yönetenden daha yüksek bir sınır isteyin.",
+  "embed.client.cannot_compute": "Bu sayılar hesaplanamıyor: nedeni {pointer} konumundaki değer ({code}).",
+  "embed.client.cannot_compute.whole": "Bu sayılar hesaplanamıyor ({code}).",
+  "embed.client.busy": "Hizmet meşgul: birkaç saniye sonra yeniden deneyin ({code}, {pointer}).",
+  "embed.client.busy.whole": "Hizmet meşgul: birkaç saniye sonra yeniden deneyin ({code}).",
+  "embed.client.status": "Hizmet {status} yanıtını verdi ({code}).",
+  "embed.client.unreachable": "Hizmete ulaşılamadı: {why}",
 };
