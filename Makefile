@@ -111,7 +111,7 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/lanes.c server/http/reply_queue.c \
                server/http/completion.c \
                server/http/inflight.c server/http/static_coding.c \
-               server/http/target.c
+               server/http/target.c server/http/trace.c
 SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
               $(SERVER_API) $(SERVER_HTTP)
 SERVER_SRC := $(SERVER_LIB) server/main.c

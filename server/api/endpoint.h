@@ -41,12 +41,18 @@ typedef struct {
 /* An endpoint that answers on the event thread. */
 typedef void (*api_handler)(const api_env *env, reply *out);
 
+/* The bytes of /v2's request "id" kept for the access log, which logs up to
+ * 256 of a client's text (access_log.h). */
+#define API_STATS_ID_MAX 256
+
 /* What one computing request was, for the access log and metrics. */
 typedef struct {
     size_t n, m, d, heads;
     double work; /* api_attention_work() */
     double compute_seconds;
     double encode_seconds; /* the reply's JSON or binary encoding */
+    /* /v2's request "id" (its first API_STATS_ID_MAX bytes), or "" */
+    char infer_id[API_STATS_ID_MAX + 1];
 } api_attention_stats;
 
 /* What a pool job gets; every pointer outlives the job. */

@@ -26,6 +26,7 @@
 #include "server/setup/config.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,6 +243,9 @@ static void oip_answer(const api_job *job, api_request *req,
         (stop->deadline == 0 ||
          job->received + plan->timeout_seconds < stop->deadline))
         stop->deadline = job->received + plan->timeout_seconds;
+    if (plan->id) /* for the access log */
+        snprintf(job->stats->infer_id, sizeof job->stats->infer_id, "%s",
+                 plan->id);
     oip_writing writing = {.plan = plan};
     api_encoder enc = {
         .encode = oip_write, .finish = oip_finish, .ctx = &writing};

@@ -82,6 +82,10 @@ static void problem_build(reply *r, const error_code_row *row,
         buf_puts(&b, ",\"pointer\":");
         buf_json_string(&b, pointer);
     }
+    if (r->trace_id) {
+        buf_puts(&b, ",\"trace_id\":");
+        buf_json_string(&b, r->trace_id);
+    }
     buf_puts(&b, "}\n");
     if (buf_failed(&b)) {
         buf_free(&b);

@@ -20,8 +20,10 @@ void reply_clear(reply *r)
     if (r->held_in)
         budget_release(r->held_in, r->held);
     reply_error_shape shape = r->error_shape;
+    const char *trace_id = r->trace_id;
     memset(r, 0, sizeof *r);
     r->error_shape = shape;
+    r->trace_id = trace_id;
 }
 
 void reply_hold(reply *r, budget *b, size_t bytes)

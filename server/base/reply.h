@@ -47,6 +47,9 @@ typedef struct {
     /* set from the route before anything is built, and kept when the reply
      * is cleared or set again: it belongs to the route, not to one body */
     reply_error_shape error_shape;
+    /* the request's W3C trace id, which an error body names; set with
+     * error_shape and kept as it is, or NULL */
+    const char *trace_id;
     /* the code of an error body (problem.c, static), for the access log;
      * NULL for any other body */
     const char *code;

@@ -138,6 +138,8 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     req->id_replaced =
         guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1),
                          req->id, sizeof req->id);
+    trace_begin(conn, &req->trace);
+    req->rep.trace_id = req->trace.trace_id;
     guard_cors_origin(srv->cfg->cors_origins, conn, req->origin_allowed,
                       sizeof req->origin_allowed);
     req->accept = reply_coding_accept(

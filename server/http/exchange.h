@@ -33,6 +33,7 @@
 #include "server/http/reply_coding.h"
 #include "server/http/routes.h"
 #include "server/http/target.h"
+#include "server/http/trace.h"
 #include "server/obs/access_log.h"
 #include "server/setup/config.h"
 
@@ -87,6 +88,7 @@ typedef struct {
     bool has_job_header;
     char id[ACCESS_LOG_ID_MAX];
     const char *id_replaced;  /* why the client's X-Request-ID was, or NULL */
+    trace_context trace;      /* its W3C trace and the service's span */
     char origin_allowed[256]; /* Access-Control-Allow-Origin value or "" */
     request_state state;
     bool discard_body; /* an early error is waiting; drop the body */

@@ -23,8 +23,12 @@ static double send_seconds(const config *cfg, size_t bytes)
 enum MHD_Result reply_queue(request *req)
 {
     http_server *srv = req->srv;
+    char traceparent[TRACE_PARENT_LEN + 1];
+    trace_parent_header(&req->trace, traceparent);
     response_meta meta = {
         .request_id = req->id,
+        .traceparent = traceparent,
+        .tracestate = req->trace.state,
         .allow_origin = req->origin_allowed,
         .vary_origin = strcmp(srv->cfg->cors_origins, "*") != 0,
         .close = req->close || atomic_load(&srv->draining),

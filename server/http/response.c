@@ -6,9 +6,9 @@
  * where it lies, a malloc'd one is freed by the library, and a body in parts
  * (a big tensor formatted by several threads) goes out as one I/O vector
  * whose parts are freed when the response is.  Every answer says
- * nosniff, its request id, its caching and Vary: Accept-Encoding (a
- * compressed one its Content-Encoding, reply_coding.c); a CORS preflight
- * (204 with Allow) gets the Access-Control-Allow-* set.
+ * nosniff, its request id, its trace (traceparent), its caching and Vary:
+ * Accept-Encoding (a compressed one its Content-Encoding, reply_coding.c); a
+ * CORS preflight (204 with Allow) gets the Access-Control-Allow-* set.
  */
 #include "server/http/response.h"
 
@@ -99,6 +99,9 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
                             r->cache_control ? r->cache_control : "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(resp, "X-Request-ID", meta->request_id);
+    MHD_add_response_header(resp, "traceparent", meta->traceparent);
+    if (meta->tracestate[0])
+        MHD_add_response_header(resp, "tracestate", meta->tracestate);
     if (r->status == 204 && r->allow) { /* CORS preflight */
         MHD_add_response_header(resp, "Access-Control-Allow-Methods", r->allow);
         /* what every upload sends: a compressed one Content-Encoding, a
@@ -106,7 +109,8 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
         MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                 "Content-Type, Content-Encoding, "
                                 "Authorization, X-Request-ID, "
-                                "Inference-Header-Content-Length");
+                                "Inference-Header-Content-Length, "
+                                "traceparent, tracestate");
         MHD_add_response_header(resp, "Access-Control-Max-Age",
                                 RESPONSE_PREFLIGHT_MAX_AGE);
     }
@@ -115,7 +119,8 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
                                 meta->allow_origin);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers",
                                 "X-Request-ID, Retry-After, "
-                                "Inference-Header-Content-Length");
+                                "Inference-Header-Content-Length, "
+                                "traceparent, tracestate");
     }
     if (r->content_encoding)
         MHD_add_response_header(resp, "Content-Encoding", r->content_encoding);

@@ -14,6 +14,8 @@
 /* What the headers say beyond the reply itself. */
 typedef struct {
     const char *request_id;   /* X-Request-ID */
+    const char *traceparent;  /* the service's span (trace.h) */
+    const char *tracestate;   /* echoed, or "" for none */
     const char *allow_origin; /* Access-Control-Allow-Origin, "" for none */
     bool vary_origin;         /* the answer depends on Origin */
     bool close;               /* Connection: close (the server is draining) */

@@ -247,6 +247,32 @@ static void put_ms(buf *line, const char *key, double seconds)
     buf_append(line, frac, 4);
 }
 
+/* A string field, when there is one. */
+static void put_text(buf *line, const char *key, const char *value)
+{
+    if (!value)
+        return;
+    buf_puts(line, key);
+    buf_json_string(line, value);
+}
+
+/* A client's text, when there is one: its first ACCESS_LOG_AGENT_MAX
+ * bytes, ASCII only (a byte beyond it, obs-text or UTF-8 cut anywhere,
+ * would make the line something a JSON reader refuses). */
+static void put_ascii(buf *line, const char *key, const char *value)
+{
+    if (!value)
+        return;
+    char text[ACCESS_LOG_AGENT_MAX + 1];
+    size_t len = 0;
+    for (; value[len] && len < ACCESS_LOG_AGENT_MAX; len++) {
+        unsigned char c = (unsigned char)value[len];
+        text[len] = c < 0x7f ? (char)c : '?';
+    }
+    text[len] = '\0';
+    put_text(line, key, text);
+}
+
 static void put_size(buf *line, const char *key, size_t value)
 {
     buf_puts(line, key);
@@ -272,10 +298,14 @@ void access_log_write(const access_log_entry *e)
     buf_puts(&line, millis);
     buf_puts(&line, "\",\"request_id\":");
     buf_json_string(&line, e->id);
-    if (e->id_replaced) {
-        buf_puts(&line, ",\"request_id_replaced\":");
-        buf_json_string(&line, e->id_replaced);
-    }
+    put_text(&line, ",\"request_id_replaced\":", e->id_replaced);
+    put_text(&line, ",\"trace_id\":", e->trace_id);
+    put_text(&line, ",\"span_id\":", e->span_id);
+    if (e->parent_id && e->parent_id[0])
+        put_text(&line, ",\"parent_id\":", e->parent_id);
+    put_text(&line, ",\"traceparent_ignored\":", e->traceparent_ignored);
+    put_text(&line, ",\"tracestate_ignored\":", e->tracestate_ignored);
+    put_ascii(&line, ",\"infer_id\":", e->infer_id);
     buf_puts(&line, ",\"method\":");
     buf_json_string(&line, e->method);
     buf_puts(&line, ",\"path\":");
@@ -289,19 +319,7 @@ void access_log_write(const access_log_entry *e)
         buf_puts(&line, ",\"client\":");
         buf_json_string(&line, e->client);
     }
-    if (e->user_agent) {
-        /* ASCII only: a byte beyond it (obs-text, maybe not UTF-8) would
-         * make the line something a JSON reader refuses */
-        char agent[ACCESS_LOG_AGENT_MAX + 1];
-        size_t len = 0;
-        for (; e->user_agent[len] && len < ACCESS_LOG_AGENT_MAX; len++) {
-            unsigned char c = (unsigned char)e->user_agent[len];
-            agent[len] = c < 0x7f ? (char)c : '?';
-        }
-        agent[len] = '\0';
-        buf_puts(&line, ",\"user_agent\":");
-        buf_json_string(&line, agent);
-    }
+    put_ascii(&line, ",\"user_agent\":", e->user_agent);
     buf_puts(&line,
              e->completed ? ",\"completed\":true" : ",\"completed\":false");
     put_size(&line, ",\"bytes_in\":", e->bytes_in);

@@ -2,9 +2,10 @@
  * access_log.h - one JSON line per request on stderr, and the server's
  * events ({"event": ...}) in order with them.
  *
- * Never logs a body, a header value other than the request id and the
- * User-Agent (ACCESS_LOG_AGENT_MAX bytes of it, bytes beyond ASCII as
- * '?'), or a token.
+ * Never logs a body, a header value other than the request id, the
+ * traceparent's ids and the User-Agent (ACCESS_LOG_AGENT_MAX bytes of it,
+ * bytes beyond ASCII as '?'), or a token; of a body, /v2's request "id"
+ * alone (as the User-Agent).
  *
  * Lines are collected in memory and written in batches by a thread of
  * their own (access_log.c), so a request pays a copy of its line, not a
@@ -20,8 +21,9 @@
 
 /* Request ids: 1 to 64 characters of [A-Za-z0-9._-]. */
 #define ACCESS_LOG_ID_MAX 65
-/* The User-Agent is logged up to this many bytes: enough for a browser's
- * (about 120), bounded for one that sends kilobytes. */
+/* The User-Agent (and /v2's request id) is logged up to this many bytes:
+ * enough for a browser's (about 120), bounded for one that sends
+ * kilobytes. */
 #define ACCESS_LOG_AGENT_MAX 256
 
 /* The longest a logged line waits in memory, in milliseconds: a log reader
@@ -32,6 +34,12 @@
 typedef struct {
     const char *id, *method, *path;
     const char *id_replaced; /* why the client's request id was, or NULL */
+    /* the W3C trace (server/http/trace.h): its id, the service's span, the
+     * client's span ("" or NULL: none), why the client's traceparent or
+     * tracestate was ignored (NULL: it was not); NULL trace_id: no trace */
+    const char *trace_id, *span_id, *parent_id;
+    const char *traceparent_ignored, *tracestate_ignored;
+    const char *infer_id; /* /v2's request "id", or NULL */
     unsigned status;
     const char *code;       /* an error reply's code, else NULL          */
     const char *client;     /* the client's address, or NULL             */

@@ -3,7 +3,8 @@
  * batches, yet every request has its whole line: a line is on stderr within
  * a second of its reply, and SIGTERM writes every line before the process
  * exits, the "stopped" event last; a line names a refusal's problem code,
- * the client's address and User-Agent, and the encoding's time.
+ * the client's address and User-Agent, the encoding's time, the trace, and
+ * /v2's request id.
  *
  * One group, "access_log", on a server whose stderr is a file the tests
  * read; the SIGTERM test stops that server itself.
@@ -80,8 +81,8 @@ static void a_line_is_on_stderr_within_a_second_of_its_reply(void **state)
 /* The fields every line has, and those of a computed request
  * (docs/reliability.md, "The access log"). */
 static const char *const every_line[] = {
-    "time",    "request_id", "method",    "path",      "status",
-    "client",  "completed",  "bytes_in",  "bytes_out", "queue_ms",
+    "time",    "request_id", "trace_id",  "span_id",  "method",    "path",
+    "status",  "client",     "completed", "bytes_in", "bytes_out", "queue_ms",
     "work_ms", "compute_ms", "encode_ms", "total_ms"};
 static const char *const computed_line[] = {"lane", "n", "d", "h",
                                             "work_flops"};
@@ -133,6 +134,47 @@ static void a_line_names_the_code_client_agent_and_encoding(void **state)
     assert_true(json_number_value(json_object_get(computed, "encode_ms")) >= 0);
     json_decref(refusal);
     json_decref(computed);
+}
+
+/* /v2's request "id" is logged as infer_id: as it came when it is ASCII,
+ * a byte beyond it as '?' (the line stays JSON whatever the id holds). */
+static void a_v2_request_id_is_logged(void **state)
+{
+    (void)state;
+    static const char body[] =
+        "{\"id\": \"%s\", \"inputs\": ["
+        "{\"name\": \"x\", \"shape\": [2, 2], \"datatype\": \"FP64\", "
+        "\"data\": [1, 0, 0, 1]},"
+        "{\"name\": \"w_q\", \"shape\": [2, 2], \"datatype\": \"FP64\", "
+        "\"data\": [1, 0, 0, 1]},"
+        "{\"name\": \"w_k\", \"shape\": [2, 2], \"datatype\": \"FP64\", "
+        "\"data\": [1, 0, 0, 1]},"
+        "{\"name\": \"w_v\", \"shape\": [2, 2], \"datatype\": \"FP64\", "
+        "\"data\": [1, 0, 0, 1]}]}";
+    static const struct {
+        const char *sent, *logged, *request_id;
+    } ids[] = {
+        {"batch-7 {a}", "batch-7 {a}", "X-Request-ID: v2-id-ascii"},
+        {"caf\u00e9", "caf??", "X-Request-ID: v2-id-utf8"},
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, body, ids[i].sent);
+        http_response r =
+            http(&(http_request){.path = "/v2/models/attention/infer",
+                                 .content_type = "application/json",
+                                 .body = text,
+                                 .headers = {ids[i].request_id}});
+        expect_status(&r, 200);
+        response_free(&r);
+        json_t *line = access_log_wait(g_log_path, ids[i].request_id + 14,
+                                       FLUSH_PROMISE_MS);
+        assert_non_null(line);
+        assert_string_equal(
+            json_string_value(json_object_get(line, "infer_id")),
+            ids[i].logged);
+        json_decref(line);
+    }
 }
 
 typedef struct {
@@ -219,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_line_is_on_stderr_within_a_second_of_its_reply),
         cmocka_unit_test(a_line_names_the_code_client_agent_and_encoding),
+        cmocka_unit_test(a_v2_request_id_is_logged),
         cmocka_unit_test(sigterm_writes_every_line_whole_stopped_last),
     };
     int failed = cmocka_run_group_tests_name("access_log", tests, log_setup,

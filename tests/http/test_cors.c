@@ -46,9 +46,9 @@ static void options_preflight_is_204_with_cors(void **state)
     response_free(&r);
 }
 
-/* What a compressed or binary upload sends beside Content-Type: the
- * browser asks for each in its preflight, and sends the POST only when
- * every one is allowed. */
+/* What a compressed or binary upload, or a traced one, sends beside
+ * Content-Type: the browser asks for each in its preflight, and sends the
+ * POST only when every one is allowed. */
 static void a_preflight_allows_what_coded_and_binary_uploads_send(void **state)
 {
     (void)state;
@@ -60,14 +60,16 @@ static void a_preflight_allows_what_coded_and_binary_uploads_send(void **state)
             .headers = {"Origin: http://localhost:5173",
                         "Access-Control-Request-Method: POST",
                         "Access-Control-Request-Headers: content-encoding,"
-                        "content-type,inference-header-content-length"}});
+                        "content-type,inference-header-content-length,"
+                        "traceparent,tracestate"}});
         expect_status(&r, 204);
         char value[256];
         expect(
             header(&r, "Access-Control-Allow-Headers", value, sizeof value) &&
                 list_has(value, "Content-Encoding") &&
                 list_has(value, "Content-Type") &&
-                list_has(value, "Inference-Header-Content-Length"),
+                list_has(value, "Inference-Header-Content-Length") &&
+                list_has(value, "traceparent") && list_has(value, "tracestate"),
             &r);
         response_free(&r);
     }
