@@ -74,4 +74,4 @@ VECTOR_CODE_CHECK := $(PYTHON) tests/unit/check_vector_code.py
 # not that code, and keeps scalar compares the release build has not
 test-unit: $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
 	$(if $(SAN),@echo "check_vector_code: not read in a sanitizer build ($(SAN))",$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ))
-	@for t in $(if $(SAN),$(filter-out $(UNIT_TIMED),$(UNIT_TESTS)),$(UNIT_TESTS)); do echo "== $$t"; $$t || exit 1; done
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
