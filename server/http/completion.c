@@ -152,6 +152,8 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         entry.work_seconds = req->t_work_end - req->t_work_start;
         entry.compute_seconds = req->stats.compute_seconds;
         entry.encode_seconds = req->stats.encode_seconds;
+        metrics_record_work(entry.queue_seconds, entry.compute_seconds,
+                            entry.encode_seconds);
     }
     access_log_write(&entry);
     metrics_record_refusal(req->rep.code);

@@ -3,7 +3,12 @@
 #include "server/base/error_codes.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+
+/* Room for a route's label ("route=\"/v2/models/...\","): the longest
+ * route of the table is under 64 bytes. */
+#define METRICS_LABEL_MAX 160
 
 /* Status classes kept apart: the codes the service actually sends. */
 static const unsigned tracked_status[] = {200, 204, 400, 401, 404, 405, 408,
@@ -23,9 +28,19 @@ static const double latency_bounds[] = {
 static const char *route_labels[METRICS_MAX_ROUTES + 1] = {"other"};
 static size_t labelled; /* route_labels[labelled] is "other" */
 
+/* One histogram: its buckets (each counting the observations up to its
+ * bound, and the last those above every bound) and the sum of what it
+ * observed, in microseconds. */
+typedef struct {
+    atomic_ullong buckets[BUCKET_COUNT + 1];
+    atomic_ullong sum_us;
+} histogram;
+
 static atomic_ullong requests[METRICS_MAX_ROUTES + 1][STATUS_COUNT + 1];
-static atomic_ullong latency_buckets[METRICS_MAX_ROUTES + 1][BUCKET_COUNT + 1];
-static atomic_ullong latency_sum_us[METRICS_MAX_ROUTES + 1];
+static histogram latency[METRICS_MAX_ROUTES + 1];
+/* where a computing request's time went (the access log's queue_ms,
+ * compute_ms and encode_ms) */
+static histogram queue_wait, compute, encode;
 static atomic_ullong bytes_in_total, bytes_out_total;
 static atomic_ullong compressions_total;
 static atomic_ullong refusals[ERR_CODE_COUNT]; /* by error_code */
@@ -53,6 +68,38 @@ bool metrics_set_routes(const char *const *labels, size_t count)
     return true;
 }
 
+static void histogram_observe(histogram *h, double seconds)
+{
+    size_t b = 0;
+    while (b < BUCKET_COUNT && seconds > latency_bounds[b])
+        b++;
+    atomic_fetch_add(&h->buckets[b], 1);
+    atomic_fetch_add(&h->sum_us, (unsigned long long)(seconds * 1e6));
+}
+
+/* The series of histogram `name` (its _bucket, _sum and _count), with
+ * `label` (`route="/x",` or "") before each one's own. */
+static void histogram_render(buf *out, const char *name, const char *label,
+                             histogram *h)
+{
+    unsigned long long cumulative = 0;
+    for (size_t b = 0; b <= BUCKET_COUNT; b++) {
+        cumulative += atomic_load(&h->buckets[b]);
+        if (b < BUCKET_COUNT)
+            buf_printf(out, "%s_bucket{%sle=\"%g\"} %llu\n", name, label,
+                       latency_bounds[b], cumulative);
+        else
+            buf_printf(out, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, label,
+                       cumulative);
+    }
+    size_t bare = strlen(label); /* the label without its comma, if any */
+    bare -= bare > 0;
+    buf_printf(out, "%s_sum%s%.*s%s %.6f\n%s_count%s%.*s%s %llu\n", name,
+               bare ? "{" : "", (int)bare, label, bare ? "}" : "",
+               (double)atomic_load(&h->sum_us) * 1e-6, name, bare ? "{" : "",
+               (int)bare, label, bare ? "}" : "", cumulative);
+}
+
 void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out)
 {
@@ -62,14 +109,36 @@ void metrics_record(size_t route, unsigned status, double seconds,
     while (s < STATUS_COUNT && tracked_status[s] != status)
         s++;
     atomic_fetch_add(&requests[route][s], 1);
-    size_t b = 0;
-    while (b < BUCKET_COUNT && seconds > latency_bounds[b])
-        b++;
-    atomic_fetch_add(&latency_buckets[route][b], 1);
-    atomic_fetch_add(&latency_sum_us[route],
-                     (unsigned long long)(seconds * 1e6));
+    histogram_observe(&latency[route], seconds);
     atomic_fetch_add(&bytes_in_total, bytes_in);
     atomic_fetch_add(&bytes_out_total, bytes_out);
+}
+
+void metrics_record_work(double queue_seconds, double compute_seconds,
+                         double encode_seconds)
+{
+    histogram_observe(&queue_wait, queue_seconds);
+    if (compute_seconds > 0)
+        histogram_observe(&compute, compute_seconds);
+    if (encode_seconds > 0)
+        histogram_observe(&encode, encode_seconds);
+}
+
+/* The histograms of where a computing request's time went. */
+static void render_work(buf *out)
+{
+    buf_puts(out, "# HELP attention_queue_wait_seconds Time a request handed "
+                  "to a lane waited for its worker (0 on the event thread).\n"
+                  "# TYPE attention_queue_wait_seconds histogram\n");
+    histogram_render(out, "attention_queue_wait_seconds", "", &queue_wait);
+    buf_puts(out, "# HELP attention_compute_seconds The forward pass of a "
+                  "request that computed (how long it ran, when stopped).\n"
+                  "# TYPE attention_compute_seconds histogram\n");
+    histogram_render(out, "attention_compute_seconds", "", &compute);
+    buf_puts(out, "# HELP attention_encode_seconds The JSON or binary "
+                  "encoding of a computed reply (its compression is not "
+                  "in it).\n# TYPE attention_encode_seconds histogram\n");
+    histogram_render(out, "attention_encode_seconds", "", &encode);
 }
 
 void metrics_record_refusal(const char *code)
@@ -122,32 +191,16 @@ void metrics_render(buf *out, size_t in_flight, size_t queue_depth,
         }
     render_refusals(out);
     buf_puts(out, "# HELP attention_request_duration_seconds Time from the "
-                  "first byte of headers to the reply being queued.\n"
+                  "first byte of headers to the last byte of the reply "
+                  "written to the socket (or the connection's end).\n"
                   "# TYPE attention_request_duration_seconds histogram\n");
     for (size_t r = 0; r <= labelled; r++) {
-        unsigned long long cumulative = 0;
-        for (size_t b = 0; b <= BUCKET_COUNT; b++) {
-            cumulative += atomic_load(&latency_buckets[r][b]);
-            if (b < BUCKET_COUNT)
-                buf_printf(out,
-                           "attention_request_duration_seconds_bucket{route="
-                           "\"%s\",le=\"%g\"} %llu\n",
-                           route_labels[r], latency_bounds[b], cumulative);
-            else
-                buf_printf(out,
-                           "attention_request_duration_seconds_bucket{route="
-                           "\"%s\",le=\"+Inf\"} %llu\n",
-                           route_labels[r], cumulative);
-        }
-        buf_printf(out,
-                   "attention_request_duration_seconds_sum{route=\"%s\"} "
-                   "%.6f\n"
-                   "attention_request_duration_seconds_count{route=\"%s\"} "
-                   "%llu\n",
-                   route_labels[r],
-                   (double)atomic_load(&latency_sum_us[r]) * 1e-6,
-                   route_labels[r], cumulative);
+        char label[METRICS_LABEL_MAX];
+        snprintf(label, sizeof label, "route=\"%s\",", route_labels[r]);
+        histogram_render(out, "attention_request_duration_seconds", label,
+                         &latency[r]);
     }
+    render_work(out);
     buf_printf(out,
                "# HELP attention_in_flight_requests Requests received and not "
                "yet answered.\n# TYPE attention_in_flight_requests gauge\n"

@@ -36,6 +36,12 @@ void metrics_set_build_info(const char *arch, const char *simd,
 void metrics_record(size_t route, unsigned status, double seconds,
                     size_t bytes_in, size_t bytes_out);
 
+/* Records where the time of a request handed to a lane went: its wait for
+ * a worker always, its forward pass when it ran (compute_seconds > 0), its
+ * reply's encoding when there was one (encode_seconds > 0). */
+void metrics_record_work(double queue_seconds, double compute_seconds,
+                         double encode_seconds);
+
 /* Records one error reply by its code (a name of server/base/error_codes.h's
  * table; another name is not counted). */
 void metrics_record_refusal(const char *code);

@@ -4,10 +4,11 @@
 # tables of fields name exactly the schema table's fields
 # (check_docs_fields.py); --help fits 100 columns, shows every flag's
 # placeholder and variable, and names the routes the API key guards
-# (check_help.py).
+# (check_help.py); /metrics reads as Prometheus's own parser reads it, in
+# its naming conventions (check_metrics.py).
 #   make test-contract
 TEST_SUITES += test-contract
-DEB_TEST    += python3-yaml
+DEB_TEST    += python3-yaml python3-prometheus-client
 
 .PHONY: test-contract
 
@@ -27,3 +28,4 @@ test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
 	  --print-schema $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_docs_fields.py --print-schema $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_help.py $(SERVER_BIN)
+	$(PYTHON) tests/contract/check_metrics.py $(SERVER_BIN)
