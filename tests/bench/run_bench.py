@@ -15,7 +15,10 @@ Part 1  the core (bench_core.c) against PyTorch's nn.MultiheadAttention and
         fastest kernel set that computes correctly here (blas_kernels.py:
         every candidate checked against float64, the pick printed); each
         round also measures one core's FMA peak (fma_peak.c), and the core
-        is reported as a share of it.
+        is reported as a share of it.  With --ort-peer, ONNX Runtime's CPU
+        provider runs the float32 rows without weights too, the same
+        problem as one fused com.microsoft.MultiHeadAttention graph
+        (ort_graphs.py, ort_peer.mjs --serve), its checksums checked.
 Part 2  wrk against build/attention-server, a FastAPI + uvicorn + NumPy peer
         (fastapi_peer.py), nginx returning a static 200, and mhd_minimal.c (a
         libmicrohttpd server that reads the upload and answers a constant
@@ -102,6 +105,13 @@ IDLE_SECONDS, QUICK_IDLE_SECONDS = 6, 0.5
 
 # the core capped at AVX2: the name of its contestant
 AVX2 = "core-avx2"
+# ONNX Runtime's fused MultiHeadAttention (--ort-peer): its contestant, and
+# the rows it runs (float32; it hands back no weights)
+ORT = "ORT MHA"
+
+
+def ort_runs(case):
+    return case[0] == "float32" and case[5] == 0
 # PyTorch and NumPy with the fastest correct OpenBLAS kernels
 # (blas_kernels.py), beside the same as the environment loads them
 TORCH_BEST, NUMPY_BEST = "torch*", "numpy*"
@@ -176,7 +186,10 @@ def check_agreement(case, answers):
     dtype = case[0]
     ref = answers["core"]
     for name, a in answers.items():
-        for key in ("sum", "abs_sum", "weight_sum"):
+        # ONNX Runtime's graph returns the output alone
+        keys = ("sum", "abs_sum") if name == ORT else \
+            ("sum", "abs_sum", "weight_sum")
+        for key in keys:
             scale = max(abs(ref["abs_sum"]), 1.0) if key == "sum" else max(
                 abs(ref[key]), 1.0)
             if abs(a[key] - ref[key]) > CHECK_RTOL[dtype] * scale:
@@ -228,6 +241,11 @@ def run_core(args):
     # waiting is PyTorch's better setting on this machine.
     omp = {"OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "passive")}
     contestant = [PYTHON, os.path.join(HERE, "contestants.py")]
+    dtypes = args.core_dtypes.split(",") if args.core_dtypes else DTYPES
+    weights = ([int(w) for w in args.core_weights.split(",")]
+               if args.core_weights else [0, 1])
+    cases = [(dt, n, d, h, t, w) for (n, d, h) in sizes for dt in dtypes
+             for t in threads for w in weights]
     procs = {
         "core": LineProcess("core", [args.bench_core]),
         # as on a CPU with AVX2 and no AVX-512 (core/arch.h)
@@ -245,11 +263,20 @@ def run_core(args):
                                         env=best_env)
         gemm_procs["best"] = LineProcess("gemm best", [args.bench_core],
                                          env=best_env)
+    if args.ort_peer and any(ort_runs(c) for c in cases):
+        graphs = os.path.join(args.work, "ort")
+        subprocess.run([PYTHON, os.path.join(HERE, "ort_graphs.py"), "--out",
+                        graphs] + sorted({f"--size={c[1]},{c[2]},{c[3]}"
+                                          for c in cases if ort_runs(c)}),
+                       check=True)
+        procs[ORT] = LineProcess(ORT, ["node", args.ort_peer, "--serve",
+                                       graphs])
+
+    def runs(name, case):
+        return name != ORT or ort_runs(case)
     peaks = []
     try:
         info = {name: p.ask("info") for name, p in procs.items()}
-        cases = [(dt, n, d, h, t, w) for (n, d, h) in sizes for dt in DTYPES
-                 for t in threads for w in (0, 1)]
         gemms = [(k, dt, t) for k in gemm_procs for dt in DTYPES
                  for t in threads]
         calls, times, gemm_calls, cpu_times = {}, {}, {}, {}
@@ -259,6 +286,8 @@ def run_core(args):
         for case in cases:
             answers = {}
             for name, p in procs.items():
+                if not runs(name, case):
+                    continue
                 cmd = "attn %s %d %d %d %d %d" % case
                 a = p.ask(cmd + " 1")
                 per_call = max(a["seconds"], 1e-6)
@@ -295,6 +324,8 @@ def run_core(args):
                 gemm_times[g].append(a["seconds"] / a["calls"])
             for case in cases:
                 for name in order:
+                    if not runs(name, case):
+                        continue
                     cmd = "attn %s %d %d %d %d %d" % case
                     time.sleep(QUIET_SECONDS)
                     a = procs[name].ask(f"{cmd} {calls[case, name]}")
@@ -343,15 +374,17 @@ def core_table(res):
         f"(T × one core's FMA peak); % of gemm: ÷ OpenBLAS's best GEMM "
         f"with T threads.", "",
         "| dtype | n, d, h | threads | weights | core ms | core AVX2 ms "
-        "| torch ms | torch\\* ms | numpy ms | numpy\\* ms | torch\\*/core "
-        "| torch/core | torch/core AVX2 | numpy\\*/core | core GFLOP/s "
-        "| % of peak | % of gemm |",
+        "| torch ms | torch\\* ms | numpy ms | numpy\\* ms | ORT MHA ms "
+        "| torch\\*/core | torch/core | torch/core AVX2 | numpy\\*/core "
+        "| ORT/core | ORT/core AVX2 | core GFLOP/s | % of peak | % of gemm |",
         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-        "|---:|---:|---:|"]
+        "|---:|---:|---:|---:|---:|---:|"]
     for case in res["cases"]:
         dt, n, d, h, t, w = case
         m = {name: median(res["times"][case, name]) for name in
              ("core", AVX2, "torch", TORCH_BEST, "numpy", NUMPY_BEST)}
+        ort = res["times"].get((case, ORT))
+        ort = median(ort) if ort else None
         core = m["core"]
         gflops = attn_flops(n, d, h) / core / 1e9
         pct = 100 * gflops / res["gemm_rate"]["best", dt, t]
@@ -361,8 +394,11 @@ def core_table(res):
             f"| {core * 1e3:.3f} | {m[AVX2] * 1e3:.3f} "
             f"| {m['torch'] * 1e3:.3f} | {m[TORCH_BEST] * 1e3:.3f} "
             f"| {m['numpy'] * 1e3:.3f} | {m[NUMPY_BEST] * 1e3:.3f} "
+            + (f"| {ort * 1e3:.3f} " if ort else "| — ") +
             f"| {m[TORCH_BEST] / core:.2f}× | {m['torch'] / core:.2f}× "
             f"| {m['torch'] / m[AVX2]:.2f}× | {m[NUMPY_BEST] / core:.2f}× "
+            + (f"| {ort / core:.2f}× | {ort / m[AVX2]:.2f}× " if ort
+               else "| — | — ") +
             f"| {gflops:.1f} | "
             + (f"{peak:.0f}%" if peak is not None else "")
             + f" | {pct:.0f}% |")
@@ -1153,6 +1189,19 @@ def targets(core, web, big):
                 lines.append(f"- ≥ 70% of sgemm (best kernels) at (1024, 512,"
                              f" 8) float32 without weights, T={t}: "
                              f"{pct:.0f}% — {verdict(pct >= 70)}")
+        ort = {c: median(core["times"][c, ORT]) for c in core["cases"]
+               if (c, ORT) in core["times"]}
+        for name in ("core", AVX2):
+            if ort:
+                x = {c: t / median(core["times"][c, name])
+                     for c, t in ort.items()}
+                worst = min(x, key=x.get)
+                lines.append(
+                    f"- {name} ≥ 1.2× faster than ONNX Runtime's fused "
+                    f"MultiHeadAttention, every float32 size and thread "
+                    f"count: worst ORT/{name} {x[worst]:.2f}× at n,d,h="
+                    f"{worst[1]},{worst[2]},{worst[3]} T={worst[4]} — "
+                    f"{verdict(x[worst] >= 1.2)}")
         # the fused pass (no weights asked), one thread, against the
         # hardware and against PyTorch at its best
         for dt in DTYPES:
@@ -1261,6 +1310,14 @@ def main():
                     help="part 1's sizes N x D x H, e.g. 1024x512x8,2048x512x8")
     ap.add_argument("--core-threads",
                     help="part 1's thread counts, e.g. 1 or 1,2")
+    ap.add_argument("--core-dtypes",
+                    help="part 1's dtypes: float32, float64 or both")
+    ap.add_argument("--core-weights",
+                    help="part 1's rows without (0) and with (1) the "
+                    "weights handed back, e.g. 0 or 0,1")
+    ap.add_argument("--ort-peer",
+                    help="tests/bench/ort_peer.mjs (npm's onnxruntime-node "
+                    "installed beside it): ONNX Runtime in part 1")
     ap.add_argument("--fair-baseline",
                     help="another build of the server: part 5 measures it "
                     "in the same rounds, side by side")
@@ -1338,7 +1395,14 @@ def main():
                 + "; "
                 f"T threads = torch.set_num_threads(T) and BLAS limited to T "
                 f"(threadpoolctl); torch with OMP_WAIT_POLICY="
-                f"{os.environ.get('OMP_WAIT_POLICY', 'passive')}",
+                f"{os.environ.get('OMP_WAIT_POLICY', 'passive')}"]
+        if ORT in i:
+            out += [f"- ORT MHA: ONNX Runtime {i[ORT]['ort']}'s CPU provider "
+                    f"(npm's onnxruntime-node), the same problem as one graph "
+                    f"with its fused com.microsoft.MultiHeadAttention "
+                    f"(tests/bench/ort_graphs.py), T intra-op threads; "
+                    f"float32 rows without weights only"]
+        out += [
                 "", "### Core: attn_forward() vs nn.MultiheadAttention and "
                 "NumPy (x (n,d), W_q/W_k/W_v/W_o (d,d); ratios > 1: core "
                 "faster)", ""] + core_table(core)

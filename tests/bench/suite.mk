@@ -1,6 +1,7 @@
 # tests/bench - the benchmark: the core against PyTorch and NumPy, the
 # HTTP path against a FastAPI peer and nginx, big requests end to end.
-#   make bench              the full run (5 to 10 minutes), prints one table
+#   make bench              the full run (5 to 10 minutes), prints one table;
+#                           ONNX Runtime's fused MHA in the core's table
 #   make bench-profile      perf: where a lesson-sized request's time goes
 #                           (PROFILE_BODY=n16 for the n=16, d=64 request)
 #   make bench-lanes        what handing a request to a worker costs, beside
@@ -24,7 +25,8 @@ BENCH_DEB  := python3-torch python3-fastapi python3-uvicorn python3-uvloop \
 BENCH_ARGS ?=
 BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
               --bench-core $(BENCH_CORE) --mhd-minimal $(BENCH_MINIMAL) \
-              --fma-peak $(BENCH_FMA) --work $(BENCH_DIR)
+              --fma-peak $(BENCH_FMA) --work $(BENCH_DIR) \
+              --ort-peer tests/bench/ort_peer.mjs
 
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
@@ -55,13 +57,13 @@ $(BENCH_MINIMAL): tests/bench/mhd_minimal.c
 	$(CC) $(CFLAGS) $< -lmicrohttpd -o $@
 
 bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
+	$(MAKE) --no-print-directory ort-modules
 	$(BENCH_RUN) --out $(BENCH_DIR)/report.md \
 	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(BENCH_ARGS)
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) \
 	  --blas-kernels $(BENCH_DIR)/blas_kernels.json \
 	  --out $(BENCH_DIR)/variants.md
-	$(MAKE) --no-print-directory ort-modules
 	$(ORT_ANCHOR) --rounds 5
 
 # ONNX Runtime from npm (pinned by tests/bench/ort/package-lock.json;
