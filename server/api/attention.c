@@ -34,9 +34,14 @@
  * widths of many small heads cost more than the score's own products (the
  * fit in docs/performance.md, "The work estimate", makes narrow and wide
  * requests run at one rate), and for every number of the reply its
- * shortest decimal form. */
+ * encoding: its shortest decimal form as a JSON number, or its bytes in
+ * base64, each as long as the worker that computes takes to write it
+ * (tests/bench/encode_rate.py measures both against a computation's rate
+ * in the same run; docs/reliability.md, "The work cap", has its figures).
+ * A /v2 reply is counted as JSON numbers, its binary outputs too. */
 #define API_FLOPS_PER_SCORE 100.0
-#define API_FLOPS_PER_REPLY_NUMBER 100.0
+#define API_FLOPS_PER_JSON_NUMBER 2500.0
+#define API_FLOPS_PER_BASE64_NUMBER 450.0
 
 /* Numbers the reply will hold, or SIZE_MAX on overflow. */
 static size_t reply_numbers(const api_request *req)
@@ -123,7 +128,8 @@ double api_attention_work(const api_request *req)
         flops *= (double)p->batch;
     size_t numbers = reply_numbers(req);
     return flops +
-           API_FLOPS_PER_REPLY_NUMBER *
+           (req->binary ? API_FLOPS_PER_BASE64_NUMBER
+                        : API_FLOPS_PER_JSON_NUMBER) *
                (numbers == SIZE_MAX ? (double)SIZE_MAX : (double)numbers);
 }
 

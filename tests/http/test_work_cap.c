@@ -4,10 +4,13 @@
  * the estimate and the cap, on /v1 and /v2 alike; below the cap it is
  * served.  With the default cap (what one core computes in
  * --compute-timeout) the issue's request, which held both workers for
- * 28.5 s, is refused at once.
+ * 28.5 s, is refused at once; and so is, with --compute-timeout 1, a
+ * request of few products and a big reply, which the estimate must count
+ * at what writing its numbers costs, else it is admitted and runs into
+ * its deadline.
  *
- * Two groups: "cap" on a server with --max-work 1e6, and "default" with
- * the default flags.
+ * Three groups: "cap" on a server with --max-work 1e6, "default" with the
+ * default flags, "deadline" with --compute-timeout 1.
  */
 #include "tests/http/harness.h"
 
@@ -27,6 +30,13 @@
 #define ISSUE_N 8192
 #define ISSUE_HEADS 128
 #define ISSUE_DK 16
+/* The "deadline" group's request, the issue's n 8192 x 64 heads scaled to
+ * --compute-timeout 1: x (1024, 1), 12 heads of width 1, the weights
+ * returned as JSON numbers: 12.6 million numbers (estimated at 3.3e10
+ * operations), about 0.13 s of products and scores (2.6e9) but over 1 s
+ * of a worker's time to write. */
+#define DEADLINE_N 1024
+#define DEADLINE_HEADS 12
 
 /* A matrix of `rows` × `cols` small deterministic numbers, as JSON. */
 static json_t *matrix(size_t rows, size_t cols, unsigned seed)
@@ -158,6 +168,35 @@ static void the_issues_request_is_413_with_the_default_cap(void **state)
 }
 
 /* ======================================================================= */
+/* group "deadline": --compute-timeout 1, the cap derived from it          */
+/* ======================================================================= */
+
+static int deadline_setup(void **state)
+{
+    (void)state;
+    const char *extra[] = {"--compute-timeout", "1", NULL};
+    return group_start(extra);
+}
+
+static void a_reply_too_big_to_write_in_the_deadline_is_413(void **state)
+{
+    (void)state;
+    json_t *doc = json_pack(
+        "{s:o, s:o, s:o, s:o, s:i, s:[s]}", "x", matrix(DEADLINE_N, 1, 37),
+        "w_q", matrix(1, DEADLINE_HEADS, 13), "w_k",
+        matrix(1, DEADLINE_HEADS, 17), "w_v", matrix(1, DEADLINE_HEADS, 19),
+        "num_heads", DEADLINE_HEADS, "return", "weights");
+    char *body = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    double start = now_ms();
+    http_response r = post_json(body);
+    /* one core's 2e10 a second for the 1 s of --compute-timeout */
+    expect_over_the_cap(&r, start, "2e+10");
+    response_free(&r);
+    free(body);
+}
+
+/* ======================================================================= */
 
 int main(void)
 {
@@ -173,9 +212,15 @@ int main(void)
         cmocka_unit_test(the_issues_request_is_413_with_the_default_cap),
     };
 
+    const struct CMUnitTest deadline[] = {
+        cmocka_unit_test(a_reply_too_big_to_write_in_the_deadline_is_413),
+    };
+
     int failed = 0;
     failed += cmocka_run_group_tests_name("cap", cap, cap_setup, group_stop);
     failed += cmocka_run_group_tests_name("default", defaults, default_setup,
+                                          group_stop);
+    failed += cmocka_run_group_tests_name("deadline", deadline, deadline_setup,
                                           group_stop);
     harness_done();
     return failed ? 1 : 0;
