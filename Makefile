@@ -217,9 +217,26 @@ $(SERVER_BIN).stripped: $(SERVER_BIN)
 # Debian packages to DEB_TEST.
 TEST_SUITES :=
 
+# `make test`: test-build first, then every suite, each a make of its own
+# (tests/run_suites.py), and a table of what each took, in wall-clock and
+# CPU seconds (also in $(BUILD)/suites/times.txt; README.md, "Development",
+# keeps its figures).  `make -k test` runs every suite whatever fails; the
+# status is a failure if any did.
+TEST_LOGS := $(BUILD)/suites
 test: deps-test
-	$(MAKE) test-format test-layout $(TEST_SUITES)
+	$(PYTHON) tests/run_suites.py --make "$(MAKE)" --log-dir $(TEST_LOGS) \
+	  $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) \
+	  test-build test-format test-layout $(TEST_SUITES)
 	@echo "all test suites passed"
+
+# What the suites build, built at once on every core (the suites themselves
+# run one at a time and find it made): each suite.mk adds its programs and
+# its other builds (sanitizers, other CPUs) to TEST_BUILD.
+TEST_JOBS  ?= $(shell nproc)
+TEST_BUILD := all
+.PHONY: test-build test-programs
+test-build:
+	$(MAKE) -j$(TEST_JOBS) --output-sync=target test-programs
 
 # The fast tier, run before landing a change: the suites that take seconds,
 # HTTP in one --fast-lane (auto) instead of three.  The build may run in
@@ -279,6 +296,7 @@ FIRST_SUITES := tests/unit/suite.mk tests/http/suite.mk \
 include $(wildcard $(FIRST_SUITES))
 include $(filter-out $(FIRST_SUITES),$(wildcard tests/*/suite.mk)) \
         $(wildcard docker/suite.mk)
+test-programs: $(TEST_BUILD)
 
 # dependency files of this build only (other builds live under build/ too)
 -include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests \

@@ -56,8 +56,23 @@ ARM64_HTTP      = $(filter-out $(HTTP_TIMED),$(HTTP_TESTS))
 DEB_TEST    += qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu \
                debootstrap
 TEST_SUITES += test-x86-levels test-arm64 test-arm64-image
+# the builds for other CPUs, made by test-build beside the others (the arm64
+# root's download overlapping the compilers)
+TEST_BUILD  += $(ARCH_LEVELS) x86-v2-build arm64-build
 
-.PHONY: test-x86-levels test-arm64 test-arm64-image
+.PHONY: test-x86-levels test-arm64 test-arm64-image x86-v2-build arm64-build
+
+x86-v2-build:
+	$(MAKE) --no-print-directory BUILD=$(X86_V2_BUILD) \
+	  OPT="$(OPT) -march=x86-64-v2" $(X86_V2_BUILD)/attention-server \
+	  $(X86_V2_BUILD)/tests/test_simd_levels
+
+arm64-build:
+	$(PYTHON) tests/arch/debian_root.py --arch arm64 --root $(ARM64_ROOT) \
+	  --cache $(ARCH_DEB_CACHE) $(ARM64_PACKAGES)
+	$(MAKE) --no-print-directory DEB_ARCH=arm64 BUILD=$(ARM64_BUILD) \
+	  SYSROOT=$(abspath $(ARM64_ROOT)) $(ARM64_BUILD)/attention-server \
+	  $(ARM64_UNITS)
 
 $(ARCH_LEVELS): $(BUILD)/tests/arch/test_simd_levels.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
@@ -69,7 +84,7 @@ define qemu_wrapper
 	  '$(2)' > $(1) && chmod +x $(1)
 endef
 
-test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
+test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS) x86-v2-build
 	$(ARCH_LEVELS)
 	@echo "== capped at AVX2 (ATTENTION_KERNELS=avx2), our AVX2 kernels"
 	ATTENTION_KERNELS=avx2 $(ARCH_CHECK) --server $(SERVER_BIN) \
@@ -84,9 +99,6 @@ test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(X86_V3_SERVER) \
 	  --requests $(ORACLE_REQUESTS)
 	@echo "== -march=x86-64-v2 on an emulated CPU without AVX (qemu-x86_64 -cpu $(X86_V2_CPU))"
-	$(MAKE) --no-print-directory BUILD=$(X86_V2_BUILD) \
-	  OPT="$(OPT) -march=x86-64-v2" $(X86_V2_BUILD)/attention-server \
-	  $(X86_V2_BUILD)/tests/test_simd_levels
 	$(ARCH_TIMEOUT) env -u OPENBLAS_CORETYPE qemu-x86_64 -cpu $(X86_V2_CPU) \
 	  $(X86_V2_BUILD)/tests/test_simd_levels
 	$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ:$(BUILD)/%=$(X86_V2_BUILD)/%)
@@ -98,12 +110,7 @@ test-x86-levels: $(SERVER_BIN) $(ARCH_LEVELS)
 	$(ARCH_TIMEOUT) $(ARCH_ORACLE) --server $(X86_V2_SERVER) \
 	  --requests $(ORACLE_REQUESTS)
 
-test-arm64: $(ARM64_HTTP)
-	$(PYTHON) tests/arch/debian_root.py --arch arm64 --root $(ARM64_ROOT) \
-	  --cache $(ARCH_DEB_CACHE) $(ARM64_PACKAGES)
-	$(MAKE) --no-print-directory DEB_ARCH=arm64 BUILD=$(ARM64_BUILD) \
-	  SYSROOT=$(abspath $(ARM64_ROOT)) $(ARM64_BUILD)/attention-server \
-	  $(ARM64_UNITS)
+test-arm64: $(ARM64_HTTP) arm64-build
 	$(VECTOR_CODE_CHECK) --objdump $(TRIPLET_arm64)-objdump \
 	  $(VECTOR_CODE_OBJ:$(BUILD)/%=$(ARM64_BUILD)/%)
 	@for t in $(ARM64_UNITS); do echo "== qemu-aarch64 $$t"; \

@@ -30,6 +30,7 @@ BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
 
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
+TEST_BUILD  += $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 
 .PHONY: bench bench-profile bench-lanes bench-ort test-bench-smoke deps-bench \
         ort-modules

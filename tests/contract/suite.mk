@@ -22,6 +22,7 @@ $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
                  $(BUILD)/server/base/buf.o \
                  $(BUILD)/server/base/block_cache.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+TEST_BUILD += $(PRINT_SCHEMA)
 
 test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \

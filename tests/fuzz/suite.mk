@@ -47,6 +47,7 @@ FUZZ_ENV     := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 
 DEB_TEST    += clang libclang-rt-14-dev
 TEST_SUITES += test-fuzz
+TEST_BUILD  += $(FUZZ_BIN) $(FUZZ_FRAMING_BIN)
 
 .PHONY: test-fuzz fuzz
 

@@ -26,6 +26,7 @@ HTTP_HARNESS := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%.o, \
 HTTP_LANES   ?= auto off all
 
 TEST_SUITES += test-http
+TEST_BUILD  += $(HTTP_TESTS)
 DEB_TEST    += libcmocka-dev libcurl4-openssl-dev
 
 .PHONY: test-http

@@ -8,6 +8,7 @@ NUMFMT_TEST  := $(NUMFMT_DIR)/test_numfmt
 NUMFMT_BENCH := $(NUMFMT_DIR)/bench_numfmt
 
 TEST_SUITES += test-numfmt
+TEST_BUILD  += $(NUMFMT_TEST)
 
 .PHONY: test-numfmt test-numfmt-exhaustive bench-numfmt
 

@@ -44,8 +44,10 @@ VALGRIND     := valgrind --quiet --error-exitcode=97 --leak-check=full \
 
 DEB_TEST    += valgrind slowhttptest wrk
 TEST_SUITES += test-asan test-tsan test-valgrind test-robust
+TEST_BUILD  += asan-build tsan-build $(BUILD)/robust/failmalloc.so
 
-.PHONY: test-asan test-tsan test-valgrind test-robust robust-slow \
+.PHONY: test-asan test-tsan test-valgrind test-robust asan-build tsan-build \
+        robust-slow \
         robust-faults robust-alloc robust-memory robust-parse-memory \
         robust-soak parse-cost
 
@@ -56,24 +58,34 @@ define san_logs_clean
 	  head -60 $$f; done; exit 1; fi; echo "no sanitizer reports in $(1)"
 endef
 
-test-asan:
+ASAN_MAKE     = $(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g"
+TSAN_MAKE     = $(MAKE) BUILD=$(TSAN_BUILD) SAN="-fsanitize=thread" OPT="-O1 -g"
+TSAN_POOL    := $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
+
+# the server and the programs of $(SAN_SUITES), built with ASan+UBSan
+# (test-build makes it beside the other builds)
+asan-build:
+	$(ASAN_MAKE) san-programs
+
+# (in the sanitizer build's own make, BUILD its tree)
+.PHONY: san-programs
+san-programs: $(SERVER_BIN) $(UNIT_TESTS) $(HTTP_TESTS)
+
+tsan-build:
+	$(TSAN_MAKE) $(TSAN_BUILD)/attention-server $(TSAN_POOL)
+
+test-asan: asan-build
 	@rm -rf $(call SAN_LOGS,$(ASAN_BUILD)); mkdir -p $(call SAN_LOGS,$(ASAN_BUILD))
-	$(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g" \
-	  $(ASAN_BUILD)/attention-server
-	$(ASAN_ENV) $(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g" \
-	  $(SAN_SUITES)
+	$(ASAN_ENV) $(ASAN_MAKE) $(SAN_SUITES)
 	$(ASAN_ENV) $(ROBUST_PY)/load.py $(ASAN_BUILD)/attention-server \
 	  --threads 4 --requests 60
 	$(ASAN_ENV) $(ROBUST_PY)/test_memory.py $(ASAN_BUILD)/attention-server \
 	  --sanitized
 	$(call san_logs_clean,$(call SAN_LOGS,$(ASAN_BUILD)))
 
-test-tsan:
+test-tsan: tsan-build
 	@rm -rf $(call SAN_LOGS,$(TSAN_BUILD)); mkdir -p $(call SAN_LOGS,$(TSAN_BUILD))
-	$(MAKE) BUILD=$(TSAN_BUILD) SAN="-fsanitize=thread" OPT="-O1 -g" \
-	  $(TSAN_BUILD)/attention-server \
-	  $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
-	$(if $(wildcard tests/unit/test_pool.c),$(TSAN_ENV) $(TSAN_BUILD)/tests/test_pool)
+	$(if $(TSAN_POOL),$(TSAN_ENV) $(TSAN_POOL))
 	$(TSAN_ENV) $(ROBUST_PY)/load.py $(TSAN_BUILD)/attention-server \
 	  --threads 6 --requests 40 --server-threads 3 --tsan --term-timeout 10
 	$(call san_logs_clean,$(call SAN_LOGS,$(TSAN_BUILD)))

@@ -69,6 +69,7 @@ $(BUILD)/tests/test_problem: $(BUILD)/tests/unit/test_problem.o \
 # the objects whose disassembly check_vector_code.py reads
 VECTOR_CODE_OBJ := $(BUILD)/core/softmax_rows.o $(BUILD)/core/attend_kernels.o
 VECTOR_CODE_CHECK := $(PYTHON) tests/unit/check_vector_code.py
+TEST_BUILD += $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
 
 # it reads the code that ships: a sanitizer build (-O1 and instrumented) is
 # not that code, and keeps scalar compares the release build has not

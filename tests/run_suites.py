@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Runs `make test`'s suites, one make each, and prints what each took.
+
+    run_suites.py --make MAKE --log-dir DIR [--keep-going]
+                  [--beside SUITE]... [--alone SUITE]... FIRST SUITE...
+
+FIRST (the build) runs before any other.  Then the suites run one after
+another in the order given, their output printed as it comes.  Those
+named by --beside run meanwhile, one after another in a second lane, each
+into its own log file (DIR/SUITE.log) that is printed whole between two
+suites of the first lane: suites that mostly wait (on the network, the
+disk) beside suites that compute on one core.  A suite named by --alone
+(its timings want a quiet machine) never runs beside one of the second
+lane: while the second lane is busy, the first lane runs its next suite
+that is not --alone first.
+
+The first failure ends the run (a suite of the other lane is stopped) and
+its exit status is 1; with --keep-going (`make -k test`) every suite runs
+and the status is 1 if any failed.  At the end a table prints each suite's
+wall-clock seconds and CPU seconds (user + system of the suite's make and
+of every process it waited for), also written to DIR/times.txt.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+
+class Suite:
+    def __init__(self, name, lane):
+        self.name, self.lane = name, lane
+        self.status = "not run"
+        self.wall = self.cpu = 0.0
+        self.log = None
+
+
+class Runner:
+    def __init__(self, make, log_dir, keep_going):
+        self.make, self.log_dir, self.keep_going = make, log_dir, keep_going
+        self.stop = threading.Event()  # a failure ends the run
+        self.quiet = threading.Lock()  # held by a --alone suite or a beside one
+        self.lock = threading.Lock()  # running, finished_logs
+        self.running = {}  # lane -> Popen
+        self.finished_logs = []  # beside suites whose log is not printed yet
+
+    def run(self, suite, out):
+        """Runs make SUITE with output to `out` (None: this terminal)."""
+        if self.stop.is_set():
+            return
+        cmd = self.make + ["--no-print-directory", suite.name]
+        start = time.monotonic()
+        with self.lock:
+            if self.stop.is_set():
+                return
+            proc = subprocess.Popen(cmd, stdout=out, stderr=out, process_group=0)
+            self.running[suite.lane] = proc
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        with self.lock:
+            del self.running[suite.lane]
+        suite.wall = time.monotonic() - start
+        suite.cpu = usage.ru_utime + usage.ru_stime
+        if self.stop.is_set() and proc.returncode != 0:
+            suite.status = "stopped"
+        else:
+            suite.status = "passed" if proc.returncode == 0 else "FAILED"
+        if suite.status == "FAILED" and not self.keep_going:
+            self.fail()
+
+    def fail(self):
+        """Stops the other lane's suite: the run ends at its first failure."""
+        with self.lock:
+            self.stop.set()
+            for proc in self.running.values():
+                terminate(proc)
+
+    def beside(self, suites):
+        for suite in suites:
+            suite.log = os.path.join(self.log_dir, suite.name + ".log")
+            with self.quiet, open(suite.log, "w") as out:
+                self.run(suite, out)
+            with self.lock:
+                self.finished_logs.append(suite)
+
+    def print_finished_logs(self):
+        with self.lock:
+            done, self.finished_logs = self.finished_logs, []
+        for suite in done:
+            print_log(suite)
+
+
+def terminate(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def print_log(suite):
+    if suite.status == "not run":
+        return
+    print(f"==== {suite.name} ({suite.lane} lane, {suite.status} in "
+          f"{suite.wall:.0f} s): its output, from {suite.log}", flush=True)
+    with open(suite.log, errors="replace") as f:
+        sys.stdout.writelines(f)
+    print(f"==== end of {suite.name}", flush=True)
+
+
+def print_table(suites, wall, path):
+    rows = [("suite", "lane", "status", "wall s", "CPU s")]
+    rows += [(s.name, s.lane, s.status, f"{s.wall:.0f}", f"{s.cpu:.0f}")
+             for s in suites]
+    failed = sum(s.status == "FAILED" for s in suites)
+    rows.append(("all", "", f"{failed} failed", f"{wall:.0f}",
+                 f"{sum(s.cpu for s in suites):.0f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(c.rjust(w) if i >= 3 else c.ljust(w)
+                       for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    text = "\n".join(lines) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"\nmake test: what each suite took (also in {path})")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--make", required=True, help="the make command")
+    ap.add_argument("--log-dir", required=True)
+    ap.add_argument("--keep-going", action="store_true")
+    ap.add_argument("--beside", action="append", default=[])
+    ap.add_argument("--alone", action="append", default=[])
+    ap.add_argument("suites", nargs="+")
+    args = ap.parse_args()
+    os.makedirs(args.log_dir, exist_ok=True)
+    runner = Runner(args.make.split(), args.log_dir, args.keep_going)
+    serial = [Suite(n, "first") for n in args.suites if n not in args.beside]
+    beside = [Suite(n, "second") for n in args.suites if n in args.beside]
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: (runner.fail(), sys.exit(130)))
+
+    start = time.monotonic()
+    first, todo = serial[0], serial[1:]
+    print(f"==== {first.name} (before the other suites)", flush=True)
+    with runner.quiet:
+        runner.run(first, None)
+    lane = threading.Thread(target=runner.beside, args=(beside,), daemon=True)
+    lane.start()
+    while todo and not runner.stop.is_set():
+        runner.print_finished_logs()
+        # the next suite that may run now; else the next, once it may
+        for suite in todo:
+            quiet = suite.name in args.alone
+            if not quiet or runner.quiet.acquire(blocking=False):
+                break
+        else:
+            suite, quiet = todo[0], True
+            runner.quiet.acquire()
+        todo.remove(suite)
+        print(f"==== {suite.name} ({len(serial) - len(todo) - 1} of "
+              f"{len(serial) - 1} in the first lane"
+              f"{', alone' if quiet else ''})", flush=True)
+        try:
+            runner.run(suite, None)
+        finally:
+            if quiet:
+                runner.quiet.release()
+    lane.join()
+    runner.print_finished_logs()
+    # in the order given
+    order = {n: i for i, n in enumerate(args.suites)}
+    suites = sorted(serial + beside, key=lambda s: order[s.name])
+    print_table(suites, time.monotonic() - start,
+                os.path.join(args.log_dir, "times.txt"))
+    sys.exit(0 if all(s.status == "passed" for s in suites) else 1)
+
+
+if __name__ == "__main__":
+    main()
