@@ -119,7 +119,8 @@ SERVER_SRC := $(SERVER_LIB) server/main.c
 # and the module of request fields generated from the schema table
 WEB_ASSETS := $(sort $(wildcard server/web/*.js server/web/*.css)) \
               $(BUILD)/gen/web/fields.js
-ASSETS     := openapi.yaml server/web/index.html $(WEB_ASSETS)
+ASSETS     := openapi.yaml server/web/index.html server/web/embed.html \
+              $(WEB_ASSETS)
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ    := $(patsubst %.cpp,$(BUILD)/%.o,$(SERVER_LIB:%.c=$(BUILD)/%.o)) \
@@ -176,7 +177,8 @@ $(BUILD)/embed: tools/embed.c
 $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed $@ asset_openapi_yaml openapi.yaml \
-	  asset_index_html server/web/index.html -- $(WEB_ASSETS)
+	  asset_index_html server/web/index.html \
+	  asset_embed_html server/web/embed.html -- $(WEB_ASSETS)
 
 # The page's request fields, printed from api_schema[] by a tool built for
 # this machine: a cross build makes it in a native build of its own,

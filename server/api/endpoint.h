@@ -36,6 +36,7 @@ typedef struct {
     unsigned long long deadline_closed; /* cut by --request-timeout */
     bool draining;                      /* SIGTERM arrived */
     const char *path;                   /* the request's path */
+    const char *frame_ancestors;        /* --frame-ancestors */
 } api_env;
 
 /* An endpoint that answers on the event thread. */
@@ -96,6 +97,9 @@ void api_readyz(const api_env *env, reply *out);
 void api_metrics_page(const api_env *env, reply *out);
 /* GET /: the visualizer page. */
 void api_static_index(const api_env *env, reply *out);
+/* GET /embed: one stage of a lesson, for a course page's iframe; framed by
+ * the pages env->frame_ancestors names. */
+void api_static_embed(const api_env *env, reply *out);
 /* GET /web/NAME: one of the page's assets (its stylesheet, its modules). */
 void api_static_web(const api_env *env, reply *out);
 /* GET /openapi.yaml: the API's description. */

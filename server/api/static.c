@@ -1,12 +1,13 @@
 /*
- * static.c - GET / (the visualizer), GET /web/NAME (its stylesheet and
- * modules) and GET /openapi.yaml, built into the binary
- * (server/web/assets.h).
+ * static.c - GET / (the visualizer), GET /embed (one stage of a lesson,
+ * for an iframe), GET /web/NAME (their stylesheets and modules) and GET
+ * /openapi.yaml, built into the binary (server/web/assets.h).
  *
  * DESIGN
  * The bytes are static: the reply points at them, nothing is copied.  The
  * page may change with a new binary, so a browser revalidates it and its
  * assets (no-cache); the API description keeps the service-wide default.
+ * Only /embed says who may frame it (--frame-ancestors).
  * An asset's type comes from its file name's extension: modules must be
  * served as JavaScript, or the browser refuses to run them.
  */
@@ -43,6 +44,14 @@ void api_static_index(const api_env *env, reply *out)
     reply_set_static(out, 200, "text/html; charset=utf-8", asset_index_html,
                      asset_index_html_len);
     out->cache_control = "no-cache";
+}
+
+void api_static_embed(const api_env *env, reply *out)
+{
+    reply_set_static(out, 200, "text/html; charset=utf-8", asset_embed_html,
+                     asset_embed_html_len);
+    out->cache_control = "no-cache";
+    out->frame_ancestors = env->frame_ancestors;
 }
 
 void api_static_web(const api_env *env, reply *out)

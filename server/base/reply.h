@@ -38,6 +38,9 @@ typedef struct {
     unsigned retry_after;      /* Retry-After seconds (503), 0 = none   */
     bool www_authenticate;     /* add WWW-Authenticate: Bearer (401)    */
     const char *cache_control; /* static, or NULL                       */
+    /* Content-Security-Policy: frame-ancestors FRAME_ANCESTORS (a source
+     * list that outlives the reply), or NULL: no policy */
+    const char *frame_ancestors;
     /* Content-Encoding of the body (server/http/reply_coding.c), static,
      * or NULL: the body as it is */
     const char *content_encoding;

@@ -60,6 +60,7 @@ static api_env env_now(http_server *srv)
         .connections = atomic_load(&srv->open_connections),
         .deadline_closed = conn_deadlines_expired(srv->deadlines),
         .draining = atomic_load(&srv->draining),
+        .frame_ancestors = srv->cfg->frame_ancestors,
     };
 }
 

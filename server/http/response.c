@@ -98,6 +98,12 @@ static void add_headers(struct MHD_Response *resp, const reply *r,
     MHD_add_response_header(resp, "Cache-Control",
                             r->cache_control ? r->cache_control : "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (r->frame_ancestors) {
+        char policy[1100];
+        snprintf(policy, sizeof policy, "frame-ancestors %s",
+                 r->frame_ancestors);
+        MHD_add_response_header(resp, "Content-Security-Policy", policy);
+    }
     MHD_add_response_header(resp, "X-Request-ID", meta->request_id);
     MHD_add_response_header(resp, "traceparent", meta->traceparent);
     if (meta->tracestate[0])

@@ -46,6 +46,11 @@ static const route table[] = {
      .methods = ROUTE_GET | ROUTE_HEAD,
      .lane = ROUTE_INLINE,
      .answer = api_static_index},
+    /* one stage of a lesson, for a course page's iframe */
+    {.path = "/embed",
+     .methods = ROUTE_GET | ROUTE_HEAD,
+     .lane = ROUTE_INLINE,
+     .answer = api_static_embed},
     /* the page's stylesheet and modules (server/web/) */
     {.path = "/web/",
      .prefix = true,

@@ -20,6 +20,7 @@ typedef enum {
     OPT_UINT,
     OPT_LISTEN,
     OPT_STRING,
+    OPT_SOURCES, /* a CSP source list: printable ASCII, no ';' or ',' */
     OPT_BOOL,
     OPT_SIMD, /* an arch_simd level by name (core/arch.h) */
     OPT_LANE, /* a config_lane by name */
@@ -95,6 +96,12 @@ static const option_spec options[] = {
     {"cors-origins", "ORIGINS", OPT_STRING, FIELD(cors_origins),
      sizeof(((config *)0)->cors_origins),
      "comma-separated origins allowed by CORS, or *", NULL},
+    {"frame-ancestors", "SOURCES", OPT_SOURCES, FIELD(frame_ancestors),
+     sizeof(((config *)0)->frame_ancestors),
+     "the pages that may frame GET /embed (its Content-Security-Policy "
+     "frame-ancestors: space-separated sources such as 'self' "
+     "https://lms.example; * any page)",
+     NULL},
     {"access-log", "on|off", OPT_BOOL, FIELD(access_log), 0,
      "one JSON line per request on stderr: on or off", NULL},
     {"spread-loops", "on|off", OPT_BOOL, FIELD(spread_loops), 0,
@@ -145,6 +152,7 @@ static void set_defaults(config *cfg)
     cfg->compute_timeout = LIMIT_DEFAULT_COMPUTE_TIMEOUT;
     cfg->grace = LIMIT_DEFAULT_GRACE;
     strcpy(cfg->cors_origins, "*");
+    strcpy(cfg->frame_ancestors, "*");
     cfg->access_log = true;
     cfg->spread_loops = true;
     cfg->kernels = ARCH_SIMD_COUNT - 1; /* no cap: what the CPU runs */
@@ -199,6 +207,7 @@ static void format_default(char *out, size_t size, const option_spec *opt,
         snprintf(out, size, "%s:%u", defaults->host, defaults->port);
         return;
     case OPT_STRING:
+    case OPT_SOURCES:
         snprintf(out, size, "%s", field);
         return;
     case OPT_BOOL:
@@ -351,6 +360,13 @@ static bool set_option(config *cfg, const option_spec *opt, const char *value)
         memcpy(field, &on, sizeof on);
         return true;
     }
+    case OPT_SOURCES: /* one directive's value: nothing that ends it */
+        if (!*value || strpbrk(value, ";,"))
+            return false;
+        for (const char *c = value; *c; c++)
+            if (*c < ' ' || *c > '~')
+                return false;
+        /* fall through */
     case OPT_STRING:
         if (strlen(value) >= opt->string_size)
             return false;

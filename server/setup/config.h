@@ -41,6 +41,7 @@ typedef struct {
     unsigned grace;
     char api_key_file[4096];
     char cors_origins[4096];
+    char frame_ancestors[1024]; /* CSP frame-ancestors of GET /embed */
     bool access_log;
     bool spread_loops; /* helpers leave the loop caller's CPU (pool.h) */
     arch_simd kernels; /* the most the core's own code may use (arch.h) */

@@ -11,6 +11,8 @@ extern const char asset_openapi_yaml[];
 extern const size_t asset_openapi_yaml_len;
 extern const char asset_index_html[];
 extern const size_t asset_index_html_len;
+extern const char asset_embed_html[];
+extern const size_t asset_embed_html_len;
 
 /* One file the page loads from web/ (its stylesheet, its modules). */
 typedef struct {

@@ -702,4 +702,13 @@ export default {
   "embed.client.busy.whole": "The service is busy: try again in a few seconds ({code}).",
   "embed.client.status": "The service answered {status} ({code}).",
   "embed.client.unreachable": "Could not reach the service: {why}",
+  "embed.error": "The stage could not be computed: {words}",
+  "embed.head": "head {head}",
+  "embed.stage.x": "X, the input",
+  "embed.stage.q": "Q = X · W_q",
+  "embed.stage.k": "K = X · W_k",
+  "embed.stage.v": "V = X · W_v",
+  "embed.x.caption": "X, the lesson's input: change a number and this stage is computed again",
+  "embed.x.cell": "X, row {row}, column {column}",
+  "embed.frame.title": "Attention, step by step: {stage}",
 };

@@ -702,4 +702,13 @@ export default {
   "embed.client.busy.whole": "El servicio está ocupado: vuelva a intentarlo en unos segundos ({code}).",
   "embed.client.status": "El servicio respondió {status} ({code}).",
   "embed.client.unreachable": "No se pudo contactar con el servicio: {why}",
+  "embed.error": "No se pudo calcular esta etapa: {words}",
+  "embed.head": "cabeza {head}",
+  "embed.stage.x": "X, la entrada",
+  "embed.stage.q": "Q = X · W_q",
+  "embed.stage.k": "K = X · W_k",
+  "embed.stage.v": "V = X · W_v",
+  "embed.x.caption": "X, la entrada de la lección: cambie un número y esta etapa se vuelve a calcular",
+  "embed.x.cell": "X, fila {row}, columna {column}",
+  "embed.frame.title": "La atención, paso a paso: {stage}",
 };

@@ -702,4 +702,13 @@ export default {
   "embed.client.busy.whole": "Il servizio è occupato: riprova tra qualche secondo ({code}).",
   "embed.client.status": "Il servizio ha risposto {status} ({code}).",
   "embed.client.unreachable": "Impossibile raggiungere il servizio: {why}",
+  "embed.error": "Non è stato possibile calcolare questa fase: {words}",
+  "embed.head": "testa {head}",
+  "embed.stage.x": "X, l'input",
+  "embed.stage.q": "Q = X · W_q",
+  "embed.stage.k": "K = X · W_k",
+  "embed.stage.v": "V = X · W_v",
+  "embed.x.caption": "X, l'input della lezione: cambia un numero e questa fase viene ricalcolata",
+  "embed.x.cell": "X, riga {row}, colonna {column}",
+  "embed.frame.title": "L'attenzione, passo dopo passo: {stage}",
 };

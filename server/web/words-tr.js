@@ -702,4 +702,13 @@ export default {
   "embed.client.busy.whole": "Hizmet meşgul: birkaç saniye sonra yeniden deneyin ({code}).",
   "embed.client.status": "Hizmet {status} yanıtını verdi ({code}).",
   "embed.client.unreachable": "Hizmete ulaşılamadı: {why}",
+  "embed.error": "Bu aşama hesaplanamadı: {words}",
+  "embed.head": "kafa {head}",
+  "embed.stage.x": "X, girdi",
+  "embed.stage.q": "Q = X · W_q",
+  "embed.stage.k": "K = X · W_k",
+  "embed.stage.v": "V = X · W_v",
+  "embed.x.caption": "X, dersin girdisi: bir sayıyı değiştirin, bu aşama yeniden hesaplanır",
+  "embed.x.cell": "X, satır {row}, sütun {column}",
+  "embed.frame.title": "Adım adım dikkat: {stage}",
 };

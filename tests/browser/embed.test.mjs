@@ -10,6 +10,7 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { chromium } from "playwright-core";
 import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, SERVER, STARTUP_MS, STEP_MS } from "./harness.mjs";
 
@@ -18,12 +19,15 @@ const MAX_TOKENS = 16; // --max-tokens: a 17-token request is refused 413
 
 // Lesson 001 (Italian) computed by NumPy as the lesson writes it (its inputs: tests/lessons/lesson_001.json).
 const LESSON = JSON.parse(fs.readFileSync(path.join(REPO, "tests/lessons/lesson_001.json"), "utf8"));
-const NUMPY = JSON.parse(execFileSync(PYTHON, ["-c", `
+// x: the learner's X (default the lesson's).
+const numpy = (x = LESSON.x) => JSON.parse(execFileSync(PYTHON, ["-c", `
 import json, sys
 import numpy as np
-L = json.load(open(sys.argv[1]))
+L = json.loads(sys.argv[1])
 X, W_q, W_k, W_v = (np.array(L[k]) for k in ("x", "w_q", "w_k", "w_v"))
-Q = X @ W_q; K = X @ W_k; V = X @ W_v
+Q = X @ W_q
+K = X @ W_k
+V = X @ W_v
 scores = Q @ K.T
 d_k = Q.shape[1]
 scaled_scores = scores / np.sqrt(d_k)
@@ -34,7 +38,8 @@ attention_weights = softmax(scaled_scores)
 output = attention_weights @ V
 print(json.dumps({"scores": scores.tolist(), "scaled_scores": scaled_scores.tolist(),
                   "weights": attention_weights.tolist(), "output": output.tolist()}))
-`, path.join(REPO, "tests/lessons/lesson_001.json")]));
+`, JSON.stringify({ ...LESSON, x })]));
+const NUMPY = numpy();
 
 let server, serverExit, service, course, courseServer, context, page, profile;
 const pageErrors = [], outside = [];
@@ -158,6 +163,176 @@ test("the client's refusals: code, pointer and the message in the language asked
   pageErrors.splice(0, pageErrors.length, ...pageErrors.filter((e) => !provoked.includes(e)));
   assert.equal(got.aborted.name, "AbortError");
   assert.equal(got.aborted.isError, false);
+});
+
+// The numbers a shadow root's matrix holds (their exact values) and its cells' text.
+const shadowCells = (id) => page.evaluate((id) => [...document.getElementById(id).shadowRoot.querySelectorAll("td[data-value]")]
+  .map((td) => ({ value: Number(td.dataset.value), text: td.textContent })), id);
+const eventsOf = (type, id) => page.evaluate(([type, id]) => window.events.filter((e) => e.type === type && e.id === id), [type, id]);
+const waitEvents = (type, id, n) => page.waitForFunction(([type, id, n]) =>
+  window.events.filter((e) => e.type === type && e.id === id).length >= n, [type, id, n]);
+
+test("a course page of another origin: <attention-lesson> shows lesson 001's weights as NumPy computes them, in Italian", async () => {
+  await page.goto(course + "lesson-001.html");
+  await waitEvents("attention-render", "pesi", 1);
+  const cells = await shadowCells("pesi");
+  close(cells.map((c) => c.value), NUMPY.weights.flat(), "the element's weights");
+  // Italian numbers: a decimal comma (0,5 not 0.5); the element's words in Italian
+  assert.ok(cells.every((c) => !/\./.test(c.text)) && cells.some((c) => /,/.test(c.text)), cells.map((c) => c.text).join(" "));
+  const words = await page.evaluate(() => document.getElementById("pesi").shadowRoot.querySelector(".embed-title").textContent);
+  const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
+  assert.equal(words, it["lessons.001.title"]);
+  const [render] = await eventsOf("attention-render", "pesi");
+  assert.deepEqual(render.detail.shape, [3, 3]);
+  close(render.detail.data, NUMPY.weights.flat(), "attention-render's data");
+  assert.equal(await page.evaluate(() => document.documentElement.lang), "it", "the host's <html lang> is left as it was");
+});
+
+test("the host's CSS neither breaks the elements nor is broken by theirs; a custom property themes them", async () => {
+  const got = await page.evaluate(() => {
+    const root = document.getElementById("pesi").shadowRoot, td = root.querySelector("td[data-value]");
+    const hostTd = document.querySelector("#host-table td");
+    return { card: getComputedStyle(root.querySelector(".card")).display, tdPad: getComputedStyle(td).paddingTop,
+             tdFont: getComputedStyle(td).fontSize, hostPad: getComputedStyle(hostTd).paddingTop,
+             hostBorder: getComputedStyle(hostTd).borderTopWidth, hostLayout: getComputedStyle(document.getElementById("host-table")).tableLayout,
+             ink: getComputedStyle(root.querySelector(".embed-title")).color, font: getComputedStyle(root.querySelector(".embed-title")).fontFamily };
+  });
+  assert.notEqual(got.card, "none", "the host's .card rule does not hide the element's card");
+  assert.equal(got.tdPad, "4px", "the element's cells keep the page's padding");
+  assert.equal(got.tdFont, "12px");
+  assert.equal(got.hostPad, "17px", "the host's table keeps its own padding");
+  assert.equal(got.hostBorder, "4px");
+  assert.equal(got.hostLayout, "auto", "the page's table.mat rule (table-layout: fixed) does not leak out");
+  assert.equal(got.ink, "rgb(20, 40, 120)", "--attention-ink themes the element");
+  assert.match(got.font, /Georgia/, "--attention-font themes the element");
+});
+
+test("the learner edits X in Italian (2,5): attention-change, then the weights of the new X as NumPy computes them", async () => {
+  const renders = (await eventsOf("attention-render", "pesi")).length;
+  const input = page.locator("#pesi").locator('input[data-row="0"][data-col="1"]');
+  await input.fill("2,5");
+  await input.press("Tab");
+  await waitEvents("attention-render", "pesi", renders + 1);
+  const [change] = await eventsOf("attention-change", "pesi");
+  assert.deepEqual({ row: change.detail.row, col: change.detail.col, value: change.detail.value }, { row: 0, col: 1, value: 2.5 });
+  const x = LESSON.x.map((r) => r.slice());
+  x[0][1] = 2.5;
+  assert.deepEqual(change.detail.x, x);
+  close((await shadowCells("pesi")).map((c) => c.value), numpy(x).weights.flat(), "the weights of the edited X");
+  // a word that is no number: said next to the grid in Italian, nothing sent
+  await input.fill("due");
+  await input.press("Tab");
+  const note = await page.evaluate(() => document.getElementById("pesi").shadowRoot.querySelector(".embed-note").textContent);
+  assert.match(note, /due/);
+  assert.equal(await input.getAttribute("aria-invalid"), "true");
+  assert.equal((await eventsOf("attention-change", "pesi")).length, 1);
+  await input.fill("0");
+  await input.press("Tab");
+  await waitEvents("attention-render", "pesi", renders + 2);
+});
+
+test("a click on a weight fires attention-point with its query, key and exact value", async () => {
+  await page.locator("#pesi").locator('td[data-row="2"][data-col="1"]').click();
+  await waitEvents("attention-point", "pesi", 1);
+  const [p] = await eventsOf("attention-point", "pesi");
+  assert.deepEqual({ row: p.detail.row, col: p.detail.col, stage: p.detail.stage }, { row: 2, col: 1, stage: "weights" });
+  close([p.detail.value], [NUMPY.weights[2][1]], "the pointed weight");
+});
+
+test("<attention-matrix> draws the numbers of its data property, with its labels", async () => {
+  await page.evaluate(() => { document.getElementById("matrice").data = [[1.5, -2], [0.25, 1000]]; });
+  const cells = await shadowCells("matrice");
+  assert.deepEqual(cells.map((c) => c.value), [1.5, -2, 0.25, 1000]);
+  assert.deepEqual(cells.map((c) => c.text), ["1,5", "−2", "0,25", "1000"]);
+  const labels = await page.evaluate(() => [...document.getElementById("matrice").shadowRoot.querySelectorAll("th")].map((th) => th.textContent));
+  assert.deepEqual(labels.filter(Boolean), ["c", "d", "a", "b"]);
+});
+
+test("the iframe: its stage as NumPy computes it, its height told to the parent, the message API", async () => {
+  const frame = page.frameLocator("#frame");
+  await page.waitForFunction(() => window.received.some((m) => m.type === "attention:render"));
+  const first = await page.evaluate(() => window.received.find((m) => m.type === "attention:render"));
+  assert.equal(first.stage, "scaled_scores");
+  close(first.data, NUMPY.scaled_scores.flat(), "the frame's scaled scores");
+  // the frame is as tall as its page says: no scroll bar, nothing cut
+  await page.waitForFunction(async () => {
+    const f = document.getElementById("frame"), told = window.received.filter((m) => m.type === "attention:height").at(-1);
+    return told && f.getBoundingClientRect().height >= told.height && told.height > 150;
+  });
+  const inner = await frame.locator("html").evaluate((h) => ({ height: Math.ceil(h.getBoundingClientRect().height), scroll: h.scrollHeight }));
+  const told = await page.evaluate(() => window.received.filter((m) => m.type === "attention:height").at(-1).height);
+  assert.equal(told, inner.height, "the height told is the frame's page's");
+  const outer = await page.evaluate(() => document.getElementById("frame").clientHeight);
+  assert.ok(outer >= inner.scroll, `the frame (${outer} px) holds its page (${inner.scroll} px)`);
+  // go to a step, then set the inputs
+  const renders = () => page.evaluate(() => window.received.filter((m) => m.type === "attention:render"));
+  let n = (await renders()).length;
+  await page.evaluate(() => document.getElementById("frame").contentWindow.postMessage({ type: "attention:go", stage: "weights" }, "*"));
+  await page.waitForFunction((n) => window.received.filter((m) => m.type === "attention:render").length > n, n);
+  let last = (await renders()).at(-1);
+  assert.equal(last.stage, "weights");
+  close(last.data, NUMPY.weights.flat(), "weights after attention:go");
+  const x = [[1, 1, 0, 0], [0, 2, 0, 2], [1, 1, 1, 1]];
+  n = (await renders()).length;
+  await page.evaluate((x) => document.getElementById("frame").contentWindow.postMessage({ type: "attention:set-inputs", x }, "*"), x);
+  await page.waitForFunction((n) => window.received.filter((m) => m.type === "attention:render").length > n, n);
+  last = (await renders()).at(-1);
+  close(last.data, numpy(x).weights.flat(), "weights after attention:set-inputs");
+  assert.equal(await frame.locator("html").getAttribute("lang"), "it");
+  const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
+  assert.equal(await frame.locator("td[data-value]").first().evaluate((td) => td.ownerDocument.title),
+               it["embed.frame.title"].replace("{stage}", it["views.card.weights"]));
+});
+
+test("axe-core finds nothing in the course page with the elements drawn", async () => {
+  await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"], iframes: false }));
+  const found = r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  assert.deepEqual(found, []);
+  await page.screenshot({ path: path.join(ARTIFACTS, "embed-course.png"), fullPage: true });
+});
+
+// Bytes of embed.js and everything it loads (its imports, the two stylesheets of its shadow root): as served
+// (a reply of 16 KiB or more is compressed, docs/api.md) and as gzip -9 would make each file.
+async function moduleBytes() {
+  const seen = new Map(), todo = ["embed.js", "style.css", "embed.css"];
+  while (todo.length) {
+    const name = todo.pop();
+    if (seen.has(name)) continue;
+    const served = await new Promise((resolve, reject) => http.get(`${service}web/${name}`, { headers: { "Accept-Encoding": "gzip" } }, (res) => {
+      const parts = [];
+      res.on("data", (b) => parts.push(b));
+      res.on("end", () => resolve({ coded: res.headers["content-encoding"] || "", body: Buffer.concat(parts) }));
+    }).on("error", reject));
+    const text = served.coded ? zlib.gunzipSync(served.body).toString() : served.body.toString();
+    seen.set(name, { served: served.body.length, gzip: zlib.gzipSync(text, { level: 9 }).length });
+    for (const [, dep] of text.matchAll(/^(?:import|export) .* from "\.\/([\w-]+\.js)";$/gm)) todo.push(dep);
+  }
+  return seen;
+}
+
+test("budgets: the client and one element's bytes, and lesson 001's first render after the module loads", async () => {
+  const files = await moduleBytes(), sum = (k, f = () => true) => [...files].filter(([n]) => f(n)).reduce((a, [, v]) => a + v[k], 0);
+  const catalogs = (n) => /^words-/.test(n);
+  assert.ok(files.has("client.js") && files.has("matrix.js") && files.has("words-it.js"), [...files.keys()].join(" "));
+  const kb = (b) => (b / 1024).toFixed(1);
+  console.log(`# embed budget: embed.js and what it loads, ${files.size} files: ${kb(sum("served"))} KB as served, `
+    + `${kb(sum("gzip"))} KB gzip -9 (of which the four catalogs ${kb(sum("gzip", catalogs))} KB); budget 60 KB`);
+  // first render: from the element defined (the module loaded) to its attention-render; and the best of three new ones
+  const first = await page.evaluate(() => window.events.find((e) => e.type === "attention-render" && e.id === "pesi").at - window.defined);
+  const again = [];
+  for (let k = 0; k < 3; k++) {
+    again.push(await page.evaluate(() => new Promise((resolve) => {
+      const node = document.createElement("attention-lesson"), t0 = performance.now();
+      node.setAttribute("lesson", "001"); node.setAttribute("lang", "it");
+      node.addEventListener("attention-render", () => { resolve(performance.now() - t0); node.remove(); }, { once: true });
+      document.querySelector("main").append(node);
+    })));
+  }
+  const load = Math.max(1, os.loadavg()[0] / os.cpus().length), best = Math.min(...again);
+  console.log(`# embed budget: lesson 001's first render ${first.toFixed(0)} ms after the module loaded; a new element `
+    + `${again.map((v) => v.toFixed(0)).join(", ")} ms; load ${load.toFixed(1)} per core; budget 300 ms`);
+  assert.ok(best <= 300 * load, `a new element drew lesson 001 in ${best.toFixed(0)} ms at best`);
 });
 
 test("no console error, nothing fetched from a third origin", () => {

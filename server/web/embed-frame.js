@@ -1,0 +1,58 @@
+/*
+ * embed-frame.js - GET /embed: one stage of a lesson in a frame, for a
+ * platform that only allows iframes (docs/embed.md).
+ *
+ *   /embed?lesson=001&stage=weights&lang=it[&head=0][&editable]
+ *   /embed?random=5x6&heads=3&seed=42&stage=scores   (a short link's source)
+ *
+ * It tells its parent its height each time it changes, and what the learner
+ * does; the parent may set the inputs or go to another step:
+ *   frame → parent  {type: "attention:height", height}   (CSS pixels)
+ *                   {type: "attention:render", stage, head, shape, data}
+ *                   {type: "attention:change", row, col, value, x}
+ *                   {type: "attention:error", status, code, pointer, message}
+ *   parent → frame  {type: "attention:set-inputs", x}    (nested arrays)
+ *                   {type: "attention:go", stage}  or  {type: "attention:go", step}  (an index of STEPS)
+ * Messages to the parent go to any origin (they hold the lesson's numbers,
+ * nothing private); those from elsewhere than the parent are ignored.
+ */
+import { LANGS, setLang } from "./locale.js";
+import { AttentionLesson, STEPS, inLang, stageTitle } from "./embed.js";
+import { t } from "./words.js";
+import { randomBody, randomFromQuery, randomTitle } from "./random-inputs.js";
+
+export const MESSAGE_PREFIX = "attention:";
+
+export function start(search = location.search) {
+  const q = new URLSearchParams(search), code = LANGS.includes(q.get("lang")) ? q.get("lang") : "en";
+  setLang(code);
+  const node = new AttentionLesson();
+  node.setAttribute("lang", code);
+  for (const a of ["lesson", "stage", "head"]) if (q.get(a)) node.setAttribute(a, q.get(a));
+  if (q.has("editable")) node.setAttribute("editable", "");
+  const random = randomFromQuery(q);
+  if (random) node.request = { ...randomBody(random), title: randomTitle(random) };
+  const tell = (type, detail) => { if (window.parent !== window) window.parent.postMessage({ ...detail, type: MESSAGE_PREFIX + type }, "*"); };
+  for (const e of ["render", "change", "error"]) node.addEventListener(`attention-${e}`, (ev) => tell(e, ev.detail));
+  node.addEventListener("attention-render", (ev) => {
+    document.title = inLang(code, () => t("embed.frame.title", { stage: stageTitle(ev.detail.stage) }));
+  });
+  let last = -1;
+  new ResizeObserver(() => {
+    const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    if (height !== last) { last = height; tell("height", { height }); }
+  }).observe(document.documentElement);
+  window.addEventListener("message", (ev) => {
+    if (ev.source !== window.parent || !ev.data || typeof ev.data.type !== "string") return;
+    const m = ev.data;
+    if (m.type === MESSAGE_PREFIX + "set-inputs" && Array.isArray(m.x)) node.inputs = { x: m.x };
+    if (m.type === MESSAGE_PREFIX + "go") {
+      const stage = typeof m.step === "number" ? STEPS[m.step] : m.stage;
+      if (STEPS.includes(stage)) node.stage = stage;
+    }
+  });
+  document.getElementById("embed").append(node);
+  return node;
+}
+
+start();
