@@ -95,7 +95,7 @@ SERVER_JSON := server/json/numfmt.c server/json/base64.c \
                server/json/oip_decode.c server/json/oip_inputs.c \
                server/json/oip_binary.c server/json/oip_pointer.c \
                server/json/oip_encode.c \
-               server/json/oip_fast.cpp
+               server/json/oip_fast.cpp server/json/half.c
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c \
                server/obs/process_metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \

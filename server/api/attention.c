@@ -6,6 +6,7 @@
 #include "core/attn_stop.h"
 #include "server/json/decode.h"
 #include "server/json/encode.h"
+#include "server/json/half.h"
 #include "server/json/heads.h"
 #include "server/base/problem.h"
 
@@ -238,6 +239,21 @@ void api_attention_decoded(const api_job *job, api_request *decoded,
     api_request_free(&req);
 }
 
+/* A 16-bit dtype's reply: the stages rounded to it; false, with the
+ * refusal in out, when a number computed does not fit it. */
+static bool fits_wire(const api_request *req, attn_result *result, reply *out)
+{
+    int stage = half_round_result(req, result);
+    if (stage == ATTN_STAGE_COUNT)
+        return true;
+    problem_reply(out, ERR_NON_FINITE_RESULT, NULL,
+                  "the %s stage does not fit in %s (largest %g), though "
+                  "float32 computed it; scale the inputs down or use float32",
+                  attn_stage_name((attn_stage)stage), api_wire_name(req->wire),
+                  half_max(half_of(req->wire)));
+    return false;
+}
+
 static void compute_and_encode(pool *workers, const api_request *req,
                                size_t reply_bytes, const api_encoder *enc,
                                reply *out, api_attention_stats *stats)
@@ -275,6 +291,8 @@ static void compute_and_encode(pool *workers, const api_request *req,
         problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
                       "the server could not allocate the heads asked "
                       "for");
+    } else if (!fits_wire(req, &result, out)) {
+        attn_result_free(&result);
     } else {
         buf_chain chain = {0};
         /* one allocation for what is written on this thread, no doubling */

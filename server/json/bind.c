@@ -18,9 +18,10 @@ static void bind_value(const schema_field *row, const schema_value *v, char *to)
         break;
     }
     case SCHEMA_BIND_DTYPE: {
-        tensor_dtype dtype =
-            (tensor_dtype)(v->present ? v->choice : (int)b->absent);
-        memcpy(to, &dtype, sizeof dtype);
+        api_wire wire = (api_wire)(v->present ? v->choice : (int)b->absent);
+        tensor_dtype dtype = api_wire_computed(wire);
+        memcpy(to, &wire, sizeof wire);
+        memcpy(to - b->to + b->view, &dtype, sizeof dtype);
         break;
     }
     case SCHEMA_BIND_STAGES: {

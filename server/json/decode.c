@@ -10,6 +10,7 @@
 #include "server/json/decode.h"
 
 #include "server/json/decode_value.h"
+#include "server/json/half.h"
 #include "server/json/parse_json.h"
 #include "server/base/parse_budget.h"
 #include "server/json/raw_request.h"
@@ -389,7 +390,9 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
                          err) &&
          check_required(&raw, err) &&
          take_small_fields(raw.envelope, limits, &raw.fields, err);
-    if (ok && !validate_request(&raw.fields, limits, req, err)) {
+    /* a 16-bit dtype's JSON numbers are that type's before any rule */
+    if (ok && !(half_round_fields(&raw.fields, err) &&
+                validate_request(&raw.fields, limits, req, err))) {
         state_dict_repoint(&keys, err);
         ok = false;
     }

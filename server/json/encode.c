@@ -53,7 +53,7 @@ void encode_response(const api_request *req, const attn_result *result,
     const attn_problem *p = &req->problem;
     buf *out = buf_chain_tail(chain);
     buf_puts(out, "{\"dtype\":\"");
-    buf_puts(out, tensor_dtype_name(p->dtype));
+    buf_puts(out, api_wire_name(req->wire));
     buf_puts(out, "\",");
     encode_parameters(out, req);
     buf_puts(out, req->binary ? ",\"encoding\":\"base64\""
@@ -95,7 +95,7 @@ void encode_response(const api_request *req, const attn_result *result,
         buf_puts(out, attn_stage_name((attn_stage)s));
         buf_puts(out, "\":");
         if (req->binary)
-            encode_tensor_binary(out, result->stage[s], dims, rank, p->dtype);
+            encode_tensor_binary(out, result->stage[s], dims, rank, req->wire);
         else
             encode_tensor(chain, workers, p->stop, result->stage[s], dims, rank,
                           p->dtype,

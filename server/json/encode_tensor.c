@@ -8,6 +8,8 @@
  */
 #include "server/json/encode_tensor.h"
 
+#include "server/json/half.h"
+
 #include "server/json/base64.h"
 #include "server/json/numfmt.h"
 
@@ -228,7 +230,7 @@ void encode_shape(buf *out, const size_t *dims, int rank)
 }
 
 void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
-                          int rank, tensor_dtype dtype)
+                          int rank, api_wire wire)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the binary encoding writes memory as little-endian"
@@ -236,14 +238,25 @@ void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
     size_t count = 1;
     for (int i = 0; i < rank; i++)
         count *= dims[i];
-    size_t bytes = count * tensor_dtype_size(dtype);
+    size_t bytes = count * api_wire_size(wire);
+    buf narrow = {0}; /* a 16-bit type's bytes, from the floats */
+    if (api_wire_size(wire) == HALF_SIZE) {
+        half_append(&narrow, wire, data, count);
+        if (narrow.len != bytes) {
+            buf_free(&narrow);
+            out->failed = true;
+            return;
+        }
+        data = narrow.data;
+    }
     buf_puts(out, "{\"shape\":");
     encode_shape(out, dims, rank);
     buf_puts(out, ",\"base64\":\"");
     size_t text = base64_encoded_size(bytes);
-    if (!buf_reserve(out, text + 3))
-        return;
-    base64_encode(data, bytes, out->data + out->len);
-    out->len += text;
-    buf_puts(out, "\"}");
+    if (buf_reserve(out, text + 3)) {
+        base64_encode(data, bytes, out->data + out->len);
+        out->len += text;
+        buf_puts(out, "\"}");
+    }
+    buf_free(&narrow);
 }

@@ -10,6 +10,7 @@
 #include "core/tensor.h"
 #include "server/base/buf.h"
 #include "server/base/buf_chain.h"
+#include "server/json/request.h"
 
 #include <stddef.h>
 
@@ -49,9 +50,9 @@ void encode_numbers(buf *out, const void *data, size_t count,
 void encode_shape(buf *out, const size_t *dims, int rank);
 
 /* Appends {"shape": [...], "base64": "..."}: the tensor's numbers as
- * little-endian IEEE-754 values of its dtype (−∞ stays −∞: masked
- * scores). */
+ * little-endian IEEE-754 values of the wire type (a 16-bit type's from the
+ * floats computed; −∞ stays −∞: masked scores). */
 void encode_tensor_binary(buf *out, const void *data, const size_t *dims,
-                          int rank, tensor_dtype dtype);
+                          int rank, api_wire wire);
 
 #endif

@@ -89,8 +89,8 @@ void oip_reply_plan_free(oip_reply_plan *plan);
 size_t oip_encode(const api_request *req, const attn_result *result,
                   const oip_reply_plan *plan, pool *workers, buf_chain *out);
 
-/* The protocol's name of a dtype: "FP64", "FP32". */
-const char *oip_datatype_name(tensor_dtype dtype);
+/* The protocol's name of a wire type: "FP64", "FP32", "FP16", "BF16". */
+const char *oip_datatype_name(api_wire wire);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
  */
 #include "server/json/oip_reader.h"
 
+#include "server/json/half.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -129,8 +131,12 @@ bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
         }
         return true;
     }
-    /* FP32 stays float (t->is_float32, read_input sized it), FP64 double */
-    memcpy(t->data, src, bytes);
+    /* FP32 stays float (t->is_float32, read_input sized it), FP64 double;
+     * FP16 and BF16 become floats, which hold each of their values */
+    if (dt->size == HALF_SIZE)
+        half_to_floats(half_of((api_wire)dt->dtype), src, count, t->data);
+    else
+        memcpy(t->data, src, bytes);
     size_t bad = schema_first_nonfinite(&api_schema[f], t, count);
     if (bad < count)
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,

@@ -17,6 +17,7 @@
 
 #include "server/base/parse_budget.h"
 #include "server/json/decode_value.h"
+#include "server/json/half.h"
 #include "server/json/parse_json.h"
 #include "server/json/validate.h"
 
@@ -380,7 +381,8 @@ static bool decode_root(json_t *root, const oip_fast *fast, const char *body,
                                err)) &&
               oip_read_inputs(&rd, json_object_get(root, "inputs"), err) &&
               read_outputs(&rd, json_object_get(root, "outputs"), plan, err);
-    if (ok && !validate_request(&rd.fields, limits, req, err)) {
+    if (ok && !(half_round_fields(&rd.fields, err) &&
+                validate_request(&rd.fields, limits, req, err))) {
         repoint(&rd, err);
         ok = false;
     }

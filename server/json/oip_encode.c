@@ -20,6 +20,7 @@
 
 #include "server/json/encode.h"
 #include "server/json/encode_tensor.h"
+#include "server/json/half.h"
 #include "server/json/heads.h"
 
 #include <string.h>
@@ -32,7 +33,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
                   const oip_reply_plan *plan, pool *workers, buf_chain *out)
 {
     const attn_problem *p = &req->problem;
-    size_t elem = tensor_dtype_size(p->dtype);
+    size_t elem = api_wire_size(req->wire);
     bool any_binary = false;
     buf *b = buf_chain_tail(out);
     buf_puts(b, "{\"model_name\":\"" OIP_MODEL_NAME "\"");
@@ -54,7 +55,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
         buf_puts(b, i ? ",{\"name\":\"" : "{\"name\":\"");
         buf_puts(b, attn_stage_name(s));
         buf_puts(b, "\",\"datatype\":\"");
-        buf_puts(b, oip_datatype_name(p->dtype));
+        buf_puts(b, oip_datatype_name(req->wire));
         buf_puts(b, "\",\"shape\":");
         encode_shape(b, dims, rank);
         if (plan->binary[s]) {
@@ -85,7 +86,7 @@ size_t oip_encode(const api_request *req, const attn_result *result,
         for (int k = 0; k < rank; k++)
             count *= dims[k];
         buf bytes = {0};
-        buf_append(&bytes, result->stage[s], count * elem);
+        half_append(&bytes, req->wire, result->stage[s], count);
         buf_chain_adopt(out, &bytes);
     }
     return json_len;

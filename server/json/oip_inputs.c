@@ -23,8 +23,10 @@
  * only what a double holds exactly (OIP_MAX_EXACT_INT). */
 static const oip_datatype datatypes[] = {
     {"BOOL", 1, OIP_BOOL, -1, 0, 0},
-    {"FP64", 8, OIP_FLOAT, TENSOR_FLOAT64, 0, 0},
-    {"FP32", 4, OIP_FLOAT, TENSOR_FLOAT32, 0, 0},
+    {"FP64", 8, OIP_FLOAT, API_WIRE_FLOAT64, 0, 0},
+    {"FP32", 4, OIP_FLOAT, API_WIRE_FLOAT32, 0, 0},
+    {"FP16", 2, OIP_FLOAT, API_WIRE_FLOAT16, 0, 0},
+    {"BF16", 2, OIP_FLOAT, API_WIRE_BFLOAT16, 0, 0},
     {"INT64", 8, OIP_INT, -1, -OIP_MAX_EXACT_INT, OIP_MAX_EXACT_INT},
     {"INT32", 4, OIP_INT, -1, INT32_MIN, INT32_MAX},
     {"INT16", 2, OIP_INT, -1, INT16_MIN, INT16_MAX},
@@ -37,9 +39,15 @@ static const oip_datatype datatypes[] = {
 
 #define DATATYPE_COUNT (sizeof datatypes / sizeof *datatypes)
 
-const char *oip_datatype_name(tensor_dtype dtype)
+const char *oip_datatype_name(api_wire wire)
 {
-    return dtype == TENSOR_FLOAT32 ? "FP32" : "FP64";
+    static const char *const names[] = {
+        [API_WIRE_FLOAT64] = "FP64",
+        [API_WIRE_FLOAT32] = "FP32",
+        [API_WIRE_FLOAT16] = "FP16",
+        [API_WIRE_BFLOAT16] = "BF16",
+    };
+    return names[wire];
 }
 
 bool oip_datatype_whole(const char *name)
@@ -506,9 +514,10 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
             ? &rd->fast->data[i]
             : NULL;
     t->is_bool = dt->element == OIP_BOOL;
-    /* binary FP32 is kept as float: a float32 request never widens it */
+    /* binary FP32 is kept as float: a float32 request never widens it;
+     * FP16 and BF16 are widened to floats (oip_binary.c) */
     t->is_float32 =
-        !flat && !data && dt->element == OIP_FLOAT && dt->size == sizeof(float);
+        !flat && !data && dt->element == OIP_FLOAT && dt->size <= sizeof(float);
     t->data = malloc(count * (t->is_bool      ? 1
                               : t->is_float32 ? sizeof(float)
                                               : sizeof(double)) +

@@ -35,7 +35,7 @@ typedef struct {
     const char *name;
     size_t size; /* bytes of one element in binary data */
     oip_element element;
-    int dtype;        /* OIP_FLOAT: the request's dtype it is */
+    int dtype;        /* OIP_FLOAT: the request's dtype it is (api_wire) */
     double low, high; /* OIP_INT: the whole numbers it holds, exact */
 } oip_datatype;
 

@@ -156,9 +156,9 @@ constexpr dom_jansson_rules SMALL_VALUE = {1, false};
 
 /* A tensor in the binary form, {"shape": [...], "base64": "..."}, read as
  * parse_json.c reads it (the same dimension rule and the same decoder) once
- * the request's dtype gives elem; anything else is jansson's to word. */
+ * the request's dtype gives wire; anything else is jansson's to word. */
 bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
-                   size_t elem, size_t *budget, bool *whole_unsure)
+                   api_wire wire, size_t *budget, bool *whole_unsure)
 {
     dom::object object;
     dom::array shape;
@@ -190,7 +190,7 @@ bool binary_tensor(dom::element e, const schema_field *spec, schema_tensor *t,
     }
     codec_error err;
     return parse_json_binary_numbers(spec, t, count, text.data(), text.size(),
-                                     elem, budget, &err);
+                                     wire, budget, &err);
 }
 
 /* Whether small field `row`, an integer or an object of members, holds a
@@ -249,10 +249,9 @@ bool parse_object(dom::object object, size_t max_elements, raw_request *raw)
     int dtype = schema_choice_of(
         API_DTYPE, json_string_value(json_object_get(
                        raw->envelope, api_schema[API_DTYPE].name)));
-    size_t elem = tensor_dtype_size(
-        dtype < 0 ? TENSOR_FLOAT64 : static_cast<tensor_dtype>(dtype));
+    api_wire wire = dtype < 0 ? API_WIRE_FLOAT64 : static_cast<api_wire>(dtype);
     for (auto &[f, value] : binary)
-        if (!binary_tensor(value, &api_schema[f], &raw->fields.tensor[f], elem,
+        if (!binary_tensor(value, &api_schema[f], &raw->fields.tensor[f], wire,
                            &budget, &raw->whole_unsure))
             return false;
     return true;

@@ -6,6 +6,7 @@
 #include "server/json/parse_json.h"
 
 #include "server/json/base64.h"
+#include "server/json/half.h"
 #include "server/json/literal_walk.h"
 #include "server/base/parse_budget.h"
 
@@ -125,9 +126,9 @@ static bool tensor_fill(json_t *v, const schema_field *spec, schema_tensor *t,
 }
 
 /* The binary form of a tensor: {"shape": [...], "base64": "..."}, raw
- * little-endian IEEE-754 numbers of the request's dtype (elem bytes each). */
+ * little-endian numbers of the request's dtype (wire). */
 static bool tensor_parse_binary(json_t *v, const schema_field *spec,
-                                schema_tensor *t, size_t elem, size_t *budget,
+                                schema_tensor *t, api_wire wire, size_t *budget,
                                 codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX], ranks[32];
@@ -183,7 +184,7 @@ static bool tensor_parse_binary(json_t *v, const schema_field *spec,
         return codec_fail(err, ERR_WRONG_TYPE, ptr,
                           "base64 must be a string of little-endian numbers");
     return parse_json_binary_numbers(spec, t, count, json_string_value(data),
-                                     json_string_length(data), elem, budget,
+                                     json_string_length(data), wire, budget,
                                      err);
 }
 
@@ -202,6 +203,10 @@ static size_t base64_length(const char *text, size_t len)
  * "". */
 static const char *other_dtype_hint(size_t bytes, size_t count, size_t elem)
 {
+    if (elem != HALF_SIZE && bytes == count * HALF_SIZE)
+        return "; they are as many 16-bit numbers: send \"dtype\": "
+               "\"float16\" or \"bfloat16\" (binary tensors hold the "
+               "request's dtype, float64 unless it says)";
     if (elem == sizeof(double) && bytes == count * sizeof(float))
         return "; they are as many float32 numbers: send \"dtype\": "
                "\"float32\" (binary tensors hold the request's dtype, "
@@ -214,8 +219,9 @@ static const char *other_dtype_hint(size_t bytes, size_t count, size_t elem)
 
 bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                                size_t count, const char *text, size_t text_len,
-                               size_t elem, size_t *budget, codec_error *err)
+                               api_wire wire, size_t *budget, codec_error *err)
 {
+    size_t elem = api_wire_size(wire);
     char ptr[CODEC_POINTER_MAX];
     codec_pointer(ptr, spec->name, NULL, 0);
     codec_pointer_append(ptr, sizeof ptr, "base64");
@@ -245,6 +251,8 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                           bytes, count, elem,
                           other_dtype_hint(bytes, count, elem));
     t->is_float32 = elem == sizeof(float);
+    if (elem == HALF_SIZE && !half_widen(wire, t, count))
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
     size_t bad = schema_first_nonfinite(spec, t, count);
     if (bad < count)
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, ptr,
@@ -258,10 +266,10 @@ bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
 }
 
 bool parse_json_tensor(json_t *v, const schema_field *spec, schema_tensor *t,
-                       size_t binary_elem, size_t *budget, codec_error *err)
+                       api_wire wire, size_t *budget, codec_error *err)
 {
     if (json_is_object(v))
-        return tensor_parse_binary(v, spec, t, binary_elem, budget, err);
+        return tensor_parse_binary(v, spec, t, wire, budget, err);
     if (!tensor_shape(v, spec, t, err))
         return false;
     size_t count = 1;
@@ -552,13 +560,13 @@ bool parse_json_jansson(const char *body, size_t len, size_t max_elements,
     int dtype = schema_choice_of(
         API_DTYPE,
         json_string_value(json_object_get(root, api_schema[API_DTYPE].name)));
-    size_t elem = tensor_dtype_size(dtype < 0 ? TENSOR_FLOAT64 : dtype);
+    api_wire wire = dtype < 0 ? API_WIRE_FLOAT64 : (api_wire)dtype;
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         if (api_schema[f].kind != SCHEMA_TENSOR)
             continue;
         json_t *v = json_object_get(root, api_schema[f].name);
         if (v && !parse_json_tensor(v, &api_schema[f], &raw->fields.tensor[f],
-                                    elem, &budget, err))
+                                    wire, &budget, err))
             return false;
     }
     return true;

@@ -30,19 +30,20 @@ static inline bool parse_json_binary_dim(double d)
 }
 
 /* Its numbers, once t holds its shape (count numbers): text_len bytes of
- * base64 of count little-endian numbers of elem bytes, taken from *budget;
- * float32 ones are kept as floats (t->is_float32).  False with err (at
- * /<field>/base64) when they do not fit the budget, the shape or the
- * alphabet, or one is not finite. */
+ * base64 of count little-endian numbers of type wire, taken from *budget;
+ * float32 ones are kept as floats (t->is_float32), and so are the 16-bit
+ * types, widened (half.h).  False with err (at /<field>/base64) when they
+ * do not fit the budget, the shape or the alphabet, or one is not
+ * finite. */
 bool parse_json_binary_numbers(const schema_field *spec, schema_tensor *t,
                                size_t count, const char *text, size_t text_len,
-                               size_t elem, size_t *budget, codec_error *err);
+                               api_wire wire, size_t *budget, codec_error *err);
 
 /* One tensor of spec's kind from v: nested arrays, or the binary form of
- * numbers of binary_elem bytes; its numbers taken from *budget.  Errors
+ * numbers of type wire; its numbers taken from *budget.  Errors
  * point at /<spec's name>/... */
 bool parse_json_tensor(json_t *v, const schema_field *spec, schema_tensor *t,
-                       size_t binary_elem, size_t *budget, codec_error *err);
+                       api_wire wire, size_t *budget, codec_error *err);
 
 /* json_loadb() under this thread's parse account (server/base/
  * parse_budget.h).  False when the tree did not fit the account: err is

@@ -7,6 +7,7 @@
 #define SERVER_JSON_REQUEST_H
 
 #include "core/attention.h"
+#include "core/tensor.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +16,36 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The type a request's numbers travel in, both ways ("dtype"; /v2's
+ * datatype): the core's float64 or float32, or a 16-bit type (half.h) that
+ * the core computes in float32, which holds each of its values exactly. */
+typedef enum {
+    API_WIRE_FLOAT64 = TENSOR_FLOAT64,
+    API_WIRE_FLOAT32 = TENSOR_FLOAT32,
+    API_WIRE_FLOAT16,
+    API_WIRE_BFLOAT16
+} api_wire;
+
+/* Bytes of one number of wire in a binary form. */
+static inline size_t api_wire_size(api_wire wire)
+{
+    return wire == API_WIRE_FLOAT64 ? 8 : wire == API_WIRE_FLOAT32 ? 4 : 2;
+}
+
+/* The dtype the core computes a request of wire in. */
+static inline tensor_dtype api_wire_computed(api_wire wire)
+{
+    return wire == API_WIRE_FLOAT64 ? TENSOR_FLOAT64 : TENSOR_FLOAT32;
+}
+
+/* "float64", "float32", "float16" or "bfloat16". */
+static inline const char *api_wire_name(api_wire wire)
+{
+    static const char *const names[] = {"float64", "float32", "float16",
+                                        "bfloat16"};
+    return names[wire];
+}
 
 /* Labels of the rows of a tensor ("tokens"): count strings, each malloc'd;
  * in a batch maybe one list per sequence, stored one after the other. */
@@ -26,6 +57,7 @@ typedef struct {
 
 typedef struct {
     attn_problem problem;      /* points into the buffers below           */
+    api_wire wire;             /* the numbers' type on the wire ("dtype") */
     unsigned want;             /* ATTN_WANT() bits from "return"          */
     bool binary;               /* "encoding": "base64": tensors as base64 */
     double scale;              /* the effective scale (1/√d_k by default) */

@@ -13,9 +13,12 @@
 #include <string.h>
 #include <strings.h>
 
+/* value: api_wire; the 16-bit types are computed in float32 */
 static const schema_choice dtypes[] = {
-    {"float64", TENSOR_FLOAT64, NULL},
-    {"float32", TENSOR_FLOAT32, NULL},
+    {"float64", API_WIRE_FLOAT64, NULL},
+    {"float32", API_WIRE_FLOAT32, NULL},
+    {"float16", API_WIRE_FLOAT16, "IEEE 754 half precision"},
+    {"bfloat16", API_WIRE_BFLOAT16, "bfloat16"},
 };
 
 /* value: whether the weights are out×in (y = x·Wᵀ) */
@@ -101,9 +104,12 @@ const schema_field api_schema[API_FIELD_COUNT] = {
                    .invalid_code = ERR_INVALID_SCALE,
                    LANDS(SCHEMA_BIND_NUMBER, problem.scale, 0)},
     [API_DTYPE] = {"dtype", CHOICES(dtypes), .invalid_code = ERR_INVALID_DTYPE,
-                   LANDS(SCHEMA_BIND_DTYPE, problem.dtype, TENSOR_FLOAT64),
+                   .bind = {SCHEMA_BIND_DTYPE, offsetof(api_request, wire),
+                            offsetof(api_request, problem.dtype),
+                            API_WIRE_FLOAT64, 0},
                    .oip_instead = "the dtype is the datatype of the numeric "
-                                  "inputs (FP64 or FP32), not a parameter"},
+                                  "inputs (FP64, FP32, FP16 or BF16), not a "
+                                  "parameter"},
     [API_RETURN] = {"return", .kind = SCHEMA_STAGES,
                     .invalid_code = ERR_INVALID_RETURN,
                     LANDS(SCHEMA_BIND_STAGES, want,

@@ -143,7 +143,8 @@ typedef struct {
 typedef enum {
     SCHEMA_BIND_NONE,    /* no member of its own: a rule reads it         */
     SCHEMA_BIND_FLAG,    /* bool: true, or any choice but the first       */
-    SCHEMA_BIND_DTYPE,   /* tensor_dtype: the choice's value              */
+    SCHEMA_BIND_DTYPE,   /* api_wire: the choice's value; and at `view`
+                          * the tensor_dtype the core computes it in     */
     SCHEMA_BIND_STAGES,  /* unsigned: ATTN_WANT() bits                    */
     SCHEMA_BIND_COUNT,   /* size_t: the whole number; past `most`, most + 1 */
     SCHEMA_BIND_NUMBER,  /* double                                        */

@@ -208,7 +208,7 @@ bool state_dict_take(json_t *envelope, size_t max_elements, api_fields *fields,
     int dtype =
         schema_choice_of(API_DTYPE, json_string_value(json_object_get(
                                         envelope, api_schema[API_DTYPE].name)));
-    size_t elem = tensor_dtype_size(dtype < 0 ? TENSOR_FLOAT64 : dtype);
+    api_wire wire = dtype < 0 ? API_WIRE_FLOAT64 : (api_wire)dtype;
     size_t budget = elements_left(fields, max_elements);
     size_t prefix_len;
     bool found_one;
@@ -250,7 +250,7 @@ bool state_dict_take(json_t *envelope, size_t max_elements, api_fields *fields,
                               api_schema[f].name);
         schema_field spec = api_schema[f];
         spec.name = key; /* errors point at the key as sent */
-        if (!parse_json_tensor(value, &spec, &fields->tensor[f], elem, &budget,
+        if (!parse_json_tensor(value, &spec, &fields->tensor[f], wire, &budget,
                                err)) {
             under_state_dict(err);
             return false;

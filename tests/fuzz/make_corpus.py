@@ -97,7 +97,7 @@ bad["num_heads_vs_stack"] = {"x": mat(2, 2), "w_q": stack(2, 2, 1),
                              "w_k": stack(2, 2, 1), "w_v": stack(2, 2, 1),
                              "num_heads": 1}
 bad["num_heads_huge"] = variant(num_heads=1e300)
-bad["dtype_unknown"] = variant(dtype="float16")
+bad["dtype_unknown"] = variant(dtype="float8")
 bad["dtype_number"] = variant(dtype=32)
 bad["return_unknown"] = variant(**{"return": ["outputs"]})
 bad["return_not_list"] = variant(**{"return": "output"})

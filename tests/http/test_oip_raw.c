@@ -201,10 +201,10 @@ static void binary_size_that_disagrees_with_the_shape_is_400(void **state)
     response_free(&r);
 }
 
-static void fp16_and_bytes_inputs_are_400(void **state)
+static void fp8_and_bytes_inputs_are_400(void **state)
 {
     (void)state;
-    static const char *const datatypes[] = {"FP16", "BYTES"};
+    static const char *const datatypes[] = {"FP8", "BYTES"};
     for (int i = 0; i < 2; i++) {
         char body[256];
         snprintf(body, sizeof body,
@@ -251,7 +251,7 @@ int main(void)
         cmocka_unit_test(header_length_past_the_body_is_400),
         cmocka_unit_test(binary_sizes_that_do_not_add_up_are_400),
         cmocka_unit_test(binary_size_that_disagrees_with_the_shape_is_400),
-        cmocka_unit_test(fp16_and_bytes_inputs_are_400),
+        cmocka_unit_test(fp8_and_bytes_inputs_are_400),
         cmocka_unit_test(missing_inputs_are_400),
         cmocka_unit_test(an_input_named_twice_is_400),
     };

@@ -168,7 +168,7 @@ static void scalar_where_matrix_belongs_is_wrong_type(void **state)
 static void unknown_dtype_is_rejected(void **state)
 {
     (void)state;
-    expect_rejected_change("{\"dtype\":\"float16\"}", 400, "invalid_dtype",
+    expect_rejected_change("{\"dtype\":\"float8\"}", 400, "invalid_dtype",
                            "/dtype");
 }
 

@@ -42,6 +42,10 @@ NP_OF = {"FP64": np.float64, "FP32": np.float32, "FP16": np.float16,
          "INT16": np.int16, "INT8": np.int8, "UINT64": np.uint64,
          "UINT32": np.uint32, "UINT16": np.uint16, "UINT8": np.uint8}
 DATATYPE_OF = {np.dtype(v): k for k, v in NP_OF.items()}
+# BF16, which NumPy lacks, is a float32 array in tritonclient
+# (triton_to_np_dtype), sent as each number's upper two bytes
+# (serialize_bf16_tensor) and read back as float32 (deserialize_bf16_tensor)
+NP_OF["BF16"] = np.float32
 
 
 class InferenceServerException(Exception):
@@ -59,6 +63,12 @@ class InferInput:
         self.raw = None
 
     def set_data_from_numpy(self, a, binary_data=True):
+        if self.datatype == "BF16" and a.dtype == np.float32 and binary_data:
+            self.data = None
+            self.raw = np.ascontiguousarray(a, "<f4").view("<u2")[..., 1::2] \
+                .tobytes()
+            self.parameters["binary_data_size"] = len(self.raw)
+            return self
         if DATATYPE_OF.get(a.dtype) != self.datatype:
             raise ValueError(f"got {a.dtype}, expected {self.datatype}")
         if list(a.shape) != self.shape:
@@ -143,7 +153,11 @@ class InferResult:
             return None
         dtype = NP_OF[out["datatype"]]
         size = out.get("parameters", {}).get("binary_data_size")
-        if size is not None:
+        if size is not None and out["datatype"] == "BF16":
+            start = self.offsets[name]
+            bits = np.frombuffer(self.buffer[start:start + size], "<u2")
+            a = (bits.astype(np.uint32) << 16).view(np.float32)
+        elif size is not None:
             start = self.offsets[name]
             a = np.frombuffer(self.buffer[start:start + size],
                               dtype=np.dtype(dtype).newbyteorder("<"))

@@ -300,6 +300,46 @@ def test_float32_inputs_of_every_kind(server, client):
     same_as_v1(server, client, req, "float32 inputs of every kind")
 
 
+def test_half_precision_inputs(server, client):
+    """FP16 inputs (JSON and binary) and BF16 ones (binary, from float32
+    arrays as tritonclient sends them) give /v1's very bytes in float16 and
+    bfloat16, both ways: the reply in the inputs' datatype."""
+    rng = np.random.default_rng(16)
+    n, d, h = 6, 8, 2
+    wide = {"x": rng.normal(size=(n, d)), "mask": rng.normal(size=(n, n))}
+    for w in ("w_q", "w_k", "w_v", "w_o"):
+        wide[w] = rng.normal(size=(d, d)) / 3
+    stages = ["output", "weights", "q"]
+    for dtype, datatype in (("float16", "FP16"), ("bfloat16", "BF16")):
+        # numbers of the type: float16 through NumPy, bfloat16 as the
+        # float32 whose lower two bytes are zero
+        typed = {k: v.astype(np.float16).astype(np.float32)
+                 if dtype == "float16" else
+                 (v.astype(np.float32).view(np.uint32) & 0xFFFF0000)
+                 .view(np.float32) for k, v in wide.items()}
+        req = {k: v.astype(np.float64).tolist() for k, v in typed.items()}
+        want = v1_bytes(server, dict(req, dtype=dtype, num_heads=h,
+                                     causal=True, **{"return": stages}))
+        for binary_in in ((False, True) if dtype == "float16" else (True,)):
+            for binary_out in (False, True):
+                inputs = [InferInput(k, v.shape, datatype).set_data_from_numpy(
+                    v.astype(np.float16) if dtype == "float16" else v,
+                    binary_data=binary_in) for k, v in typed.items()]
+                result = client.infer(MODEL, inputs, [
+                    InferRequestedOutput(s, binary_data=binary_out)
+                    for s in stages], parameters={"num_heads": h,
+                                                  "causal": True})
+                for s in stages:
+                    out = result.get_output(s)
+                    a = result.as_numpy(s)
+                    got = a.astype("<f2").tobytes() if dtype == "float16" \
+                        else np.ascontiguousarray(a, "<f4").view("<u2")[
+                            ..., 1::2].tobytes()
+                    expect(out["datatype"] == datatype and got == want[s],
+                           f"{datatype} {s}: differs from /v1 (binary "
+                           f"inputs {binary_in}, outputs {binary_out})")
+
+
 def lesson_inputs():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     eye = np.eye(2)
@@ -495,24 +535,28 @@ def error_cases():
          'unknown member "' + "y" * 64 + '" of an input', "/inputs/0"),
         ("no datatype", req([{k: v for k, v in x.items() if k != "datatype"}]
                             + weights), 400, "missing_field",
-         "input x needs a datatype (FP64 or FP32)", "/inputs/0/datatype"),
-        ("FP16", with_x(datatype="FP16"), 400, "invalid_datatype",
-         "input x: datatype FP16 is not taken; x takes FP64 or FP32",
+         "input x needs a datatype (FP64, FP32, FP16 or BF16)", "/inputs/0/datatype"),
+        ("FP8", with_x(datatype="FP8"), 400, "invalid_datatype",
+         "input x: datatype FP8 is not taken; x takes FP64, FP32, FP16 or "
+         "BF16",
          "/inputs/0/datatype"),
         ("BYTES", with_x(datatype="BYTES"), 400, "invalid_datatype",
-         "input x: datatype BYTES is not taken; x takes FP64 or FP32",
+         "input x: datatype BYTES is not taken; x takes FP64, FP32, FP16 or "
+         "BF16",
          "/inputs/0/datatype"),
         ("BOOL numbers", with_x(datatype="BOOL"), 400, "invalid_datatype",
-         "input x: datatype BOOL is not taken; x takes FP64 or FP32",
+         "input x: datatype BOOL is not taken; x takes FP64, FP32, FP16 or "
+         "BF16",
          "/inputs/0/datatype"),
         ("INT64 x", with_x(datatype="INT64"), 400, "invalid_datatype",
-         "input x: datatype INT64 is not taken; x takes FP64 or FP32",
+         "input x: datatype INT64 is not taken; x takes FP64, FP32, FP16 or "
+         "BF16",
          "/inputs/0/datatype"),
         ("INT32 mask", req([x] + weights + [
             {"name": "mask", "shape": [3, 3], "datatype": "INT32",
              "data": [0] * 9}]), 400, "invalid_datatype",
-         "input mask: datatype INT32 is not taken; mask takes BOOL, FP64 or "
-         "FP32", "/inputs/4/datatype"),
+         "input mask: datatype INT32 is not taken; mask takes BOOL, FP64, "
+         "FP32, FP16 or BF16", "/inputs/4/datatype"),
         ("BOOL positions", req([x] + weights + [
             {"name": "positions", "shape": [3], "datatype": "BOOL",
              "data": [True, False, True]}]), 400, "invalid_datatype",
@@ -650,7 +694,7 @@ def error_cases():
          "/parameters/w_o"),
         ("dtype as a parameter", req(parameters={"dtype": "float32"}), 400,
          "invalid_dtype", "the dtype is the datatype of the numeric inputs "
-         "(FP64 or FP32), not a parameter", "/parameters/dtype"),
+         "(FP64, FP32, FP16 or BF16), not a parameter", "/parameters/dtype"),
         ("return as a parameter", req(parameters={"return": "weights"}), 400,
          "invalid_return", "name the stages to return as outputs",
          "/parameters/return"),
@@ -847,6 +891,7 @@ def main():
     tests = [test_health_and_metadata, test_triton_extensions,
              test_lessons_match_v1,
              test_oracle_cases_match_v1, test_float32_inputs_of_every_kind,
+             test_half_precision_inputs,
              test_positions_in_every_integer_datatype,
              test_binary_framing, test_errors,
              test_http_errors_in_the_protocols_shape]

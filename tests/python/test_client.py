@@ -109,6 +109,11 @@ class ClientTest(unittest.TestCase):
             self.assertLess(rel_error(got_w, want_w), tolerance)
         return got_out, got_w
 
+    def raised(self, call, **fields):
+        with self.assertRaises(AttentionError) as caught:
+            call(**fields)
+        return caught.exception
+
 
 class TestInstall(ClientTest):
     def test_the_package_comes_from_the_venv_not_the_sources(self):
@@ -460,11 +465,6 @@ class TestStateDict(ClientTest):
 
 
 class TestErrors(ClientTest):
-    def raised(self, call, **fields):
-        with self.assertRaises(AttentionError) as caught:
-            call(**fields)
-        return caught.exception
-
     def test_a_mismatch_names_its_field(self):
         e = self.raised(self.client.attention, x=[[1, 0]], w_q=np.eye(3),
                         w_k=np.eye(2), w_v=np.eye(2))
@@ -741,6 +741,92 @@ class TestNotebook(ClientTest):
         self.assertLess(html.index("head 3</figcaption>"),
                         html.index("head 1</figcaption>"))
         self.assertNotIn("head 0</figcaption>", html)
+
+
+class TestHalfPrecision(ClientTest):
+    """float16 and bfloat16 tensors travel in their type (FP16, BF16) and
+    come back in it; the server computes in float32 and rounds each number
+    of the reply once, so it is within half a step of the type of PyTorch's
+    float32 result on the same values (relative to the largest)."""
+
+    def test_mha_keeps_the_type_within_half_a_step(self):
+        from half_precision import errors
+        for kind, step in ((torch.float16, 2 ** -10),
+                           (torch.bfloat16, 2 ** -7)):
+            for config in ((16, 2, 2, 8), (64, 4, 2, 64)):
+                out, weights, _ = errors(self.client, *config, kind)
+                self.assertLessEqual(out, step / 2, (kind, config))
+                self.assertLessEqual(weights, step / 2, (kind, config))
+
+    def test_sdpa_and_arrays_keep_the_type(self):
+        for kind in (torch.float16, torch.bfloat16):
+            q = randn(2, 3, 5, 8).to(kind)
+            out = self.client.sdpa(q, q, q, is_causal=True)
+            self.assertEqual(out.dtype, kind)
+            want = sdpa_definition(q.double(), q.double(), q.double(),
+                                   is_causal=True)
+            self.assertLess(rel_error(out.double(), want), 2 ** -7)
+        result = self.client.attention(
+            x=np.array([[1, 0], [0, 1], [1, 1]], np.float16), w_q=np.eye(2),
+            w_k=np.eye(2), w_v=np.eye(2) / 10, dtype="float16")
+        self.assertEqual(result["output"].dtype, np.float16)
+        self.assertEqual(result.parameters["dtype"], "float16")
+        # bfloat16, which NumPy lacks, arrives as float32 holding it
+        result = self.client.attention(
+            x=[[1, 0], [0, 1], [1, 1]], w_q=np.eye(2), w_k=np.eye(2),
+            w_v=np.eye(2) / 10, dtype="bfloat16")
+        self.assertEqual(result["output"].dtype, np.float32)
+        bits = result["output"].view(np.uint32)
+        self.assertFalse((bits & 0xFFFF).any())
+
+    def test_v1_json_and_base64_give_the_bits_of_v2_binary(self):
+        x = np.array([[0.1, -2.5], [3.3, 0.7], [1e-6, 1]])
+        w = np.array([[0.3, -1.1], [0.9, 0.2]])
+        for dtype, np_type in (("float16", "<f2"), ("bfloat16", None)):
+            fields = dict(x=x, w_q=w, w_k=w.T, w_v=w, causal=True)
+            result = self.client.attention(dtype=dtype, **fields)
+            body = {k: np.asarray(v).tolist() if k != "causal" else v
+                    for k, v in fields.items()}
+            status, reply = SERVER.post(dict(body, dtype=dtype))
+            self.assertEqual(status, 200, reply)
+            self.assertEqual(reply["dtype"], dtype)
+            for stage in ("output", "weights"):
+                self.assertTrue(np.array_equal(
+                    np.array(reply[stage], np.float32),
+                    result[stage].astype(np.float32)), (dtype, stage))
+            # the same numbers as base64 of the type both ways
+            if np_type:
+                raw = x.astype(np_type)
+            else:
+                raw = attention_client.wire.bfloat16_bits(x)
+            status, reply = SERVER.post(dict(
+                body, dtype=dtype, encoding="base64",
+                x={"shape": [3, 2],
+                   "base64": base64.b64encode(raw.tobytes()).decode()}))
+            self.assertEqual(status, 200, reply)
+            got = np.frombuffer(base64.b64decode(reply["output"]["base64"]),
+                                np_type or "<u2")
+            if not np_type:
+                got = attention_client.wire.bfloat16_values(got)
+            self.assertTrue(np.array_equal(
+                got.astype(np.float32),
+                result["output"].astype(np.float32).ravel()), dtype)
+
+    def test_a_number_past_the_type_is_refused_where_it_is(self):
+        with self.assertRaisesRegex(ValueError, r"x: 100000\.0 does not "
+                                    r"fit in float16 \(largest 65504\)"):
+            self.client.attention(x=[[1e5, 0]], w_q=np.eye(2), w_k=np.eye(2),
+                                  w_v=np.eye(2), dtype="float16")
+        status, reply = SERVER.post(dict(
+            x=[[1e5, 0]], w_q=np.eye(2).tolist(), w_k=np.eye(2).tolist(),
+            w_v=np.eye(2).tolist(), dtype="float16"))
+        self.assertEqual((status, reply["code"], reply["pointer"]),
+                         (400, "number_out_of_range", "/x/0/0"))
+        # computed in float32, 300² does not fit float16's reply
+        e = self.raised(self.client.attention, x=[[300, 0]],
+                        w_q=[[300, 0], [0, 1]], w_k=np.eye(2),
+                        w_v=np.eye(2), dtype="float16", stages=["q"])
+        self.assertEqual((e.status, e.code), (422, "non_finite_result"))
 
 
 class TestTrace(ClientTest):

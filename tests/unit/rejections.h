@@ -63,7 +63,7 @@ static const rejection rejections[] = {
     {"{\"x\":[[1,2]],\"num_heads\":3,\"w_q\":[[[1],[2]],[[1],[2]]],"
      "\"w_k\":[[[1],[2]],[[1],[2]]],\"w_v\":[[[1],[2]],[[1],[2]]]}",
      400, "invalid_num_heads", "/num_heads"},
-    {"{\"x\":[[1,2]],\"dtype\":\"float16\"," VALID_TAIL "}", 400,
+    {"{\"x\":[[1,2]],\"dtype\":\"float8\"," VALID_TAIL "}", 400,
      "invalid_dtype", "/dtype"},
     {"{\"x\":[[1,2]],\"return\":[\"output\",\"attention\"]," VALID_TAIL "}",
      400, "invalid_return", "/return/1"},

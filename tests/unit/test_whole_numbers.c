@@ -210,7 +210,7 @@ static void whole_number_inputs_take_integer_datatypes_only(void **state)
     v2_refuses("{\"name\":\"mask\",\"shape\":[3,3],\"datatype\":"
                "\"UINT8\",\"data\":[0,0,0,0,0,0,0,0,0]}",
                NULL, 0, ERR_INVALID_DATATYPE, "/inputs/4/datatype",
-               "mask takes BOOL, FP64 or FP32");
+               "mask takes BOOL, FP64, FP32, FP16 or BF16");
 }
 
 /* "…, and X is not one, though a double rounds it to Y" */

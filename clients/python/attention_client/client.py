@@ -122,7 +122,8 @@ class Client:
         stages = list(stages or fields.get("return") or DEFAULT_STAGES)
         dtype = fields.get("dtype", "float64")
         if dtype not in wire.FLOAT_TYPES:
-            raise ValueError(f"dtype {dtype!r}: float64 or float32")
+            raise ValueError(f"dtype {dtype!r}: float64, float32, float16 "
+                             f"or bfloat16")
         tensors, parameters = split(fields, self.tensor_names())
         body, header_length = wire.frame(tensors, parameters, stages, dtype)
         status, resp, data = self._exchange(

@@ -13,9 +13,14 @@ DEFAULT_STAGES = ["output", "weights"]
 
 
 def as_numpy(value):
-    """A torch tensor (without touching torch), array or nested list."""
+    """A torch tensor (without touching torch), array or nested list; a
+    torch.bfloat16 tensor, which NumPy has no type for, as float32 (which
+    holds each of its values)."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
     return np.asarray(value)
 
 

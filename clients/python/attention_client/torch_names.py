@@ -14,9 +14,9 @@ from .fields import as_numpy
 def float_name(dtype):
     """The request's dtype of a NumPy or torch dtype."""
     name = str(dtype).replace("torch.", "")
-    if name not in ("float64", "float32"):
-        raise TypeError(f"the server computes in float64 or float32, "
-                        f"not {name}")
+    if name not in ("float64", "float32", "float16", "bfloat16"):
+        raise TypeError(f"the server takes float64, float32, float16 or "
+                        f"bfloat16, not {name}")
     return name
 
 
@@ -80,13 +80,15 @@ def mha_request(module, query, key, value, key_padding_mask, attn_mask,
         fields["average_attn_weights"] = True
     stages = ["output", "weights"] if need_weights else ["output"]
     device = module.out_proj.weight.device
+    # the module's dtype (bfloat16 arrives as the float32 holding it)
+    kind = module.out_proj.weight.dtype
 
     def finish(result):
-        out = torch.from_numpy(np.array(result["output"])).to(device)
+        out = torch.from_numpy(np.array(result["output"])).to(device, kind)
         if not need_weights:
             return out, None
         w = result["weights"]  # (N, h, L, S), (h, L, S), or averaged
-        return out, torch.from_numpy(np.array(w)).to(device)
+        return out, torch.from_numpy(np.array(w)).to(device, kind)
 
     return fields, stages, finish
 
@@ -164,7 +166,7 @@ def sdpa_request(q, k, v, attn_mask, is_causal, scale):
         a = np.broadcast_to(a, lead + a.shape[-2:])
         return a.reshape(server_lead + a.shape[-2:])
 
-    dtype = float_name(qa.dtype)
+    dtype = float_name(q.dtype if is_torch else qa.dtype)
     fields = {"q": fold(qa), "k": fold(ka), "v": fold(va),
               "dtype": dtype}
     if attn_mask is not None:
@@ -184,6 +186,6 @@ def sdpa_request(q, k, v, attn_mask, is_causal, scale):
         if not is_torch:
             return np.ascontiguousarray(out)
         import torch
-        return torch.from_numpy(np.array(out)).to(q.device)
+        return torch.from_numpy(np.array(out)).to(q.device, q.dtype)
 
     return fields, ["head_outputs"], finish

@@ -17,13 +17,49 @@ import numpy as np
 from .errors import AttentionError
 
 # the request's dtype → the protocol's datatype and NumPy's little-endian type
-FLOAT_TYPES = {"float64": ("FP64", "<f8"), "float32": ("FP32", "<f4")}
-NUMPY_OF = {"FP64": "<f8", "FP32": "<f4", "BOOL": "|b1", "INT64": "<i8",
-            "INT32": "<i4"}
+# (bfloat16, which NumPy lacks, travels as its bits and arrives as float32)
+FLOAT_TYPES = {"float64": ("FP64", "<f8"), "float32": ("FP32", "<f4"),
+               "float16": ("FP16", "<f2"), "bfloat16": ("BF16", "<u2")}
+NUMPY_OF = {"FP64": "<f8", "FP32": "<f4", "FP16": "<f2", "BF16": "<u2",
+            "BOOL": "|b1", "INT64": "<i8", "INT32": "<i4"}
+
+
+def bfloat16_bits(a):
+    """The bfloat16 nearest to each number (ties to even, as PyTorch
+    rounds), as uint16 bits."""
+    a = np.asarray(a, "<f4")
+    u = a.view("<u4").astype(np.uint64)
+    bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(a)
+    bits[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)  # quiet
+    return bits
+
+
+def bfloat16_values(bits):
+    """bfloat16 bits as the float32 numbers they are."""
+    return (np.asarray(bits, np.uint32) << 16).view(np.float32)
 
 
 # inputs of whole numbers, which the server takes as integers only
 WHOLE_INPUTS = ("positions", "context_positions", "heads")
+
+
+def narrow(name, a, dtype):
+    """a in a 16-bit dtype (bfloat16 as its bits): a finite number past the
+    type's range is refused here, as the server refuses it."""
+    if dtype not in ("float16", "bfloat16"):
+        return a
+    a = np.asarray(a)
+    with np.errstate(over="ignore"):
+        typed = bfloat16_bits(a) if dtype == "bfloat16" else \
+            a.astype("<f2")
+    wide = bfloat16_values(typed) if dtype == "bfloat16" else typed
+    past = np.isinf(wide) & np.isfinite(a)
+    if past.any():
+        largest = "3.38953e+38" if dtype == "bfloat16" else "65504"
+        raise ValueError(f"{name}: {float(a[past].flat[0])!r} does not fit in "
+                         f"{dtype} (largest {largest})")
+    return typed
 
 
 def as_input(name, array, dtype):
@@ -38,6 +74,7 @@ def as_input(name, array, dtype):
             raise ValueError(f"{name} holds whole numbers")
     else:
         datatype, np_type = FLOAT_TYPES[dtype]
+        a = narrow(name, a, dtype)
     data = np.ascontiguousarray(a, dtype=np_type).tobytes()
     return ({"name": name, "shape": list(a.shape), "datatype": datatype,
              "parameters": {"binary_data_size": len(data)}}, data)
@@ -68,10 +105,13 @@ def unframe(body, header_length):
         np_type = NUMPY_OF[out["datatype"]]
         size = out.get("parameters", {}).get("binary_data_size")
         if size is None:
-            a = np.array(out["data"], dtype=np_type)
+            a = np.array(out["data"], dtype="<f4" if np_type == "<u2"
+                         else np_type)
         else:
             a = np.frombuffer(rest[at:at + size], dtype=np_type)
             at += size
+            if out["datatype"] == "BF16":
+                a = bfloat16_values(a)
         arrays[out["name"]] = a.reshape(out["shape"])
     return meta, arrays
 
