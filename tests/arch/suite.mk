@@ -22,7 +22,7 @@ ARCH_DIR        := $(BUILD)/arch
 ARCH_DEB_CACHE  := $(abspath $(ARCH_DIR)/debs)
 ARCH_LEVELS     := $(BUILD)/tests/test_simd_levels
 ARCH_CHECK      := $(PYTHON) tests/arch/check_build_info.py
-ARCH_ORACLE     := $(PYTHON) tests/oracle/run_oracle.py
+ARCH_ORACLE     := $(ORACLE_RUN)
 ARCH_LESSONS    := $(PYTHON) tests/lessons/run_lessons.py
 # Seconds any one emulated step may take (a unit test program, the oracle):
 # the slowest, the oracle under qemu-aarch64, took about 40 s here; a step

@@ -39,7 +39,12 @@ k_rope, k_cache, v_cache) are compared too.
 """
 import argparse
 import base64
+import collections
+import concurrent.futures
+import http.client
+import json
 import sys
+import threading
 
 import numpy as np
 
@@ -385,6 +390,60 @@ def torch_form(req, i):
     return out
 
 
+def drawn_requests(rng, drawn, args):
+    """Yields (i, sent, req, sequences, chosen) of every request to send:
+    all drawn in order (the random numbers of each depend on those before),
+    those of other indices than --case or off --stride not yielded."""
+    for i in range(drawn):
+        req = sent = random_request(rng, i)
+        sequences = chosen = None
+        if i >= PARITY_FROM:
+            if i % 4 == 1:
+                grouped(rng, req)
+            add_biases(rng, req, i)
+            if i % 5 == 2:
+                add_positional(rng, req, i)
+            if i >= MODERN_FROM:
+                add_modern(rng, req, i)
+            if i % 3 == 0:
+                req, sequences = batch_of(rng, req, i)
+            chosen = some_heads(req, i) if i >= MODERN_FROM else None
+            if i % 3 == 1:
+                sent, req = given_form(req)
+            else:
+                sent = torch_form(req, i)
+            if chosen:
+                sent = dict(sent, heads=chosen[0])
+        if (args.case is not None and i != args.case) or \
+                (args.case is None and i % args.stride):
+            continue
+        yield i, sent, req, sequences, chosen
+
+
+def check(i, sent, req, sequences, chosen, reply, worst):
+    """Compares one reply with the reference; 1 if it fails, else 0."""
+    binary, (status, body) = reply
+    if status != 200:
+        print(f"request {i}: status {status}: {body}")
+        return 1
+    want = reference_of(sequences) if sequences else attention(req)
+    if i >= MODERN_FROM and chosen:
+        want = heads_cut(want, *chosen, batched=bool(sequences))
+    bad = 0
+    for stage in sent["return"]:
+        got = (from_binary(body[stage], req["dtype"]) if binary
+               else from_wire(body[stage]))
+        err = relative_error(got, want[stage])
+        if list(np.shape(got)) != body["shapes"][stage]:
+            err = np.inf
+        worst[req["dtype"]] = max(worst[req["dtype"]], err)
+        if err > TOLERANCE[req["dtype"]]:
+            print(f"request {i} ({req['dtype']}): {stage} relative "
+                  f"error {err:.3g}")
+            bad = 1
+    return bad
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=default_server())
@@ -396,64 +455,83 @@ def main():
     # every stride-th request only (the others drawn, not sent): a sample
     # of every form at a fraction of the time
     parser.add_argument("--stride", type=int, default=1)
+    # requests in flight at once, each on a connection of its own, while
+    # this process draws the next and computes the reference of the last:
+    # an emulated server (tests/arch) then computes on every core
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     failures, worst = 0, {"float64": 0.0, "float32": 0.0}
     drawn = args.requests if args.case is None else args.case + 1
     sent_count = (len(range(0, args.requests, args.stride))
                   if args.case is None else 1)
-    with Server(args.server, "--threads", "2") as server:
-        for i in range(drawn):
-            req = sent = random_request(rng, i)
-            sequences = None
-            if i >= PARITY_FROM:
-                if i % 4 == 1:
-                    grouped(rng, req)
-                add_biases(rng, req, i)
-                if i % 5 == 2:
-                    add_positional(rng, req, i)
-                if i >= MODERN_FROM:
-                    add_modern(rng, req, i)
-                if i % 3 == 0:
-                    req, sequences = batch_of(rng, req, i)
-                chosen = some_heads(req, i) if i >= MODERN_FROM else None
-                if i % 3 == 1:
-                    sent, req = given_form(req)
-                else:
-                    sent = torch_form(req, i)
-                if chosen:
-                    sent = dict(sent, heads=chosen[0])
-            if (args.case is not None and i != args.case) or \
-                    (args.case is None and i % args.stride):
-                continue
+    with Server(args.server, "--threads", "2") as server, \
+            Senders(server, args.jobs) as senders:
+        # replies are checked in the order drawn, the next ones in flight
+        pending = collections.deque()
+        for drawn_one in drawn_requests(rng, drawn, args):
             # every seventh request travels in the binary encoding
-            binary = i % 7 == 6
-            status, body = server.post(binary_variant(sent) if binary
-                                       else sent)
-            if status != 200:
-                print(f"request {i}: status {status}: {body}")
-                failures += 1
-                continue
-            want = reference_of(sequences) if sequences else attention(req)
-            if i >= MODERN_FROM and chosen:
-                want = heads_cut(want, *chosen, batched=bool(sequences))
-            bad = 0
-            for stage in sent["return"]:
-                got = (from_binary(body[stage], req["dtype"]) if binary
-                       else from_wire(body[stage]))
-                err = relative_error(got, want[stage])
-                if list(np.shape(got)) != body["shapes"][stage]:
-                    err = np.inf
-                worst[req["dtype"]] = max(worst[req["dtype"]], err)
-                if err > TOLERANCE[req["dtype"]]:
-                    print(f"request {i} ({req['dtype']}): {stage} relative "
-                          f"error {err:.3g}")
-                    bad = 1
-            failures += bad
+            binary = drawn_one[0] % 7 == 6
+            sent = drawn_one[1]
+            pending.append((drawn_one, senders.post(
+                binary, binary_variant(sent) if binary else sent)))
+            while len(pending) > args.jobs:
+                one, reply = pending.popleft()
+                failures += check(*one, reply.result(), worst)
+        while pending:
+            one, reply = pending.popleft()
+            failures += check(*one, reply.result(), worst)
     print(f"oracle: {sent_count} requests, worst relative error "
           f"float64 {worst['float64']:.3g}, float32 {worst['float32']:.3g}")
     print(f"{sent_count - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+class Senders:
+    """POSTs on `jobs` threads, each with a keep-alive connection of its
+    own (the server's is the first); post() returns a future of (binary,
+    (status, body))."""
+
+    def __init__(self, server, jobs):
+        self.server, self.local = server, threading.local()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        self.conns, self.lock = [], threading.Lock()
+
+    def _connect(self):
+        conn = self.local.conn = http.client.HTTPConnection(
+            "127.0.0.1", self.server.port, timeout=self.server.conn.timeout)
+        with self.lock:
+            self.conns.append(conn)
+        return conn
+
+    def _post(self, binary, body):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        conn = getattr(self.local, "conn", None) or self._connect()
+        for retry in (True, False):
+            try:
+                conn.request("POST", "/v1/attention", body=data,
+                             headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                return binary, (resp.status, json.loads(resp.read()))
+            except (BrokenPipeError, ConnectionResetError,
+                    http.client.RemoteDisconnected):
+                # a connection left idle past the server's --idle-timeout
+                # is closed by it: once more on a new one
+                conn.close()
+                if not retry:
+                    raise
+                conn = self._connect()
+
+    def post(self, binary, body):
+        return self.pool.submit(self._post, binary, body)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.pool.shutdown(cancel_futures=True)
+        for conn in self.conns:
+            conn.close()
 
 
 if __name__ == "__main__":
