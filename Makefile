@@ -224,10 +224,21 @@ TEST_SUITES :=
 # CPU seconds (also in $(BUILD)/suites/times.txt; README.md, "Development",
 # keeps its figures).  `make -k test` runs every suite whatever fails; the
 # status is a failure if any did.
-TEST_LOGS := $(BUILD)/suites
+# TEST_BESIDE: the image builds, which wait on apt's and debootstrap's
+# downloads and on the disk most of their time, run in a second lane beside
+# the others (their output printed whole when each ends).  TEST_ALONE: the
+# suites whose checks time something (a deadline, a drain, CPU seconds, a
+# page drawing its frames) never run beside them.
+TEST_LOGS   := $(BUILD)/suites
+TEST_BESIDE := test-arm64-image docker-test
+TEST_ALONE  := test-unit test-http test-bench-smoke test-browser \
+               test-contract-traffic test-framing test-python test-asan \
+               test-tsan test-valgrind test-robust test-lb
 test: deps-test
 	$(PYTHON) tests/run_suites.py --make "$(MAKE)" --log-dir $(TEST_LOGS) \
 	  $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) \
+	  $(addprefix --beside ,$(TEST_BESIDE)) \
+	  $(addprefix --alone ,$(TEST_ALONE)) \
 	  test-build test-format test-layout $(TEST_SUITES)
 	@echo "all test suites passed"
 

@@ -42,9 +42,15 @@ test-lb: deps-deploy $(SERVER_BIN)
 # the Kubernetes schemas come with the npm package kubernetes-models (pinned by the committed package-lock.json)
 K8S_SCHEMA_DIR := docker/tests/k8s-schema
 
-test-deploy: deps-deploy $(SERVER_BIN)
+# installed again only when the lock changes (test-build installs them
+# beside the compilers)
+K8S_SCHEMA_NODE := $(K8S_SCHEMA_DIR)/node_modules/.package-lock.json
+TEST_BUILD      += $(K8S_SCHEMA_NODE)
+$(K8S_SCHEMA_NODE): $(K8S_SCHEMA_DIR)/package-lock.json
 	@command -v npm >/dev/null || $(MAKE) --no-print-directory deps-npm
 	cd $(K8S_SCHEMA_DIR) && npm ci --no-audit --no-fund --loglevel=error
+
+test-deploy: deps-deploy $(SERVER_BIN) $(K8S_SCHEMA_NODE)
 	$(PYTHON) docker/tests/test_manifests.py --server $(SERVER_BIN) --schema-dir $(K8S_SCHEMA_DIR)
 
 # Debian's nodejs has no npm of its own; a machine whose nodejs already brings npm skips this

@@ -30,7 +30,7 @@ BENCH_RUN  := $(PYTHON) tests/bench/run_bench.py --server $(SERVER_BIN) \
 
 DEB_TEST    += $(BENCH_DEB)
 TEST_SUITES += test-bench-smoke
-TEST_BUILD  += $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
+TEST_BUILD  += $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA) ort-modules
 
 .PHONY: bench bench-profile bench-lanes bench-ort test-bench-smoke deps-bench \
         ort-modules
@@ -74,7 +74,11 @@ bench: deps-bench $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA)
 ORT_DIR := tests/bench/ort
 ORT_ANCHOR := $(PYTHON) tests/bench/ort_anchor.py --bench-core $(BENCH_CORE) \
               --work $(BENCH_DIR)
-ort-modules:
+# (installed again only when the lock changes; test-build installs it
+# beside the compilers)
+ORT_NODE := $(ORT_DIR)/node_modules/.package-lock.json
+ort-modules: $(ORT_NODE)
+$(ORT_NODE): $(ORT_DIR)/package-lock.json
 	cd $(ORT_DIR) && npm ci --ignore-scripts --no-audit --no-fund \
 	  --loglevel=error
 

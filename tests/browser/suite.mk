@@ -18,10 +18,16 @@ BROWSER_DIR := tests/browser
 # BROWSER_TESTS=form.test.mjs` runs one
 BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
 
-.PHONY: test-browser
-test-browser: $(SERVER_BIN)
-	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
+# playwright-core, installed again only when the lock changes (test-build
+# installs it beside the compilers)
+BROWSER_NODE := $(BROWSER_DIR)/node_modules/.package-lock.json
+TEST_BUILD   += $(BROWSER_NODE)
+$(BROWSER_NODE): $(BROWSER_DIR)/package-lock.json
 	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
+
+.PHONY: test-browser
+test-browser: $(SERVER_BIN) $(BROWSER_NODE)
+	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
 	@mkdir -p tests/artifacts && : > tests/artifacts/browser-health.txt
 	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
 	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \

@@ -39,6 +39,8 @@ CONTRACT_WRAP   := $(abspath $(CONTRACT_DIR)/record_server.mjs)
 CONTRACT_RUN     = CONTRACT_SERVER=$(abspath $(SERVER_BIN)) \
                    CONTRACT_RECORD=$(abspath $(CONTRACT_RECORD))
 
+TEST_BUILD      += $(CONTRACT_NODE)
+
 .PHONY: test-contract-traffic
 
 $(CONTRACT_NODE): $(CONTRACT_DIR)/package-lock.json
