@@ -422,6 +422,34 @@ a_cancel_from_another_thread_ends_every_pass_over_the_pool(void **state)
     pool_destroy(workers);
 }
 
+/* A cancel from another thread a quarter of the way into a pass that is
+ * nearly all fused attention ends the attention within a key block on
+ * every thread: x (4096, 1) through 64 heads of 16, about a second of one
+ * core, cancelled at a quarter of the time the same pass took uncancelled
+ * just before (so in its attention on a fast machine and a slow one: a
+ * fixed delay lands in the projections where they are slow, as under a
+ * sanitizer), alone and over a pool. */
+static void a_cancel_in_the_attention_ends_it_within_a_block(void **state)
+{
+    (void)state;
+    pool *workers = pool_create(1, 4);
+    projected_problem narrow;
+    make_projected(&narrow, TENSOR_FLOAT32, 0, 4096, 1, 64, 16, 1);
+    for (int on_pool = 0; on_pool < 2; on_pool++) {
+        pool *on = on_pool ? workers : NULL;
+        attn_result out;
+        double start = attn_stop_now();
+        assert_int_equal(attn_forward(on, &narrow.p, 0, &out), ATTN_OK);
+        double whole = attn_stop_now() - start;
+        attn_result_free(&out);
+        assert_stopped(
+            run_stopped(on, &narrow.p, 0, whole / 4, false), ATTN_ERR_CANCELLED,
+            on_pool ? "attention, over the pool" : "attention, one thread");
+    }
+    free_projected(&narrow);
+    pool_destroy(workers);
+}
+
 /* A deadline that passes while the pass runs, at points spread over it
  * (also between and within a batch's sequences). */
 static void a_deadline_in_the_middle_ends_the_pass_with_deadline(void **state)
@@ -602,6 +630,7 @@ int main(void)
             a_cancel_from_another_thread_ends_the_attack_request_at_once),
         cmocka_unit_test(
             a_cancel_from_another_thread_ends_every_pass_over_the_pool),
+        cmocka_unit_test(a_cancel_in_the_attention_ends_it_within_a_block),
         cmocka_unit_test(a_deadline_in_the_middle_ends_the_pass_with_deadline),
         cmocka_unit_test(a_stop_at_any_block_ends_the_pass_cleanly),
         cmocka_unit_test(a_stop_in_the_output_projection_saves_its_work),
