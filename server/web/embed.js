@@ -45,7 +45,7 @@ export function inLang(code, f) {
     if (had === null) root.removeAttribute("lang"); else root.setAttribute("lang", had);
   }
 }
-const langOf = (node) => pickLang([node.getAttribute("lang"), document.documentElement.lang, ...navigator.languages].filter(Boolean));
+export const langOf = (node) => pickLang([node.getAttribute("lang"), document.documentElement.lang, ...navigator.languages].filter(Boolean));
 
 // Nested arrays or a {shape, data} tensor → {shape, data: Float64Array}.
 export function asTensor(v) {
@@ -63,9 +63,9 @@ function shadowBody(host) {
   root.append(body);
   return body;
 }
-const fire = (node, type, detail) => node.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
+export const fire = (node, type, detail) => node.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true }));
 // The width a matrix may take: the element's own, or a phone's when it is not laid out yet.
-const widthOf = (node) => Math.max(240, Math.floor(node.getBoundingClientRect().width) - 20);
+export const widthOf = (node) => Math.max(240, Math.floor(node.getBoundingClientRect().width) - 20);
 
 // One MatrixView of a 2-D plane: `tensor` its numbers from `off`.
 function matrixView(spec, node, onPoint) {
@@ -228,7 +228,7 @@ export class AttentionLesson extends HTMLElement {
   }
 }
 
-const nestedOf = (T) => range(T.shape[0]).map((i) => Array.from(T.data.subarray(i * T.shape[1], (i + 1) * T.shape[1])));
+export const nestedOf = (T) => range(T.shape[0]).map((i) => Array.from(T.data.subarray(i * T.shape[1], (i + 1) * T.shape[1])));
 
 export const LANGUAGES = LANGS;
 if (!customElements.get("attention-matrix")) customElements.define("attention-matrix", AttentionMatrix);

@@ -15,7 +15,7 @@ import { PALETTES } from "./colour.js";
 import { lang } from "./locale.js";
 import { nodes, t } from "./words.js";
 
-export const oneScale = () => $("one-scale").checked;
+export const oneScale = () => $("one-scale")?.checked ?? true; // an embed (embed-head.js) has no such box: the page's default
 export const WEIGHT_MAX = 1; // a softmax weight's largest possible value: the shared scale's end
 
 // The largest weight of a head's plane {rows, cols, off, data}.

@@ -239,6 +239,17 @@ test("a click on a weight fires attention-point with its query, key and exact va
   close([p.detail.value], [NUMPY.weights[2][1]], "the pointed weight");
 });
 
+test("<attention-head-view> draws one line per pair with lesson 001's weight, as NumPy computes it", async () => {
+  await waitEvents("attention-render", "linee", 1);
+  const lines = await page.evaluate(() => [...document.getElementById("linee").shadowRoot.querySelectorAll("svg line")]
+    .map((l) => ({ q: Number(l.dataset.q), k: Number(l.dataset.k), w: Number(l.dataset.w) })));
+  assert.equal(lines.length, 9);
+  for (const l of lines) close([l.w], [NUMPY.weights[l.q][l.k]], `line ${l.q} → ${l.k}`);
+  const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
+  const title = await page.evaluate(() => document.getElementById("linee").shadowRoot.querySelector("h3").textContent);
+  assert.ok(title.startsWith(it["hv.title"]), title);
+});
+
 test("<attention-matrix> draws the numbers of its data property, with its labels", async () => {
   await page.evaluate(() => { document.getElementById("matrice").data = [[1.5, -2], [0.25, 1000]]; });
   const cells = await shadowCells("matrice");
@@ -279,6 +290,7 @@ test("the iframe: its stage as NumPy computes it, its height told to the parent,
   last = (await renders()).at(-1);
   close(last.data, numpy(x).weights.flat(), "weights after attention:set-inputs");
   assert.equal(await frame.locator("html").getAttribute("lang"), "it");
+  await page.locator("#frame").screenshot({ path: path.join(ARTIFACTS, "embed-frame.png") });
   const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
   assert.equal(await frame.locator("td[data-value]").first().evaluate((td) => td.ownerDocument.title),
                it["embed.frame.title"].replace("{stage}", it["views.card.weights"]));
