@@ -8,6 +8,8 @@
 #include "server/json/number_literal.h"
 #include "server/json/oip_reader.h"
 
+#include "server/json/half.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -48,6 +50,16 @@ const char *oip_datatype_name(api_wire wire)
         [API_WIRE_BFLOAT16] = "BF16",
     };
     return names[wire];
+}
+
+/* Whether value, of a 16-bit floating-point datatype, is past its range
+ * (rounds to an infinity). */
+static bool past_half(const oip_datatype *dt, double value)
+{
+    if (dt->element != OIP_FLOAT || dt->size != HALF_SIZE)
+        return false;
+    half_kind kind = half_of((api_wire)dt->dtype);
+    return isinf(half_value(kind, half_round(kind, value)));
 }
 
 bool oip_datatype_whole(const char *name)
@@ -333,6 +345,11 @@ static bool fill_leaves(data_walk *w, json_t *v, codec_error *err)
         return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, w->ptr,
                           "input %s: %g does not fit in float32 (largest %g)",
                           name, value, (double)FLT_MAX);
+    if (past_half(w->dt, value))
+        return codec_fail(err, ERR_NUMBER_OUT_OF_RANGE, w->ptr,
+                          "input %s: %g does not fit in %s (largest %g)", name,
+                          value, api_wire_name((api_wire)w->dt->dtype),
+                          half_max(half_of((api_wire)w->dt->dtype)));
     ((double *)w->t->data)[w->flat++] = value;
     return true;
 }
@@ -382,9 +399,12 @@ static bool take_flat_data(const oip_fast_data *flat, const oip_datatype *dt,
     const double *values = flat->values;
     for (size_t k = 0; fits && dt->element == OIP_INT && k < count; k++)
         fits = int_fits(dt, values[k]);
-    /* a number beyond float32: the jansson reading points at it */
+    /* a number beyond float32 (float16, bfloat16): the jansson reading
+     * points at it */
     for (size_t k = 0; fits && dt->dtype == TENSOR_FLOAT32 && k < count; k++)
         fits = !isinf((float)values[k]);
+    for (size_t k = 0; fits && dt->size == HALF_SIZE && k < count; k++)
+        fits = !past_half(dt, values[k]);
     if (!fits)
         return codec_fail(err, ERR_INVALID_BODY, NULL,
                           "data that the jansson reading words");

@@ -674,6 +674,12 @@ def error_cases():
          400, "number_out_of_range",
          "input x: 1e+39 does not fit in float32 (largest 3.40282e+38)",
          "/inputs/0/data/5"),
+        ("float16 overflow", req([dict(x, datatype="FP16",
+                                       data=[1, 0, 0, 1, 1e5, 1])] +
+                                 [dict(w, datatype="FP16") for w in weights]),
+         400, "number_out_of_range",
+         "input x: 100000 does not fit in float16 (largest 65504)",
+         "/inputs/0/data/4"),
         ("shapes that do not fit", with_x(shape=[2, 3]), 400,
          "shape_mismatch",
          "w_q has 2 rows but x has 3 columns: x @ W needs them equal",

@@ -812,6 +812,20 @@ class TestHalfPrecision(ClientTest):
                 got.astype(np.float32),
                 result["output"].astype(np.float32).ravel()), dtype)
 
+    def test_a_bfloat16_model_traces_in_its_type(self):
+        # PyTorch 1.13 has no float16 matrix product on the CPU: a float16
+        # model cannot run here, a bfloat16 one can
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(
+            16, 4, dim_feedforward=32, dropout=0.0, batch_first=True)
+        model = torch.nn.TransformerEncoder(layer, 2).eval().to(
+            torch.bfloat16)
+        trace = self.client.trace(model, randn(1, 6, 16).to(torch.bfloat16))
+        self.assertEqual(len(trace), 2)
+        for each in trace:
+            self.assertEqual(each.output.dtype, torch.bfloat16)
+            self.assertEqual(each.result.parameters["dtype"], "bfloat16")
+
     def test_a_number_past_the_type_is_refused_where_it_is(self):
         with self.assertRaisesRegex(ValueError, r"x: 100000\.0 does not "
                                     r"fit in float16 \(largest 65504\)"):
