@@ -35,7 +35,7 @@
 /**
  * A reply: the service's description of the computation and every stage
  * returned, each a Tensor.
- * @typedef {{ dtype: "float64" | "float32", num_heads: number, head_dim: number, value_dim: number,
+ * @typedef {{ dtype: "float64" | "float32" | "float16" | "bfloat16", num_heads: number, head_dim: number, value_dim: number,
  *   scale: number, causal: boolean, shapes: Record<string, number[]>, tokens?: unknown,
  *   stages: Record<string, Tensor>, bytes: number }} AttentionResult
  */
@@ -101,16 +101,37 @@ export function encodeBase64(bytes) {
  */
 export function requestText(request) {
   const Arr = request.dtype === "float32" ? Float32Array : Float64Array;
-  const body = {};
+  const half = HALF_TYPES.includes(request.dtype), body = {};
   for (const [k, v] of Object.entries(request)) {
     if (!isTensor(v)) { body[k] = v; continue; }
+    // a half type's numbers as JSON numbers: the service rounds them to the type, as it documents
+    if (half) { body[k] = nestedArrays(v); continue; }
     const a = v.data instanceof Arr ? v.data : Arr.from(v.data);
     body[k] = { shape: v.shape, base64: encodeBase64(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)) };
   }
   return JSON.stringify({ ...body, encoding: "base64" });
 }
 
+/** The 2-byte types: numbers sent and returned in them, computed in float32. */
+export const HALF_TYPES = ["float16", "bfloat16"];
+const nestedArrays = (v) => {
+  const walk = (off, dims) => (dims.length <= 1 ? Array.from(v.data.subarray(off, off + (dims[0] ?? 1)))
+    : Array.from({ length: dims[0] }, (_, i) => walk(off + i * dims.slice(1).reduce((a, b) => a * b, 1), dims.slice(1))));
+  return walk(0, v.shape);
+};
+
 /* ---- the reply's bytes ------------------------------------------------ */
+
+// IEEE 754 binary16 (float16) or bfloat16 numbers, little-endian, as float32.
+export function fromHalf(raw, dtype) {
+  const h = new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2), out = new Float32Array(h.length);
+  if (dtype === "bfloat16") { new Uint32Array(out.buffer).set(Array.from(h, (b) => b << 16)); return out; }
+  for (let k = 0; k < h.length; k++) {
+    const b = h[k], sign = b & 0x8000 ? -1 : 1, e = (b >> 10) & 31, f = b & 1023;
+    out[k] = sign * (e === 0 ? f * 2 ** -24 : e === 31 ? (f ? NaN : Infinity) : (1 + f / 1024) * 2 ** (e - 15));
+  }
+  return out;
+}
 
 export const B64_INDEX = (() => {
   const t = new Uint8Array(256);
@@ -138,10 +159,14 @@ export function decodeBase64(src, start, end) {
 }
 
 // A stage whose numbers are decoded the first time they are read.
+// Arr: the typed array of the reply's numbers, or a half type's name (read as float32).
 export function lazyStage(shape, bytes, start, end, Arr) {
   let data = null;
   return { shape, get data() {
-    if (!data) { const raw = decodeBase64(bytes, start, end); data = new Arr(raw.buffer, 0, raw.byteLength / Arr.BYTES_PER_ELEMENT); }
+    if (!data) {
+      const raw = decodeBase64(bytes, start, end);
+      data = typeof Arr === "string" ? fromHalf(raw, Arr) : new Arr(raw.buffer, 0, raw.byteLength / Arr.BYTES_PER_ELEMENT);
+    }
     return data;
   } };
 }
@@ -166,7 +191,8 @@ export function parseReply(bytes) {
   }
   text.push(dec.decode(bytes.subarray(pos)));
   const res = JSON.parse(text.join(""));
-  const Arr = res.dtype === "float32" ? Float32Array : Float64Array; // little-endian, as every browser's host
+  // little-endian, as every browser's host; a half type's 2 bytes read as float32
+  const Arr = HALF_TYPES.includes(res.dtype) ? res.dtype : res.dtype === "float32" ? Float32Array : Float64Array;
   for (const s of Object.keys(res.shapes || {})) {
     if (!res[s] || typeof res[s].base64 !== "string") continue;
     const [start, end] = blobs[Number(res[s].base64.slice(1))];

@@ -122,7 +122,13 @@ test("the client, imported by a page of another origin, computes lesson 001 as N
     // the same numbers sent as typed arrays (their binary form)
     const typed = Object.fromEntries(["x", "w_q", "w_k", "w_v"].map((k) => [k, { shape: [lesson[k].length, lesson[k][0].length], data: Float64Array.from(lesson[k].flat()) }]));
     const r2 = await c.compute({ ...typed, return: ["weights"] });
-    return { stages: arrays(r), again: Array.from(r2.stages.weights.data), service: c.SERVICE, version: c.CLIENT_VERSION };
+    // the 2-byte types: sent as JSON numbers (typed arrays too), their 2-byte replies read as float32
+    const halves = {};
+    for (const dtype of ["float16", "bfloat16"]) {
+      const h = await c.compute({ ...typed, dtype, return: ["weights"] });
+      halves[dtype] = { dtype: h.dtype, typed: h.stages.weights.data.constructor.name, data: Array.from(h.stages.weights.data) };
+    }
+    return { stages: arrays(r), again: Array.from(r2.stages.weights.data), halves, service: c.SERVICE, version: c.CLIENT_VERSION };
   }, { lesson: LESSON, service });
   assert.equal(got.service, service, "the client talks to the service it was loaded from");
   assert.equal(got.version, "1");
@@ -134,6 +140,14 @@ test("the client, imported by a page of another origin, computes lesson 001 as N
   assert.deepEqual(got.stages.output.shape, [3, 4]);
   close(got.stages.output.data, NUMPY.output.flat(), "output");
   close(got.again, NUMPY.weights.flat(), "weights of typed arrays");
+  // half a step of each type at the weights' size (about 0.35), with the inputs rounded to it: 2⁻¹¹ and 2⁻⁸ relative
+  for (const [dtype, tol] of [["float16", 2 ** -10], ["bfloat16", 2 ** -7]]) {
+    const h = got.halves[dtype];
+    assert.equal(h.dtype, dtype);
+    assert.equal(h.typed, "Float32Array", dtype);
+    assert.equal(h.data.length, 9, dtype);
+    h.data.forEach((v, k) => assert.ok(Math.abs(v - NUMPY.weights.flat()[k]) <= tol, `${dtype} weight ${k}: ${v} vs the lesson's ${NUMPY.weights.flat()[k]}`));
+  }
 });
 
 test("the client's refusals: code, pointer and the message in the language asked for; 413 explained; abort", async () => {
