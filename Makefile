@@ -72,30 +72,31 @@ endef
 CORE_SRC   := core/pool.c core/attention.c core/attn_stop.c core/softmax_rows.c core/arch.c \
               core/attend_kernels.c core/stages.c
 # server/, one folder a room; a room includes only rooms below it
-# (make test-layout): base ← json ← api ← http, with obs and setup beside.
+# (make test-layout).  The rooms and their order: server/rooms.mk (through
+# $(wildcard): the image copies the Makefile alone to run `make deps`).
+include $(wildcard server/rooms.mk)
 SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
                server/base/error_codes.c server/base/problem.c \
                server/base/budget.c server/base/parse_budget.c \
                server/base/block_cache.c
+SERVER_REQUEST := server/request/codec_error.c server/request/schema.c \
+                  server/request/number_words.c server/request/request.c \
+                  server/request/heads.c server/request/batch_first.c \
+                  server/request/bind.c server/request/validate.c \
+                  server/request/sizes.c server/request/weights.c \
+                  server/request/positions.c server/request/torch_masks.c \
+                  server/request/masks.c server/request/module_options.c
 SERVER_JSON := server/json/numfmt.c server/json/base64.c \
-               server/json/codec_error.c server/json/schema.c \
-               server/json/request.c server/json/raw_request.c \
-               server/json/heads.c server/json/batch_first.c \
-               server/json/parse_json.c server/json/bind.c \
-               server/json/validate.c server/json/sizes.c \
-               server/json/weights.c \
-               server/json/positions.c server/json/torch_masks.c \
+               server/json/raw_request.c server/json/parse_json.c \
                server/json/number_literal.cpp server/json/state_dict.c \
                server/json/literal_walk.c server/json/whole_literals.c \
-               server/json/masks.c server/json/module_options.c \
                server/json/parse_fast.cpp server/json/parse_rows.cpp \
                server/json/dom_jansson.cpp \
                server/json/decode.c server/json/encode_tensor.c \
-               server/json/encode.c \
-               server/json/oip_decode.c server/json/oip_inputs.c \
-               server/json/oip_binary.c server/json/oip_pointer.c \
-               server/json/oip_encode.c \
-               server/json/oip_fast.cpp server/json/half.c
+               server/json/encode.c server/json/half.c
+SERVER_OIP  := server/oip/oip_decode.c server/oip/oip_inputs.c \
+               server/oip/oip_binary.c server/oip/oip_pointer.c \
+               server/oip/oip_encode.c server/oip/oip_fast.cpp
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c \
                server/obs/process_metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
@@ -112,8 +113,10 @@ SERVER_HTTP := server/http/conn_deadline.c server/http/framing.c \
                server/http/completion.c \
                server/http/inflight.c server/http/static_coding.c \
                server/http/target.c server/http/trace.c
-SERVER_LIB := $(SERVER_BASE) $(SERVER_JSON) $(SERVER_OBS) $(SERVER_SETUP) \
-              $(SERVER_API) $(SERVER_HTTP)
+# each room's sources, in the rooms' order (SERVER_<ROOM> for server/<room>)
+room_var = SERVER_$(shell echo $(notdir $(1)) | tr a-z A-Z)
+SERVER_LIB := $(foreach r,$(filter server/%,$(filter-out server/main.c,\
+                $(ROOMS))),$($(call room_var,$(r))))
 SERVER_SRC := $(SERVER_LIB) server/main.c
 # the page (GET /) and what it loads from web/: its stylesheet, its modules
 # and the module of request fields generated from the schema table
@@ -187,8 +190,10 @@ GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
 # It links the core's stage names and softmax checks only, and jansson: what
 # a cross build's machine has of its own (deps).
 $(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
-                   $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
-                   $(BUILD)/server/json/codec_error.o \
+                   $(BUILD)/server/request/schema.o \
+                   $(BUILD)/server/request/request.o \
+                   $(BUILD)/server/request/codec_error.o \
+                   $(BUILD)/server/request/number_words.o \
                    $(BUILD)/server/base/error_codes.o $(BUILD)/core/stages.o \
                    $(BUILD)/core/softmax_rows.o $(BUILD)/core/arch.o
 	$(CC) $(CFLAGS) $^ -ljansson -lm -o $@
@@ -198,7 +203,7 @@ $(BUILD)/gen/web/fields.js: $(GEN_WEB_FIELDS)
 	@mkdir -p $(dir $@)
 	$(GEN_WEB_FIELDS) > $@.tmp && mv $@.tmp $@
 else
-$(BUILD)/gen/web/fields.js: server/json/schema.c core/stages.c
+$(BUILD)/gen/web/fields.js: server/request/schema.c core/stages.c
 	$(MAKE) DEB_ARCH=$(HOST_ARCH) BUILD=$(BUILD)/host SYSROOT= \
 	  $(BUILD)/host/gen/web/fields.js
 	@mkdir -p $(dir $@)

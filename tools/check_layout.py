@@ -3,25 +3,17 @@
 
 Every `#include "..."` in core/, server/ and tools/ is read and its target's
 room looked up; an include of a room that is not below the including room
-fails the check.  The rooms, lowest first:
+fails the check.  The rooms, lowest first, and what each may include are
+declared once, in server/rooms.mk (which the Makefile reads too); the
+table of rooms in docs/architecture.md must list them in that order.
 
-    core            the attention maths and the thread pool: no HTTP, no JSON
-    server/base     buffers, replies, problem+json, the memory budget, limits
-    server/web      the embedded assets' declarations
-    server/setup    configuration, BLAS and allocator set-up
-    server/obs      metrics and the access log
-    server/json     the codec: schema, parsers, validation, encoder
-    server/api      one file per endpoint
-    server/http     libmicrohttpd: daemon, routes, guards, deadlines
-    server/main.c   wires them together
-    tools           build-time generators (the page's field list reads the
-                    schema table: server/json and what it includes)
-
-A room may include itself and the rooms ALLOWED lists for it; the leaves
-(base, web, setup, obs) may be used by any room above them, and no two rooms
-include each other.  System headers (<...>) are not checked, except that the
-core may not include libmicrohttpd's or jansson's.  Inside a room, no file
-includes itself round a circle of includes.
+A room may include itself and the rooms its line lists, each below it in
+the order (so no two rooms include each other); the leaves (base, web,
+setup, obs) may be used by any room above them.  System headers (<...>) are
+not checked, except that the core may not include libmicrohttpd's,
+jansson's or simdjson's, and the request model (server/request) may not
+include jansson's or simdjson's.  Inside a room, no file includes itself
+round a circle of includes.
 
 No two files call each other round a circle: each object of core/ and
 server/ built in the build folder is read with nm, a file calls the file
@@ -50,24 +42,36 @@ import re
 import subprocess
 import sys
 
-# room -> the rooms it may include (besides itself)
-ALLOWED = {
-    "core": set(),
-    "server/base": {"core"},
-    "server/web": set(),
-    "server/setup": {"core", "server/base"},
-    "server/obs": {"server/base"},
-    "server/json": {"core", "server/base"},
-    "server/api": {"core", "server/base", "server/web", "server/setup",
-                   "server/obs", "server/json"},
-    "server/http": {"core", "server/base", "server/web", "server/setup",
-                    "server/obs", "server/api"},
-    "server/main.c": {"core", "server/base", "server/setup", "server/obs",
-                      "server/http"},
-    "tools": {"core", "server/base", "server/json"},
-}
-# headers the core must never see: it knows nothing of HTTP or JSON
-CORE_FORBIDDEN = ("microhttpd.h", "jansson.h", "simdjson.h")
+ROOMS_FILE = "server/rooms.mk"
+ROOMS_DOC = "docs/architecture.md"
+ROOM_LINE = re.compile(r"^(ROOMS|ROOM_(\S+))\s*:=(.*)$")
+
+
+def read_rooms(top):
+    """The rooms lowest first, and {room: the rooms it may include}, from
+    server/rooms.mk (make syntax: `ROOMS := ...`, `ROOM_<room> := ...`)."""
+    text = open(os.path.join(top, ROOMS_FILE), encoding="utf-8").read()
+    order, allowed = [], {}
+    for line in text.replace("\\\n", " ").splitlines():
+        m = ROOM_LINE.match(line)
+        if not m:
+            continue
+        names = m.group(3).split("#")[0].split()
+        if m.group(1) == "ROOMS":
+            order = names
+        else:
+            allowed[m.group(2)] = set(names)
+    for room in order:
+        allowed.setdefault(room, set())
+    return order, allowed
+
+
+ROOM_ORDER, ALLOWED = read_rooms(
+    os.path.normpath(os.path.join(os.path.dirname(__file__), "..")))
+# headers a room must never see: the core knows nothing of HTTP or JSON, the
+# request model nothing of JSON
+FORBIDDEN = {"core": ("microhttpd.h", "jansson.h", "simdjson.h"),
+             "server/request": ("jansson.h", "simdjson.h")}
 SOURCE = re.compile(r"\.(c|h|cpp|inc)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
@@ -91,8 +95,26 @@ def sources(top):
                     yield os.path.relpath(full, top)
 
 
-def violations(top):
+def room_violations(top, doc=ROOMS_DOC):
+    """Rooms that may include a room not below them, and a table of rooms in
+    the docs that does not list the rooms of server/rooms.mk in order."""
     found = []
+    for i, room in enumerate(ROOM_ORDER):
+        for other in sorted(ALLOWED[room]):
+            if other not in ROOM_ORDER[:i]:
+                found.append(f"{ROOMS_FILE}: {room} may include {other}, "
+                             "which is not below it in ROOMS")
+    text = open(os.path.join(top, doc), encoding="utf-8").read()
+    text = text.partition("\n## The rooms\n")[2].partition("\n## ")[0]
+    listed = re.findall(r"^\| `([^`]+?)/?` \|", text, re.M)
+    if listed != ROOM_ORDER:
+        found.append(f"{doc}: its table of rooms lists {' '.join(listed)}; "
+                     f"{ROOMS_FILE} declares {' '.join(ROOM_ORDER)}")
+    return found
+
+
+def violations(top):
+    found = room_violations(top)
     for path in sources(top):
         room = room_of(path)
         if room is None:
@@ -103,8 +125,8 @@ def violations(top):
             line = text[:text.find(target)].count("\n") + 1
             where = f"{path}:{line}"
             if kind == "<":
-                if room == "core" and target.endswith(CORE_FORBIDDEN):
-                    found.append(f"{where}: the core includes <{target}>")
+                if target.endswith(FORBIDDEN.get(room, ())):
+                    found.append(f"{where}: {room} includes <{target}>")
                 continue
             if not os.path.exists(os.path.join(top, target)):
                 found.append(f"{where}: \"{target}\" is not a path from the "

@@ -7,7 +7,7 @@
 #include "server/json/decode.h"
 #include "server/json/encode.h"
 #include "server/json/half.h"
-#include "server/json/heads.h"
+#include "server/request/heads.h"
 #include "server/base/problem.h"
 
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #include "server/api/endpoint.h"
 #include "server/base/buf_chain.h"
 #include "server/base/reply.h"
-#include "server/json/codec_error.h"
-#include "server/json/request.h"
+#include "server/request/codec_error.h"
+#include "server/request/request.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  *
  * DESIGN
  * Inference is /v1/attention read and written another way: the body goes
- * through server/json/oip_decode.c to the same validated request, the
+ * through server/oip/oip_decode.c to the same validated request, the
  * request through api_attention_decoded() (the same memory reservation and
  * core path as /v1), and the result through oip_encode.c.  Health follows
  * /readyz.  Metadata is written once from the schema table and the core's
@@ -21,8 +21,8 @@
 
 #include "server/base/buf.h"
 #include "server/base/problem.h"
-#include "server/json/oip.h"
-#include "server/json/schema.h"
+#include "server/oip/oip_codec.h"
+#include "server/request/schema.h"
 #include "server/setup/config.h"
 
 #include <pthread.h>

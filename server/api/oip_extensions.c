@@ -33,8 +33,8 @@
 
 #include "server/base/buf.h"
 #include "server/base/problem.h"
-#include "server/json/oip.h"
-#include "server/json/schema.h"
+#include "server/oip/oip_codec.h"
+#include "server/request/schema.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -6,7 +6,7 @@
 #ifndef SERVER_API_OIP_EXTENSIONS_H
 #define SERVER_API_OIP_EXTENSIONS_H
 
-#include "server/json/schema.h"
+#include "server/request/schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,11 +11,12 @@
 
 #include "server/json/decode_value.h"
 #include "server/json/half.h"
+#include "server/json/number_literal.h"
 #include "server/json/parse_json.h"
 #include "server/base/parse_budget.h"
 #include "server/json/raw_request.h"
 #include "server/json/state_dict.h"
-#include "server/json/validate.h"
+#include "server/request/validate.h"
 #include "server/json/whole_literals.h"
 
 #include <math.h>
@@ -384,6 +385,7 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
                 whole_literals_check(body, len, whole_slot, NULL, err));
     raw.fields.text = body;
     raw.fields.text_len = len;
+    raw.fields.literal = number_literal;
     state_dict_keys keys;
     ok = ok &&
          state_dict_take(raw.envelope, limits->max_elements, &raw.fields, &keys,

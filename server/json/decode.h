@@ -10,8 +10,8 @@
 
 #include "core/pool.h"
 #include "server/base/service_limits.h"
-#include "server/json/codec_error.h"
-#include "server/json/request.h"
+#include "server/request/codec_error.h"
+#include "server/request/request.h"
 
 #include <stdbool.h>
 #include <stddef.h>

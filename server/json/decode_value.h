@@ -11,8 +11,8 @@
 #define SERVER_JSON_DECODE_VALUE_H
 
 #include "server/base/service_limits.h"
-#include "server/json/codec_error.h"
-#include "server/json/schema.h"
+#include "server/request/codec_error.h"
+#include "server/request/schema.h"
 
 #include <jansson.h>
 #include <stdbool.h>

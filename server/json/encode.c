@@ -4,9 +4,9 @@
  */
 #include "server/json/encode.h"
 
-#include "server/json/batch_first.h"
+#include "server/request/batch_first.h"
 #include "server/json/encode_tensor.h"
-#include "server/json/heads.h"
+#include "server/request/heads.h"
 #include "server/json/numfmt.h"
 
 void encode_parameters(buf *out, const api_request *req)

@@ -9,7 +9,7 @@
 #include "server/base/buf.h"
 #include "server/base/buf_chain.h"
 #include "server/json/encode_tensor.h"
-#include "server/json/request.h"
+#include "server/request/request.h"
 
 /* Appends the parameters the computation used, as both protocols' replies
  * echo them: "num_heads":2,"head_dim":4,"value_dim":4,"scale":0.5,

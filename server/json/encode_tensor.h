@@ -10,7 +10,7 @@
 #include "core/tensor.h"
 #include "server/base/buf.h"
 #include "server/base/buf_chain.h"
-#include "server/json/request.h"
+#include "server/request/request.h"
 
 #include <stddef.h>
 

@@ -11,7 +11,7 @@
  */
 #include "server/json/half.h"
 
-#include "server/json/heads.h"
+#include "server/request/heads.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -17,9 +17,9 @@
 
 #include "core/attention.h"
 #include "server/base/buf.h"
-#include "server/json/codec_error.h"
-#include "server/json/request.h"
-#include "server/json/schema.h"
+#include "server/request/codec_error.h"
+#include "server/request/request.h"
+#include "server/request/schema.h"
 
 #include <stdbool.h>
 #include <stddef.h>

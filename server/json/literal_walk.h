@@ -12,7 +12,7 @@
 #ifndef SERVER_JSON_LITERAL_WALK_H
 #define SERVER_JSON_LITERAL_WALK_H
 
-#include "server/json/codec_error.h"
+#include "server/request/codec_error.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,7 +8,6 @@
 
 #include <simdjson.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -59,9 +58,7 @@ extern "C" void number_literal(const char *text, size_t len,
         found = false;
     }
     if (!found) {
-        bool digits = value == std::floor(value) && std::fabs(value) < 1e21;
-        std::snprintf(out, NUMBER_LITERAL_MAX, digits ? "%.0f" : "%.17g",
-                      value);
+        number_words(value, out);
         return;
     }
     const size_t keep = NUMBER_LITERAL_MAX - 8;

@@ -12,6 +12,8 @@
 #ifndef SERVER_JSON_NUMBER_LITERAL_H
 #define SERVER_JSON_NUMBER_LITERAL_H
 
+#include "server/request/number_words.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -19,15 +21,14 @@
 extern "C" {
 #endif
 
-/* Room for a quoted literal: longer ones are cut, "..." after 40 bytes. */
-#define NUMBER_LITERAL_MAX 48
+/* Room for a quoted literal (the request model's). */
+#define NUMBER_LITERAL_MAX NUMBER_WORDS_MAX
 
 /* Writes to out the number at JSON pointer `pointer` of text[0 .. len) as
  * written there; when text is NULL, there is no number there (a binary
  * tensor, a name written with escapes) or reading it again does not fit the
- * parse account, writes `value` instead (whole and below 10^21: every digit;
- * else
- * "%.17g", which a double reads back exactly). */
+ * parse account, writes `value` instead (number_words).  The
+ * decoders hand it to the rules as api_fields.literal. */
 void number_literal(const char *text, size_t len, const char *pointer,
                     double value, char out[NUMBER_LITERAL_MAX]);
 

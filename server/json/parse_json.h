@@ -5,7 +5,7 @@
 #define SERVER_JSON_PARSE_JSON_H
 
 #include "core/pool.h"
-#include "server/json/codec_error.h"
+#include "server/request/codec_error.h"
 #include "server/json/raw_request.h"
 
 #include <jansson.h>

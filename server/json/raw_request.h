@@ -12,7 +12,7 @@
 #ifndef SERVER_JSON_RAW_REQUEST_H
 #define SERVER_JSON_RAW_REQUEST_H
 
-#include "server/json/schema.h"
+#include "server/request/schema.h"
 
 #include <jansson.h>
 

@@ -14,8 +14,8 @@
 #ifndef SERVER_JSON_STATE_DICT_H
 #define SERVER_JSON_STATE_DICT_H
 
-#include "server/json/codec_error.h"
-#include "server/json/schema.h"
+#include "server/request/codec_error.h"
+#include "server/request/schema.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -20,7 +20,7 @@
 #ifndef SERVER_JSON_WHOLE_LITERALS_H
 #define SERVER_JSON_WHOLE_LITERALS_H
 
-#include "server/json/codec_error.h"
+#include "server/request/codec_error.h"
 
 #include <stdbool.h>
 #include <stddef.h>

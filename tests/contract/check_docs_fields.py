@@ -2,7 +2,7 @@
 """README.md's and docs/api.md's tables of request fields name exactly the
 fields of the server's schema table.
 
-The schema table (server/json/schema.c) is printed by --print-schema, a
+The schema table (server/request/schema.c) is printed by --print-schema, a
 build of tests/contract/print_schema.c.  In each document's table of fields
 a row documents the fields named in backticks in its first cell, outside
 parentheses; names inside them ("`x` (required, or `q`, `k`, `v`)") point

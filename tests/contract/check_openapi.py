@@ -257,7 +257,7 @@ def compare_fields(schemas, table):
 
 
 # the kinds a request parameter of the Open Inference Protocol cannot carry
-# (server/json/oip_decode.c): tensors are inputs, labels are lists; a row
+# (server/oip/oip_decode.c): tensors are inputs, labels are lists; a row
 # with "oip_instead" is said the protocol's own way (the inputs' datatype
 # is the dtype, the outputs are the stages)
 OIP_NOT_PARAMETER_KINDS = {"tensor", "labels"}
@@ -265,11 +265,11 @@ OIP_NOT_PARAMETER_KINDS = {"tensor", "labels"}
 
 def oip_own_parameters():
     """The protocol's parameters that are no request field: binary_data_output
-    and the scheduling ones (server/json/oip_decode.c)."""
-    text = open("server/json/oip_decode.c").read()
+    and the scheduling ones (server/oip/oip_decode.c)."""
+    text = open("server/oip/oip_decode.c").read()
     scheduling = re.search(r"scheduling_parameters\[\] = \{([^}]*)\}", text)
     if not scheduling or '"binary_data_output"' not in text:
-        sys.exit("server/json/oip_decode.c: its own parameters are not found")
+        sys.exit("server/oip/oip_decode.c: its own parameters are not found")
     return {"binary_data_output"} | set(re.findall(r'"([a-z_]+)"',
                                                    scheduling.group(1)))
 

@@ -12,7 +12,7 @@
 #include "core/attention.h"
 #include "server/base/buf.h"
 #include "server/base/error_codes.h"
-#include "server/json/schema.h"
+#include "server/request/schema.h"
 
 #include <stdio.h>
 #include <stdlib.h>

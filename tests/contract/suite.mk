@@ -16,8 +16,10 @@ DEB_TEST    += python3-yaml python3-prometheus-client
 # this suite and tests/oip
 PRINT_SCHEMA := $(BUILD)/tests/print_schema
 $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
-                 $(BUILD)/server/json/schema.o $(BUILD)/server/json/request.o \
-                 $(BUILD)/server/json/codec_error.o \
+                 $(BUILD)/server/request/schema.o \
+                 $(BUILD)/server/request/request.o \
+                 $(BUILD)/server/request/codec_error.o \
+                 $(BUILD)/server/request/number_words.o \
                  $(BUILD)/server/base/error_codes.o \
                  $(BUILD)/server/base/buf.o \
                  $(BUILD)/server/base/block_cache.o $(CORE_OBJ)

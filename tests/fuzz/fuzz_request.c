@@ -38,7 +38,7 @@
  *      that many numbers;
  *   9. oip_decode() alone agrees with the reply, and what it accepts passes
  *      property 5 like a /v1 request;
- *  10. oip_decode() (simdjson when it can vouch, server/json/oip_fast.cpp)
+ *  10. oip_decode() (simdjson when it can vouch, server/oip/oip_fast.cpp)
  *      and oip_decode_jansson() give the same verdict, and on acceptance the
  *      same request, bit for bit.
  * Limits are tightened (FUZZ_* below) so each input runs in well under a
@@ -50,7 +50,7 @@
 #include "server/setup/blas_setup.h"
 #include "server/api/endpoint.h"
 #include "server/json/decode.h"
-#include "server/json/oip.h"
+#include "server/oip/oip_codec.h"
 #include "server/base/reply.h"
 #include "tests/unit/join_parts.h"
 

@@ -62,8 +62,9 @@ def main():
             f.write(text)
     expect(check_layout.web_violations(top), "import cycle a.js → b.js → a.js")
     calls()
+    rooms()
     print("check_layout: the page's imports (6 cases), calls and includes "
-          "(3 cases) pass")
+          "(3 cases), rooms (3 cases) pass")
 
 
 def tree(files):
@@ -108,6 +109,35 @@ def calls():
     assert check_layout.include_violations(top) == [
         "include circle server/http/daemon.h → server/http/exchange.h → "
         "server/http/daemon.h"], check_layout.include_violations(top)
+
+
+def rooms_doc(order):
+    return ("# Architecture\n\n## The rooms\n\n| room | what |\n| --- | --- |\n"
+            + "".join(f"| `{room}{'' if room.endswith('.c') else '/'}` | x |\n"
+                      for room in order) + "\n## The page\n\n| `main.js` | x |\n")
+
+
+def rooms():
+    order = check_layout.ROOM_ORDER
+    # the request model reads no JSON type, and includes no codec above it
+    top = tree({"docs/architecture.md": rooms_doc(order),
+                "server/json/parse_json.h": "",
+                "server/request/rules.c": "#include <jansson.h>\n"
+                '#include "server/json/parse_json.h"\n'})
+    found = check_layout.violations(top)
+    assert found == [
+        "server/request/rules.c:1: server/request includes <jansson.h>",
+        "server/request/rules.c:2: server/request includes "
+        "server/json/parse_json.h (server/json), which is not below it"], found
+    assert check_layout.room_violations(top) == []
+    # the docs' table of rooms in another order than server/rooms.mk's
+    swapped = list(order)
+    i, j = swapped.index("server/json"), swapped.index("server/request")
+    swapped[i], swapped[j] = swapped[j], swapped[i]
+    top = tree({"docs/architecture.md": rooms_doc(swapped)})
+    found = check_layout.room_violations(top)
+    assert len(found) == 1 and found[0].startswith(
+        "docs/architecture.md: its table of rooms lists "), found
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@
 
 #include "server/base/error_codes.h"
 #include "server/json/decode.h"
-#include "server/json/oip.h"
+#include "server/oip/oip_codec.h"
 #include "tests/unit/rejections.h"
 
 #include <string.h>

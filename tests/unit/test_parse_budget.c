@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "server/json/decode.h"
-#include "server/json/oip.h"
+#include "server/oip/oip_codec.h"
 #include "server/base/parse_budget.h"
 
 #include <stdio.h>

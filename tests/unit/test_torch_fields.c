@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "server/json/batch_first.h"
+#include "server/request/batch_first.h"
 #include "server/json/decode.h"
 #include "tests/unit/request_fixtures.h"
 

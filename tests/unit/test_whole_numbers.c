@@ -17,7 +17,7 @@
 
 #include "server/base/error_codes.h"
 #include "server/json/decode.h"
-#include "server/json/oip.h"
+#include "server/oip/oip_codec.h"
 #include "tests/unit/request_fixtures.h"
 
 #include <stdio.h>
