@@ -48,14 +48,26 @@ export const LESSON_NAMES = {
   "002": { q: "Qh[h]", k: "Kh[h]", v: "Vh[h]", scores: null, scaled_scores: "skor[h]", weights: "A[h]",
            head_outputs: "Yh[h]", concat: "Y", output: "Y" },
 };
-// The lesson whose names the cards carry: the one the inputs came from, while
-// the request still computes what that lesson computes (its heads, no mask,
+// The lesson whose names the cards carry: the one the inputs are (its X,
+// weights and heads; lessons.js clears ui.presetKey at an edit), while the
+// request still computes what that lesson computes (its heads, no mask,
 // no scale of one's own, no position encoding, no W_o).
 export function lessonOf(R) {
-  const key = ui.source && ui.source.lesson, b = R.body;
+  const key = ui.presetKey, b = R.body; // null once a number of the lesson's is edited
   if (!key || !LESSON_NAMES[key] || mayMask(R) || b.scale !== undefined || b.rope || b.positional_encoding
       || b.w_o || b.out_proj_weight || b.q || R.B || R.m0 || R.slopes || R.Hkv !== R.H) return null;
   return key;
+}
+
+// The name a cell's label (`weights[t1 → t2] = …`, the explanation's
+// heading, a readout) gives stage `stage` of head h: the lesson's own
+// variable while the inputs are a lesson's, else the stage's word in the
+// page's language; `fallback` for a stage with no word (q_rope, k_cache, …).
+export const STAGE_WORDS = ["x", "q", "k", "v", "scores", "scaled_scores", "masked_scores", "weights", "head_outputs", "concat", "output"];
+export function stageName(R, stage, h, fallback = stage) {
+  const key = lessonOf(R), own = key && LESSON_NAMES[key][stage];
+  if (own) return own.replace("[h]", `[${h}]`);
+  return STAGE_WORDS.includes(stage) ? t(`views.stage.${stage}`) : fallback;
 }
 
 export function group(id, title, extra) {

@@ -7,7 +7,7 @@ import { anyHead, parseReply, slice } from "./reply.js";
 import { exactText } from "./format.js";
 import { MASKED_RGB, PALETTES } from "./colour.js";
 import { LAZY_MARGIN_PX, MatrixView } from "./matrix.js";
-import { group, mayMask, views } from "./cards.js";
+import { group, mayMask, stageName, views } from "./cards.js";
 import { onPoint } from "./highlight.js";
 import { afterRender, compute, exportOptions, renderResult } from "./hooks.js";
 import { weightLegend, weightShade, weightTop } from "./weight-scale.js";
@@ -83,7 +83,7 @@ export async function renderCompare(R, avail) {
       diff[k] = a === b ? 0 : a - b; // −∞ − −∞ (a masked score twice) is 0
       if (Math.abs(diff[k]) > big) big = Math.abs(diff[k]);
     }
-    const v = new MatrixView({ id: `cmp-${stage}`, stage: `diff-${stage}`, name: `${stage} difference`, dtype: "float64",
+    const v = new MatrixView({ id: `cmp-${stage}`, stage: `diff-${stage}`, name: t(`cmp.name.${stage}`), dtype: "float64",
       rows: A.rows, cols: A.cols, src: { data: diff }, off: 0, shape: [A.rows, A.cols], kind: "div", ...lab,
       arrow: stage === "weights", onPoint, title: t(`cmp.card.${stage}`, { a: names[0], b: names[1] }),
       formula: t(stage === "weights" && kind !== "heads" ? "cmp.formula.head_weights" : `cmp.formula.${stage}`, { head: h, a: names[0], b: names[1], largest: big }),
@@ -175,7 +175,7 @@ export function headStrip(R) {
   const cur = [0, 0]; // the keyboard's cell, the same in every head
   const say = (k, i, j) => {
     const [s] = heads[k];
-    readout.textContent = t("views.heads.readout", { head: k, query: R.ql[i], key: R.kl[j], value: exactText(s.data[s.off + i * s.cols + j], R.dtype) });
+    readout.textContent = t("views.heads.readout", { head: k, name: stageName(R, "weights", k), query: R.ql[i], key: R.kl[j], value: exactText(s.data[s.off + i * s.cols + j], R.dtype) });
   };
   const wrap = el("div", { class: "heads", role: "group", "aria-label": t("views.heads.group") });
   heads.forEach(([s, ms], k) => {

@@ -39,7 +39,9 @@ export class MatrixView {
       el("button", { type: "button", class: "small", "aria-label": t("views.zoom_in", { card: this.title }), onclick: () => this.setZoom(this.zoom * 2) }, "+"));
     this.root = el("div", { class: "card", id: this.id, dataset: { stage: this.stage } },
       el("h3", {}, this.title, this.lessonName || null,
-        el("span", { class: "shape", title: this.from ? t("views.slice_of", { stage: this.from }) : t("views.shape") }, "(" + this.shape.join(", ") + ")"),
+        // the API tensor a slice is of is named as the API writes it: code, whatever the language (data-code)
+        el("span", { class: "shape", title: this.from ? t("views.slice_of", { stage: this.from }) : t("views.shape"),
+                     dataset: this.from ? { code: this.stage } : {} }, "(" + this.shape.join(", ") + ")"),
         this.zoomBar),
       this.formula ? el("p", { class: "formula" }, this.formula) : null,
       this.body, this.readout, this.legendNode, ...(this.notes || []));
@@ -108,16 +110,16 @@ export class MatrixView {
     const avail = this.avail;
     const mono = monoFont(), charW = textWidth("0", mono);
     if (this.rows > TABLE_MAX_ROWS || this.cols * (3 * charW + 12) > avail) { this.buildCanvas(); return; }
-    let chars = 1;
+    // each column as wide as its longest number (or label): one long number (6.21e−4) widens its column only
+    const chars = new Array(this.cols).fill(1);
     for (let k = 0; k < this.rows * this.cols; k++) {
-      const len = fmt(this.data[this.off + k]).length;
-      if (len > chars) chars = len;
+      const len = fmt(this.data[this.off + k]).length, j = k % this.cols;
+      if (len > chars[j]) chars[j] = len;
     }
-    const colLabelW = Math.max(...this.colLabels.map((c) => textWidth(shorten(c, 10), LABEL_FONT)));
-    const colW = Math.ceil(Math.max(chars * charW, colLabelW) + 6 + 2); // padding, and a pixel of slack each side
+    const colW = chars.map((c, j) => Math.ceil(Math.max(c * charW, textWidth(shorten(this.colLabels[j], 10), LABEL_FONT)) + 6 + 2)); // padding, and a pixel of slack each side
     const rowW = Math.ceil(Math.max(...this.rowLabels.map((r) => textWidth(shorten(r, 12), LABEL_FONT))) + 8 + 2);
     const sumW = Math.ceil(4 * charW + 6 + 2);
-    const width = (withSum) => rowW + this.cols * colW + (withSum ? sumW : 0) + 2 * (this.cols + 2 + (withSum ? 1 : 0));
+    const width = (withSum) => rowW + colW.reduce((a, w) => a + w, 0) + (withSum ? sumW : 0) + 2 * (this.cols + 2 + (withSum ? 1 : 0));
     if (this.rows <= TABLE_MAX_ROWS && width(false) <= avail) {
       this.buildTable(colW, rowW, this.sum && width(true) <= avail ? sumW : 0);
     } else {
@@ -129,7 +131,7 @@ export class MatrixView {
     this.mode = "table";
     this.zoomBar.hidden = true;
     const pal = PALETTES[this.kind];
-    const cols = [el("col", { style: `width:${rowW}px` }), ...range(this.cols).map(() => el("col", { style: `width:${colW}px` })),
+    const cols = [el("col", { style: `width:${rowW}px` }), ...range(this.cols).map((j) => el("col", { style: `width:${colW[j]}px` })),
                   sumW ? el("col", { style: `width:${sumW}px` }) : null];
     const head = [];
     if (this.groups) {

@@ -123,6 +123,7 @@ export async function openBundle(file) {
 
 export function init() {
   $("one-scale").addEventListener("change", () => { if (bundle) render(); });
+  $("bundle-choose").addEventListener("click", () => $("bundle-file").click());
   $("bundle-file").addEventListener("change", (ev) => { const f = ev.target.files[0]; if (f) openBundle(f); });
   // a file dropped anywhere on the page
   document.addEventListener("dragover", (ev) => {

@@ -11,7 +11,7 @@ import { PER_HEAD_STAGES } from "./fields.js";
 import { exact, fmt } from "./format.js";
 import { MASKED_RGB, PALETTES, ramp } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
-import { views } from "./cards.js";
+import { STAGE_WORDS, views } from "./cards.js";
 import { afterRenderHooks, answer, shortLink } from "./hooks.js";
 import { endDecode, showControls } from "./lessons.js";
 import { biasOf, projection, weightColumn } from "./explain.js";
@@ -128,7 +128,7 @@ export function npyBytes(shape, data) {
 export function exportOptions(R) {
   const keep = $("export-stage").value;
   const diffs = ["cmp-weights", "cmp-output"].filter((id) => views[id] && views[id].rows);
-  $("export-stage").replaceChildren(...["x", ...ALL_STAGES].filter((s) => R.T[s]).map((s) => el("option", { value: s }, s)),
+  $("export-stage").replaceChildren(...["x", ...ALL_STAGES].filter((s) => R.T[s]).map((s) => el("option", { value: s }, STAGE_WORDS.includes(s) ? t(`views.stage.${s}`) : s)),
     ...diffs.map((id) => el("option", { value: id }, views[id].title)),
     el("option", { value: "head-view" }, R.H > 1 ? t("share.option.head_view.head", { head: ui.selectedHead }) : t("share.option.head_view")),
     ...(R.H > 1 ? [el("option", { value: "model-view" }, t("share.option.model_view"))] : []));

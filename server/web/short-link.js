@@ -104,6 +104,8 @@ export function restore(source, s) {
   $("one-scale").checked = !!s.o;
   if (s.e) explainAfterRender(...s.e);
   applyState({ body: bodyPatched(sourceBody(source), s.b || {}), head: s.h, seq: s.q, compare: s.c });
+  // a lesson's link that changed none of its numbers shows the lesson (its names on the cards)
+  if (source && source.lesson && !["x", "w_q", "w_k", "w_v", "num_heads"].some((k) => k in (s.b || {}))) ui.presetKey = source.lesson;
   setSource(source, !source ? msg("links.restored")
     : msg("links.restored.from", { source: source.lesson ? msg(`lessons.${source.lesson}.name`) : randomTitle(source.random) }));
 }

@@ -5,7 +5,7 @@ import { shapeOf } from "./parse.js";
 import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
-import { LESSON_NAMES, group, lessonOf, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
+import { LESSON_NAMES, group, lessonOf, stageName, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
@@ -85,7 +85,7 @@ export function makeView(R, stage, h, spec) {
   const v = new MatrixView({
     stage, name: stage, dtype: R.dtype, rows: s.rows, cols: s.cols, src: s, off: s.off,
     shape: [s.rows, s.cols], from: api && api.length >= 3 ? `${stage} (${api.join(", ")})` : null,
-    onPoint, lessonName: lessonNameNode(R, stage, h), ...spec });
+    onPoint, lessonName: lessonNameNode(R, stage, h), ...spec, name: stageName(R, stage, h, spec.name || stage) });
   views[v.id] = v;
   return v;
 }
@@ -114,13 +114,13 @@ export function splitViews(R) {
     formula: t("views.split.formula", { product: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}`, first: `h·${dk}`, last: `h·${dk} + ${dk - 1}` }) });
   const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype, // words-check: Qh[k] is the lesson's NumPy name
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
-    formula: t("views.split.head_formula", { first: k * dk, last: (k + 1) * dk - 1, plane: k, code: `Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)[${k}]` }),
+    formula: nodes("views.split.head_formula", { first: k * dk, last: (k + 1) * dk - 1, plane: k, code: el("code", {}, `Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)[${k}]`) }), // words-check: NumPy code
     caption: t("cmp.head", { head: k }), head: k }));
   heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: t("views.scale.one_split") }));
   all.scaleNote = t("views.scale.one_split");
   for (const v of [all, ...heads]) views[v.id] = v;
   const g = group("group-split", t("views.split.title", { from: `Q (${n}, ${W})`, to: `Qh ${dims}` }),
-    el("span", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`)); // words-check: NumPy code
+    el("code", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`)); // words-check: NumPy code
   g.add(el("p", { class: "hint" }, R.Hkv !== R.H ? t("views.split.hint_kv", { kv: R.Hkv }) : t("views.split.hint")), g.cards);
   return [g, [all, ...heads]];
 }
@@ -137,7 +137,9 @@ export function renderResult(R) {
   const probe = group("probe", "");
   probe.sec.append(probe.cards);
   area.replaceChildren(probe.sec);
-  const avail = probe.cards.clientWidth - 20; // a card's padding and border
+  // less a card's padding and border, as the stylesheet sets them (narrower on a phone)
+  const card = probe.cards.appendChild(el("div", { class: "card" })), cs = getComputedStyle(card);
+  const avail = probe.cards.clientWidth - ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"].reduce((a, k) => a + parseFloat(cs[k]), 0);
   const idx = (k) => range(k).map(String);
   const masked = mayMask(R) ? (() => {
     const s = slice(R, "masked_scores", h);

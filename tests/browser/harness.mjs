@@ -477,7 +477,8 @@ export function finalChecks(provoked = 0) {
 // (with the element it sits in) and the names a screen reader speaks
 // (aria-label, title, placeholder, alt, a visible select's options).  Code a
 // student copies (the scripts, the curl command, inputs' values) is not prose
-// and is left out.
+// and is left out; so are the names an element's data-code lists (an API name
+// in its title, which no <code> can mark).
 export function readable() {
   return page.evaluate(() => {
     const out = [];
@@ -503,7 +504,8 @@ export function readable() {
       if (!shownEl(e) || e.closest("[aria-hidden=true]")) continue;
       for (const a of ["aria-label", "title", "placeholder", "alt", "aria-description", "aria-roledescription"]) {
         const v = e.getAttribute(a);
-        if (v && v.trim()) out.push({ kind: a, where: where(e), text: v.replace(/\s+/g, " ").trim(), context: v.slice(0, 160), code: false });
+        if (v && v.trim()) out.push({ kind: a, where: where(e), text: v.replace(/\s+/g, " ").trim(), context: v.slice(0, 160), code: false,
+                                      codeNames: (e.dataset.code || "").split(/\s+/).filter(Boolean) });
       }
     }
     for (const s of document.body.querySelectorAll("select")) {
@@ -573,7 +575,7 @@ export function wordFaults(items, english) {
   for (const it of items) {
     if (BROKEN.test(it.text)) bad.push(`${it.where} (${it.kind}): "${it.context}"`);
     if (!english || it.code) continue;
-    const words = proseWords(it.text).filter((w) => english.has(w));
+    const words = proseWords(it.text).filter((w) => english.has(w) && !(it.codeNames || []).includes(w));
     if (words.length) bad.push(`${it.where} (${it.kind}) English "${[...new Set(words)].join(", ")}": "${it.context}"`);
   }
   return [...new Set(bad)];

@@ -1,7 +1,7 @@
 // End-to-end test of the visualizer page, the layout: nothing clipped at 390, 1280 and 1920 px, the phone, a big matrix as a canvas
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
-import { api, assertNothingClipped, bigCase, finalChecks, LESSONS, openPage, page, rendered, shot, test, typeCase } from "./harness.mjs";
+import { api, assertNothingClipped, bigCase, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test, typeCase } from "./harness.mjs";
 
 openPage();
 
@@ -42,11 +42,11 @@ test("phone: results near the top, a skip link first, exact values by keyboard a
     await page.focus("#h0-weights td[tabindex='0']");
     await page.keyboard.press("ArrowRight");
     await page.keyboard.press("ArrowDown");
-    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok1 → tok1] = ${reply.json.weights[0][1][1]}`);
+    assert.equal(await page.textContent("#h0-weights .readout"), `A[0][tok1 → tok1] = ${reply.json.weights[0][1][1]}`);
     assert.equal(await page.evaluate(() => document.querySelectorAll("#h0-weights [tabindex='0']").length), 1);
     // touch: a tap on a cell does the same
     await page.tap("#h0-weights td[data-row='3'][data-col='2']");
-    assert.equal(await page.textContent("#h0-weights .readout"), `weights[tok3 → tok2] = ${reply.json.weights[0][3][2]}`);
+    assert.equal(await page.textContent("#h0-weights .readout"), `A[0][tok3 → tok2] = ${reply.json.weights[0][3][2]}`);
     await shot("phone-390.png");
   } finally {
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -118,6 +118,32 @@ test("the editors show the lessons' numbers whole at 390, 1280 and 1920 px: inpu
         return new Promise((resolve) => setTimeout(() => resolve(document.getElementById("cue-x").hidden ? null : document.getElementById("cue-x").textContent), 100));
       });
       assert.match(cue ?? "no cue", /^Columns \d+–7 of 8 in view: scroll the grid sideways ←$/, `at ${width} px`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+test("on a 375 px phone every lesson's weights are a table of numbers, not a canvas without them", async () => {
+  try {
+    await page.setViewportSize({ width: 375, height: 812 });
+    for (const key of ["000", "001", "002"]) {
+      await rendered(() => page.click(`button[data-preset="${key}"]`));
+      const l = LESSONS[key], n = l.x.length;
+      for (let h = 0; h < l.num_heads; h++) {
+        await openHead(h);
+        const got = await page.evaluate((id) => {
+          const card = document.getElementById(id);
+          card.scrollIntoView();
+          const tds = [...card.querySelectorAll("td[data-row]")], box = card.getBoundingClientRect();
+          return { canvas: !!card.querySelector("canvas"), cells: tds.length, written: tds.filter((td) => /\d/.test(td.textContent)).length,
+                   outside: tds.filter((td) => { const r = td.getBoundingClientRect(); return r.left < box.left - 1 || r.right > box.right + 1; }).length };
+        }, `h${h}-weights`);
+        assert.deepEqual(got, { canvas: false, cells: n * n, written: n * n, outside: 0 }, `lesson ${key}, head ${h}'s weights at 375 px`);
+      }
+      await openHead(0);
+      await page.locator("#h0-weights").scrollIntoViewIfNeeded();
+      await shot(`phone-375-weights-${key}.png`, { fullPage: false });
     }
   } finally {
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -62,7 +62,9 @@ for (const key of ["000", "001", "002"]) {
       weights.forEach((c, k) => {
         assert.deepEqual([c.row, c.col], [Math.floor(k / n), k % n]);
         // the title is read by a person: the exact value with its minus signs typeset (U+2212)
-        assert.equal(c.title, `weights[${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}] = ${c.value.replace(/-/g, "\u2212")}`);
+        // named as the lesson names the weights (000 and 001: attention_weights; 002: A[h])
+        const name = key === "002" ? `A[${head}]` : "attention_weights";
+        assert.equal(c.title, `${name}[${lesson.tokens[c.row]} → ${lesson.tokens[c.col]}] = ${c.value.replace(/-/g, "\u2212")}`);
       });
       const rowLabels = await page.$$eval(`#h${head}-weights tbody th`, (ths) => ths.map((t) => t.textContent));
       assert.deepEqual(rowLabels, lesson.tokens, "rows are labelled with the tokens");

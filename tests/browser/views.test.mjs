@@ -179,11 +179,11 @@ test("every head's weights: a legend, query and key axes, exact values by pointe
   await page.locator(`#group-heads button[data-head="1"] canvas`).scrollIntoViewIfNeeded();
   const box = await page.locator(`#group-heads button[data-head="1"] canvas`).boundingBox();
   await page.mouse.move(box.x + ((3 + 0.5) * box.width) / 5, box.y + ((2 + 0.5) * box.height) / 5);
-  assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok2 → tok3] = ${String(small.weights[1][2][3]).replace(/-/g, "−")}`);
+  assert.equal(await page.textContent("#heads-readout"), `head 1: A[1][tok2 → tok3] = ${String(small.weights[1][2][3]).replace(/-/g, "−")}`);
   // and so do the keys, on a focused head
   await page.focus(`#group-heads button[data-head="1"]`);
   for (const key of ["ArrowDown", "ArrowRight", "ArrowRight"]) await page.keyboard.press(key);
-  assert.equal(await page.textContent("#heads-readout"), `head 1: weights[tok1 → tok2] = ${String(small.weights[1][1][2]).replace(/-/g, "−")}`);
+  assert.equal(await page.textContent("#heads-readout"), `head 1: A[1][tok1 → tok2] = ${String(small.weights[1][1][2]).replace(/-/g, "−")}`);
   await page.check("#one-scale");
 });
 
