@@ -85,6 +85,7 @@ export class AttentionError extends Error {
 
 /* ---- the request's body ----------------------------------------------- */
 
+/** @param {any} v @returns {v is Tensor} */
 const isTensor = (v) => v !== null && typeof v === "object" && Array.isArray(v.shape) && ArrayBuffer.isView(v.data);
 
 /** @param {Uint8Array} bytes */
@@ -101,7 +102,7 @@ export function encodeBase64(bytes) {
  */
 export function requestText(request) {
   const Arr = request.dtype === "float32" ? Float32Array : Float64Array;
-  const half = HALF_TYPES.includes(request.dtype), body = {};
+  const half = HALF_TYPES.includes(String(request.dtype)), body = {};
   for (const [k, v] of Object.entries(request)) {
     if (!isTensor(v)) { body[k] = v; continue; }
     // a half type's numbers as JSON numbers: the service rounds them to the type, as it documents
