@@ -405,6 +405,16 @@ static const hinted_rejection hinted_rejections[] = {
       "\"dtype\":\"float32\"," VALID_TAIL "}",
       400, "shape_mismatch", "/x/base64"},
      "float64 numbers: leave \"dtype\" out"},
+    {{"{\"x\":{\"shape\":[1,2],\"base64\":\"ADwAQA==\"}," VALID_TAIL "}", 400,
+      "shape_mismatch", "/x/base64"},
+     "16-bit numbers: send \"dtype\": \"float16\" or \"bfloat16\""},
+    /* a number past a 16-bit dtype's range: the type's largest */
+    {{"{\"x\":[[1,1e5]],\"dtype\":\"float16\"," VALID_TAIL "}", 400,
+      "number_out_of_range", "/x/0/1"},
+     "100000 does not fit in float16 (largest 65504)"},
+    {{"{\"x\":[[1e39,2]],\"dtype\":\"bfloat16\"," VALID_TAIL "}", 400,
+      "number_out_of_range", "/x/0/0"},
+     "does not fit in bfloat16 (largest 3.38953e+38)"},
     /* NaN is no mask's −∞: where to look for it */
     {{"{\"x\":[[NaN,2]]," VALID_TAIL "}", 400, "invalid_json", ""},
      "a NaN has no place in a softmax"},
