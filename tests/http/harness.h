@@ -194,6 +194,10 @@ void expect_shape(json_t *v, const size_t *dims, size_t rank, const char *what);
 /* Asserts that v is a rows×cols matrix of numbers within tol of expected. */
 void expect_matrix(json_t *v, const double *expected, size_t rows, size_t cols,
                    double tol, const char *what);
+/* A matrix of `rows` × `cols` small deterministic numbers in [-0.5, 0.5),
+ * as JSON (element i·cols + j is ((i·cols + j) · seed mod 101) / 101 - 0.5):
+ * a body big enough to take time, the same in every run. */
+json_t *seeded_matrix(size_t rows, size_t cols, unsigned seed);
 /* Are r's weights[0] and output lesson 001's, within TOL_F64?  Asserts
  * nothing, so that worker threads may call it. */
 bool lesson_response_correct(const http_response *r);

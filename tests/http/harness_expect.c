@@ -1,6 +1,7 @@
 /*
- * harness_expect.c - the assertions on responses: status, Content-Type,
- * problem+json, shapes and the lesson's numbers (harness.h).
+ * harness_expect.c - deterministic request bodies, and the assertions on
+ * responses: status, Content-Type, problem+json, shapes and the lesson's
+ * numbers (harness.h).
  */
 #include "tests/http/harness.h"
 
@@ -8,6 +9,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- request bodies --------------------------------------------------- */
+
+json_t *seeded_matrix(size_t rows, size_t cols, unsigned seed)
+{
+    json_t *m = json_array();
+    for (size_t i = 0; i < rows; i++) {
+        json_t *row = json_array();
+        for (size_t j = 0; j < cols; j++)
+            json_array_append_new(
+                row,
+                json_real((double)((i * cols + j) * seed % 101) / 101.0 - 0.5));
+        json_array_append_new(m, row);
+    }
+    return m;
+}
 
 /* ---- assertions on responses ------------------------------------------ */
 

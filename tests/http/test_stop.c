@@ -38,30 +38,16 @@
 
 static char g_log_path[LOG_PATH_MAX];
 
-/* A matrix of `rows` × `cols` small deterministic numbers, as JSON. */
-static json_t *matrix(size_t rows, size_t cols, unsigned seed)
-{
-    json_t *m = json_array();
-    for (size_t i = 0; i < rows; i++) {
-        json_t *row = json_array();
-        for (size_t j = 0; j < cols; j++)
-            json_array_append_new(
-                row,
-                json_real((double)((i * cols + j) * seed % 101) / 101.0 - 0.5));
-        json_array_append_new(m, row);
-    }
-    return m;
-}
-
 /* The long request's body for /v1/attention.  Caller frees. */
 static char *long_body_v1(void)
 {
     size_t width = LONG_HEADS * LONG_DK;
-    json_t *body = json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:[s]}", "x",
-                             matrix(LONG_N, 1, 37), "w_q", matrix(1, width, 13),
-                             "w_k", matrix(1, width, 17), "w_v",
-                             matrix(1, width, 19), "w_o", matrix(width, 1, 11),
-                             "num_heads", LONG_HEADS, "return", "output");
+    json_t *body = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:i, s:[s]}", "x",
+        seeded_matrix(LONG_N, 1, 37), "w_q", seeded_matrix(1, width, 13), "w_k",
+        seeded_matrix(1, width, 17), "w_v", seeded_matrix(1, width, 19), "w_o",
+        seeded_matrix(width, 1, 11), "num_heads", LONG_HEADS, "return",
+        "output");
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     return text;
@@ -71,7 +57,7 @@ static char *long_body_v1(void)
 static json_t *oip_input(const char *name, size_t rows, size_t cols,
                          unsigned seed)
 {
-    json_t *m = matrix(rows, cols, seed), *flat = json_array();
+    json_t *m = seeded_matrix(rows, cols, seed), *flat = json_array();
     for (size_t i = 0; i < rows; i++)
         json_array_extend(flat, json_array_get(m, i));
     json_decref(m);

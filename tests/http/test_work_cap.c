@@ -38,21 +38,6 @@
 #define DEADLINE_N 1024
 #define DEADLINE_HEADS 12
 
-/* A matrix of `rows` × `cols` small deterministic numbers, as JSON. */
-static json_t *matrix(size_t rows, size_t cols, unsigned seed)
-{
-    json_t *m = json_array();
-    for (size_t i = 0; i < rows; i++) {
-        json_t *row = json_array();
-        for (size_t j = 0; j < cols; j++)
-            json_array_append_new(
-                row,
-                json_real((double)((i * cols + j) * seed % 101) / 101.0 - 0.5));
-        json_array_append_new(m, row);
-    }
-    return m;
-}
-
 /* Expects a 413 limit_exceeded whose detail names the cap, answered
  * within REFUSAL_MAX_MS of `start`. */
 static void expect_over_the_cap(const http_response *r, double start,
@@ -108,7 +93,8 @@ static void work_over_the_cap_on_v2_is_413_too(void **state)
     const char *names[] = {"x", "w_q", "w_k", "w_v"};
     for (int i = 0; i < 4; i++) {
         size_t rows = i == 0 ? n : d;
-        json_t *m = matrix(rows, d, 7 + (unsigned)i), *flat = json_array();
+        json_t *m = seeded_matrix(rows, d, 7 + (unsigned)i),
+               *flat = json_array();
         for (size_t r = 0; r < rows; r++)
             json_array_extend(flat, json_array_get(m, r));
         json_decref(m);
@@ -152,11 +138,12 @@ static void the_issues_request_is_413_with_the_default_cap(void **state)
 {
     (void)state;
     size_t width = ISSUE_HEADS * ISSUE_DK;
-    json_t *doc = json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:[s]}", "x",
-                            matrix(ISSUE_N, 1, 37), "w_q", matrix(1, width, 13),
-                            "w_k", matrix(1, width, 17), "w_v",
-                            matrix(1, width, 19), "w_o", matrix(width, 1, 11),
-                            "num_heads", ISSUE_HEADS, "return", "output");
+    json_t *doc = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:i, s:[s]}", "x",
+        seeded_matrix(ISSUE_N, 1, 37), "w_q", seeded_matrix(1, width, 13),
+        "w_k", seeded_matrix(1, width, 17), "w_v", seeded_matrix(1, width, 19),
+        "w_o", seeded_matrix(width, 1, 11), "num_heads", ISSUE_HEADS, "return",
+        "output");
     char *body = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     double start = now_ms();
@@ -181,11 +168,12 @@ static int deadline_setup(void **state)
 static void a_reply_too_big_to_write_in_the_deadline_is_413(void **state)
 {
     (void)state;
-    json_t *doc = json_pack(
-        "{s:o, s:o, s:o, s:o, s:i, s:[s]}", "x", matrix(DEADLINE_N, 1, 37),
-        "w_q", matrix(1, DEADLINE_HEADS, 13), "w_k",
-        matrix(1, DEADLINE_HEADS, 17), "w_v", matrix(1, DEADLINE_HEADS, 19),
-        "num_heads", DEADLINE_HEADS, "return", "weights");
+    json_t *doc = json_pack("{s:o, s:o, s:o, s:o, s:i, s:[s]}", "x",
+                            seeded_matrix(DEADLINE_N, 1, 37), "w_q",
+                            seeded_matrix(1, DEADLINE_HEADS, 13), "w_k",
+                            seeded_matrix(1, DEADLINE_HEADS, 17), "w_v",
+                            seeded_matrix(1, DEADLINE_HEADS, 19), "num_heads",
+                            DEADLINE_HEADS, "return", "weights");
     char *body = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     double start = now_ms();
