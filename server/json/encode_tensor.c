@@ -109,28 +109,62 @@ static void encode_rows(buf *out, const void *data, const size_t *dims,
 /* Pieces a large tensor is cut into (each thread takes pieces in turn). */
 #define ENCODE_PIECES 32
 
+/* Writes units [u0, u1) of a tensor (rows, or numbers) into out. */
+typedef void encode_span_fn(const void *ctx, buf *out, size_t u0, size_t u1);
+
+/* A large tensor's units cut into ENCODE_PIECES pieces, each written by a
+ * worker into a buffer of its own with room for typical numbers up front
+ * (no doubling chain): unit_bytes a unit, plus extra a piece. */
 typedef struct {
-    const void *data;
-    const size_t *dims;
-    int rank;
-    size_t rows;
-    tensor_dtype dtype;
-    const char *neg_inf;
-    struct attn_stop *stop;
+    encode_span_fn *write;
+    const void *ctx;
+    size_t units;
+    size_t unit_bytes;
+    size_t extra;
     buf piece[ENCODE_PIECES];
-} encode_job;
+} encode_pieces_job;
 
 static void encode_piece(void *ctx, size_t i, size_t worker)
 {
     (void)worker;
-    encode_job *job = ctx;
-    size_t r0 = job->rows * i / ENCODE_PIECES;
-    size_t r1 = job->rows * (i + 1) / ENCODE_PIECES;
-    /* room for typical numbers up front: no doubling chain */
-    buf_reserve(&job->piece[i],
-                (r1 - r0) * (job->dims[job->rank - 1] * ENCODE_TYPICAL + 8));
-    encode_rows(&job->piece[i], job->data, job->dims, job->rank, r0, r1,
-                job->dtype, job->neg_inf, job->stop);
+    encode_pieces_job *job = ctx;
+    size_t u0 = job->units * i / ENCODE_PIECES;
+    size_t u1 = job->units * (i + 1) / ENCODE_PIECES;
+    buf_reserve(&job->piece[i], (u1 - u0) * job->unit_bytes + job->extra);
+    job->write(job->ctx, &job->piece[i], u0, u1);
+}
+
+/* The pieces written side by side on the pool, then handed to out in
+ * order. */
+static void encode_in_pieces(buf_chain *out, pool *workers, size_t units,
+                             size_t unit_bytes, size_t extra,
+                             encode_span_fn *write, const void *ctx)
+{
+    encode_pieces_job job = {.write = write,
+                             .ctx = ctx,
+                             .units = units,
+                             .unit_bytes = unit_bytes,
+                             .extra = extra};
+    pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
+    for (size_t i = 0; i < ENCODE_PIECES; i++)
+        buf_chain_adopt(out, &job.piece[i]);
+}
+
+/* What a piece of rows needs to write them. */
+typedef struct {
+    const void *data;
+    const size_t *dims;
+    int rank;
+    tensor_dtype dtype;
+    const char *neg_inf;
+    struct attn_stop *stop;
+} encode_rows_job;
+
+static void encode_rows_span(const void *ctx, buf *out, size_t r0, size_t r1)
+{
+    const encode_rows_job *job = ctx;
+    encode_rows(out, job->data, job->dims, job->rank, r0, r1, job->dtype,
+                job->neg_inf, job->stop);
 }
 
 void encode_tensor(buf_chain *out, pool *workers, struct attn_stop *stop,
@@ -146,16 +180,14 @@ void encode_tensor(buf_chain *out, pool *workers, struct attn_stop *stop,
                     neg_inf, stop);
         return;
     }
-    encode_job job = {.data = data,
-                      .dims = dims,
-                      .rank = rank,
-                      .rows = rows,
-                      .dtype = dtype,
-                      .neg_inf = neg_inf,
-                      .stop = stop};
-    pool_parallel_for(workers, ENCODE_PIECES, encode_piece, &job);
-    for (size_t i = 0; i < ENCODE_PIECES; i++)
-        buf_chain_adopt(out, &job.piece[i]);
+    encode_rows_job job = {.data = data,
+                           .dims = dims,
+                           .rank = rank,
+                           .dtype = dtype,
+                           .neg_inf = neg_inf,
+                           .stop = stop};
+    encode_in_pieces(out, workers, rows, dims[rank - 1] * ENCODE_TYPICAL + 8, 0,
+                     encode_rows_span, &job);
 }
 
 /* Numbers [n0, n1) of a flat list, each but the list's first after a
@@ -180,22 +212,15 @@ static void encode_run(buf *out, const char *data, size_t n0, size_t n1,
  * written by the workers; piece i > 0 starts with its comma. */
 typedef struct {
     const char *data;
-    size_t count;
     tensor_dtype dtype;
     const char *neg_inf;
     struct attn_stop *stop;
-    buf piece[ENCODE_PIECES];
 } encode_flat_job;
 
-static void encode_flat_piece(void *ctx, size_t i, size_t worker)
+static void encode_flat_span(const void *ctx, buf *out, size_t n0, size_t n1)
 {
-    (void)worker;
-    encode_flat_job *job = ctx;
-    size_t n0 = job->count * i / ENCODE_PIECES;
-    size_t n1 = job->count * (i + 1) / ENCODE_PIECES;
-    buf_reserve(&job->piece[i], (n1 - n0) * ENCODE_TYPICAL + 1);
-    encode_run(&job->piece[i], job->data, n0, n1, job->dtype, job->neg_inf,
-               job->stop);
+    const encode_flat_job *job = ctx;
+    encode_run(out, job->data, n0, n1, job->dtype, job->neg_inf, job->stop);
 }
 
 void encode_flat(buf_chain *out, pool *workers, struct attn_stop *stop,
@@ -206,14 +231,10 @@ void encode_flat(buf_chain *out, pool *workers, struct attn_stop *stop,
     if (!workers || count < ENCODE_PARALLEL_MIN) {
         encode_run(buf_chain_tail(out), data, 0, count, dtype, neg_inf, stop);
     } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
-        encode_flat_job job = {.data = data,
-                               .count = count,
-                               .dtype = dtype,
-                               .neg_inf = neg_inf,
-                               .stop = stop};
-        pool_parallel_for(workers, ENCODE_PIECES, encode_flat_piece, &job);
-        for (size_t i = 0; i < ENCODE_PIECES; i++)
-            buf_chain_adopt(out, &job.piece[i]);
+        encode_flat_job job = {
+            .data = data, .dtype = dtype, .neg_inf = neg_inf, .stop = stop};
+        encode_in_pieces(out, workers, count, ENCODE_TYPICAL, 1,
+                         encode_flat_span, &job);
     }
     buf_append(buf_chain_tail(out), "]", 1);
 }
