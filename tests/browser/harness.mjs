@@ -553,8 +553,12 @@ every one two three per your guess reveal mode guided chosen cell click tap focu
 exact number numbers change watch page link copy save download stage stages layer layers scale colour color
 largest smallest darkest light dark lines line view model compare difference first second mask masked hidden
 none off all only when then than here there after before computed shown side time results result`.split(/\s+/);
+// English words no Spanish, Italian or Turkish sentence uses, even where its own catalog holds them (a
+// translation that left "Grouped-query attention" in English would otherwise allow itself).
+export const ENGLISH_ONLY = `the of and with which this that these from into your what how when then than here there
+grouped`.split(/\s+/);
 export function englishWords(cats, lang, allowed = []) {
-  const own = catalogWords(cats[lang]), allow = new Set(allowed.map((w) => w.toLowerCase()));
+  const own = new Set([...catalogWords(cats[lang])].filter((w) => !ENGLISH_ONLY.includes(w))), allow = new Set(allowed.map((w) => w.toLowerCase()));
   const english = new Set([...catalogWords(cats.en), ...ENGLISH_COMMON]);
   return new Set([...english].filter((w) => w.length >= 3 && !own.has(w) && !allow.has(w)));
 }
