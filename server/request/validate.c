@@ -76,15 +76,12 @@ static bool given_qkv(const api_fields *fields)
            present(fields, API_V);
 }
 
-/* q (h, n, d_k), k (h, m, d_k), v (h, m, d_v), each with a leading B in a
- * batch, as scaled_dot_product_attention takes them. */
-static bool take_given(api_fields *fields, const request_limits *limits,
-                       api_request *req, codec_error *err)
+/* q, k and v all three, and none of the fields that project x (nor the
+ * weights' layout) beside them. */
+static bool given_alone(api_fields *fields, const api_field qkv[3],
+                        codec_error *err)
 {
-    attn_problem *p = &req->problem;
     char ptr[CODEC_POINTER_MAX];
-    static const api_field qkv[3] = {API_Q, API_K, API_V};
-    /* none of the fields that project x may come with them */
     for (int f = 0; f < API_FIELD_COUNT; f++)
         if ((api_schema[f].groups & SCHEMA_PROJECTS) &&
             present(fields, (api_field)f))
@@ -105,6 +102,19 @@ static bool take_given(api_fields *fields, const request_limits *limits,
                               schema_pointer(qkv[i], ptr),
                               "q, k and v go together; %s is missing",
                               api_schema[qkv[i]].name);
+    return true;
+}
+
+/* q (h, n, d_k), k (h, m, d_k), v (h, m, d_v), each with a leading B in a
+ * batch, as scaled_dot_product_attention takes them. */
+static bool take_given(api_fields *fields, const request_limits *limits,
+                       api_request *req, codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    char ptr[CODEC_POINTER_MAX];
+    static const api_field qkv[3] = {API_Q, API_K, API_V};
+    if (!given_alone(fields, qkv, err))
+        return false;
     const schema_tensor *q = &fields->tensor[API_Q];
     const schema_tensor *k = &fields->tensor[API_K];
     const schema_tensor *v = &fields->tensor[API_V];

@@ -380,6 +380,30 @@ static bool torch_form_has_heads(const api_fields *fields, bool torch_layout,
                       "it, or per-head stacks");
 }
 
+/* The fitted W_q, W_k, W_v into the problem, and their biases (each
+ * given alone or as its part of in_proj_bias [b_q; b_k; b_v]). */
+static bool take_projections(sources *src, const source bias[3],
+                             api_request *req, codec_error *err)
+{
+    attn_problem *p = &req->problem;
+    p->w_q = req->w_q;
+    p->w_k = req->w_k;
+    p->w_v = req->w_v;
+    size_t h_kv = attn_kv_heads(p);
+    size_t hq = p->heads * p->d_k, hk = h_kv * p->d_k, hv = h_kv * p->d_v;
+    size_t total = hq + hk + hv; /* in_proj_bias: [b_q; b_k; b_v] */
+    bool ok = bias_take(src, bias[0], p->heads, p->d_k, 0, total,
+                        "the queries are", &req->b_q, err) &&
+              bias_take(src, bias[1], h_kv, p->d_k, hq, total, "the keys are",
+                        &req->b_k, err) &&
+              bias_take(src, bias[2], h_kv, p->d_v, hq + hk, total,
+                        "the values are", &req->b_v, err);
+    p->b_q = req->b_q;
+    p->b_k = req->b_k;
+    p->b_v = req->b_v;
+    return ok;
+}
+
 bool weights_take(api_fields *fields, const request_limits *limits,
                   api_request *req, codec_error *err)
 {
@@ -417,23 +441,7 @@ bool weights_take(api_fields *fields, const request_limits *limits,
     for (int i = 0; ok && i < 3; i++)
         ok = weight_take(&src, from[i], &w[i], w_out[i], err);
     ok = ok && fit_weights(req, w, heads, kv_heads, limits, err);
-    if (ok) {
-        p->w_q = req->w_q;
-        p->w_k = req->w_k;
-        p->w_v = req->w_v;
-        size_t h_kv = attn_kv_heads(p);
-        size_t hq = p->heads * p->d_k, hk = h_kv * p->d_k, hv = h_kv * p->d_v;
-        size_t total = hq + hk + hv; /* in_proj_bias: [b_q; b_k; b_v] */
-        ok = bias_take(&src, bias[0], p->heads, p->d_k, 0, total,
-                       "the queries are", &req->b_q, err) &&
-             bias_take(&src, bias[1], h_kv, p->d_k, hq, total, "the keys are",
-                       &req->b_k, err) &&
-             bias_take(&src, bias[2], h_kv, p->d_v, hq + hk, total,
-                       "the values are", &req->b_v, err);
-        p->b_q = req->b_q;
-        p->b_k = req->b_k;
-        p->b_v = req->b_v;
-    }
+    ok = ok && take_projections(&src, bias, req, err);
     if (ok && out_from.field != API_FIELD_COUNT) {
         weight wo;
         ok = weight_take(&src, out_from, &wo, &req->w_o, err);
