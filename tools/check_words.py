@@ -26,7 +26,12 @@ words-tr.js), one `"id": "text",` per line.  This fails when:
      for a person) are not read;
   5. index.html holds text outside an element that names its message
      (data-i18n), or an aria-label/placeholder/title with words and no
-     data-i18n-<attribute>.
+     data-i18n-<attribute>;
+  6. a message calls the raw product Q·Kᵀ "scores" (in any language), or
+     scales "scores": the lessons disagree on the name (001's `scores` is
+     Q·Kᵀ; 000's `scores` and 002's `skor` are already divided by √d_k),
+     so the page's own sentences name the raw product Q·Kᵀ and the scaled
+     one "scaled scores", and never contradict a lesson.
 
 Each run first proves the rule on two small modules (SELF_TEST_BAD: seven
 literals and an unknown id it must refuse; SELF_TEST_GOOD: code it must
@@ -72,6 +77,10 @@ COMPARED = re.compile(r"(===|!==|==|!=)\s*$")
 VISIBLE_ASSIGN = re.compile(r"\.(textContent|innerText|title|placeholder)\s*=\s*$")
 REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {""}
 EXEMPT = "// words-check:"
+# Rule 6: a word for scores set equal to the bare product, or scaled.
+SCORES_AS_PRODUCT = re.compile(
+    r"\b(?:scores?|puntuaci[oó]n(?:es)?|punteggi|punteggio|skor(?:lar)?)"
+    r"(?:\s*[÷×]|\s*=\s*Q·?Kᵀ(?!\s*[/÷×]))", re.I)
 
 
 def catalog(lang):
@@ -212,6 +221,12 @@ def check_catalogs():
                 yield_error(f"words-{lang}.js: {k} is not an id of words-en.js")
         if list(c) != [k for k in en if k in c]:
             yield_error(f"words-{lang}.js: ids not in words-en.js's order")
+    for lang, c in cats.items():
+        for k, text in c.items():
+            m = SCORES_AS_PRODUCT.search(text)
+            if m:
+                yield_error(f"words-{lang}.js: {k} writes \"{m.group(0)}\": name the raw product Q·Kᵀ, "
+                            "the scaled one \"scaled scores\" (the lessons' `scores` differ)")
     return en
 
 
