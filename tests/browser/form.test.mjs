@@ -130,7 +130,8 @@ test("cross-attention: a 2-row context gives 3×2 weights labelled with its toke
   assert.deepEqual(cross.context_tokens, ["key A", "key B"]);
   const weights = await cells("h0-weights");
   assert.equal(weights.length, 6);
-  assert.ok(weights[1].title.startsWith("weights[word 1 → key B] = "), weights[1].title);
+  // still lesson 001's numbers and names: its weights are `attention_weights`
+  assert.ok(weights[1].title.startsWith("attention_weights[word 1 → key B] = "), weights[1].title);
   assert.equal(await page.textContent("#h0-weights h3 .shape"), "(3, 2)");
   assert.equal(await page.textContent("#input-context h3 .shape"), "(2, 4)");
   await assertPageShowsApi({ x: lesson.x, context: cross.context, w_q: lesson.w_q, w_k: lesson.w_k,
@@ -313,12 +314,17 @@ test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a de
   const c = await rendered(() => page.fill("#text-w_v", stack));
   assert.equal(c.w_v.length, 2);
   assert.deepEqual(c.w_v[1][7], lesson.w_v[7].slice(4, 8));
-  // the same numbers as columns of one matrix: same weights
+  // the same numbers as columns of one matrix: same weights (the pasted
+  // stack is an edit, so its cells say "weights"; the lesson's say "A")
+  const numbers = (cs) => cs.map(({ text, value }) => ({ text, value }));
   await openHead(1);
   const again = await cells("h1-weights");
+  assert.ok(again[0].title.startsWith("weights[tok0 → tok0] = "), again[0].title);
   await rendered(() => page.click('button[data-preset="002"]'));
   await openHead(1);
-  assert.deepEqual(await cells("h1-weights"), again);
+  const lessons = await cells("h1-weights");
+  assert.ok(lessons[0].title.startsWith("A[1][tok0 → tok0] = "), lessons[0].title);
+  assert.deepEqual(numbers(lessons), numbers(again));
   await openHead(0);
 });
 
