@@ -29,7 +29,8 @@ COMPUTE_ABORTS = 24       # connections dropped while their job runs
 WARMUP = 6                # first rounds, before memory is compared
 RSS_GROWTH_MAX = 0.10     # resident memory after warm-up flat within 10 %
 INFLIGHT = 8              # requests in flight when SIGTERM arrives
-LONG_N = 4096             # narrow_heads_body(): a minute of work or so
+LONG_N = 8192             # narrow_heads_body(): 7.9 s of work on both workers
+                          # here, past --max-work's default (so uncapped)
 GRACE = 1                 # --grace of the hard-limit test
 EXIT_AFTER_GRACE_MAX = 1.0   # the exit follows the grace's end within this
 EXIT_AFTER_SECOND_MAX = 1.0  # ... and a second signal within this
@@ -213,7 +214,7 @@ def stop_mid_computation(binary, f, name, args, signals):
     """A long computation and small requests in flight; `signals` are sent
     (the first once the long one computes, each next 0.3 s later).  Returns
     the seconds from the last signal to the exit."""
-    srv = Server(binary, ["--threads", "2"] + args)
+    srv = Server(binary, ["--threads", "2", "--max-work", "0"] + args)
     rng = random.Random(11)
     small = attention_body(rng, 64, 16, 2, {"return": ["output"]})
     results = {}
