@@ -77,5 +77,5 @@ TEST_BUILD += $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
 # not that code, and keeps scalar compares the release build has not
 test-unit: $(UNIT_TESTS) $(VECTOR_CODE_OBJ)
 	$(if $(SAN),@echo "check_vector_code: not read in a sanitizer build ($(SAN))",$(VECTOR_CODE_CHECK) $(VECTOR_CODE_OBJ))
-	$(if $(SAN),@echo "not run in a sanitizer build ($(SAN)), timed: $(UNIT_TIMED)")
+	$(if $(SAN),@echo "not run in a sanitizer build ($(SAN)): $(UNIT_TIMED)")
 	@for t in $(if $(SAN),$(filter-out $(UNIT_TIMED),$(UNIT_TESTS)),$(UNIT_TESTS)); do echo "== $$t"; $$t || exit 1; done
