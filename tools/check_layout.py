@@ -216,17 +216,18 @@ def call_graph(top, build):
 
 
 def call_violations(top, build):
-    """Circles of calls between the files of core/ and server/."""
+    """(the sources whose object is not built, the circles of calls
+    between the files of core/ and server/)."""
     graph, symbols, missing = call_graph(top, build)
-    found = [f"{path}: its object is not in {build}/ (make test-layout "
-             "builds it)" for path in missing]
+    unbuilt = [f"{path}: its object is not in {build}/" for path in missing]
+    found = []
     for part in import_cycles(graph):
         cycle = one_cycle(graph, part)
         steps = ", ".join(f"{os.path.basename(a)} calls "
                           f"{' '.join(symbols[(a, b)][:3])}"
                           for a, b in zip(cycle, cycle[1:]))
         found.append(f"call circle {' → '.join(cycle)} ({steps})")
-    return found
+    return unbuilt, found
 
 
 # The page: its folder, its generated module, and its ground, which every
@@ -339,12 +340,15 @@ def main():
     if long_files:
         print(f"layout: {len(long_files)} file(s) too long: one file, one "
               "job (split it)")
-    calls = call_violations(top, os.path.join(top, build))
-    for line in calls:
+    unbuilt, calls = call_violations(top, os.path.join(top, build))
+    for line in unbuilt + calls:
         print(line)
+    if unbuilt:
+        print(f"layout: {len(unbuilt)} object(s) not built, so their calls "
+              "are not read: run `make test-layout`, which builds them")
     if calls:
-        print(f"layout: {len(calls)} problem(s) with the calls between "
-              "files (a circle: move what both use below both)")
+        print(f"layout: {len(calls)} circle(s) of calls between files "
+              "(move what both use below both)")
     web = web_violations(top)
     for line in web:
         print(line)
@@ -352,7 +356,7 @@ def main():
         print(f"layout: {len(web)} import(s) of the page point up or round "
               "(tools/check_layout.py lists the ground; call up through "
               "hooks.js)")
-    if found or long_files or calls or web:
+    if found or long_files or unbuilt or calls or web:
         return 1
     count = sum(1 for _ in sources(top))
     objects = len(call_graph(top, os.path.join(top, build))[0])

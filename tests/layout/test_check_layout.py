@@ -91,7 +91,8 @@ def calls():
                 "int lanes_start(void) { return answer_queue(); }\n",
                 "server/http/daemon.c": "int answer_access(void);\n"
                 "int http_start(void) { return answer_access(); }\n"})
-    found = check_layout.call_violations(top, os.path.join(top, "build"))
+    unbuilt, found = check_layout.call_violations(top, os.path.join(top, "build"))
+    assert unbuilt == [], unbuilt
     assert found == ["call circle server/http/answer.c → server/http/lanes.c "
                      "→ server/http/answer.c (answer.c calls lanes_start, "
                      "lanes.c calls answer_queue)"], found
@@ -102,7 +103,11 @@ def calls():
                 "int lanes_start(void) { return reply_queue(); }\n",
                 "server/http/reply_queue.c": "int reply_queue(void) "
                 "{ return 1; }\n"})
-    assert check_layout.call_violations(top, os.path.join(top, "build")) == []
+    assert check_layout.call_violations(top, os.path.join(top, "build")) == ([], [])
+    # an object not built is said as such, not read as a circle
+    os.remove(os.path.join(top, "build", "server", "http", "lanes.o"))
+    assert check_layout.call_violations(top, os.path.join(top, "build")) == (
+        [f"server/http/lanes.c: its object is not in {top}/build/"], [])
     # two headers that include each other
     top = tree({"server/http/daemon.h": '#include "server/http/exchange.h"\n',
                 "server/http/exchange.h": '#include "server/http/daemon.h"\n'})
