@@ -6,13 +6,12 @@
 // access log must show the preflight (OPTIONS, 204) before the POST with its inflated length.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, CHROMIUM, REPO, SERVER, STARTUP_MS, STEP_MS } from "./harness.mjs";
+import { ARTIFACTS, CHROMIUM, REPO, spawnService, STEP_MS } from "./harness.mjs";
 
 const LESSON = fs.readFileSync(path.join(REPO, "tests/lessons/lesson_001.json"), "utf8").trim();
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -30,18 +29,10 @@ function startOrigin() {
 }
 
 function startService(allowed) {
-  server = spawn(SERVER, ["--listen", "127.0.0.1:0", "--threads", "1", "--cors-origins", allowed],
-                 { stdio: ["ignore", "pipe", fs.openSync(LOG, "w")] });
-  serverExit = new Promise((resolve) => server.on("exit", (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${SERVER} printed no address in ${STARTUP_MS} ms`)), STARTUP_MS);
-    let out = "";
-    server.stdout.on("data", (chunk) => {
-      out += chunk;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1] + "/"); }
-    });
-  });
+  const s = spawnService(["--threads", "1", "--cors-origins", allowed], path.basename(LOG));
+  server = s.proc;
+  serverExit = s.exit;
+  return s.url;
 }
 
 before(async () => {

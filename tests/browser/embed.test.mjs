@@ -5,14 +5,14 @@
 // axe-core clean in the host page; the budgets (docs/embed.md) are measured and printed.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, SERVER, STARTUP_MS, STEP_MS } from "./harness.mjs";
+import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, spawnService, STEP_MS } from "./harness.mjs";
 
 const COURSE = path.join(HERE, "embed-course");
 const MAX_TOKENS = 16; // --max-tokens: a 17-token request is refused 413
@@ -45,19 +45,10 @@ let server, serverExit, service, course, courseServer, context, page, profile;
 const pageErrors = [], outside = [];
 
 function startService() {
-  const log = fs.openSync(path.join(ARTIFACTS, "embed-server.log"), "w");
-  server = spawn(SERVER, ["--listen", "127.0.0.1:0", "--threads", "1", "--max-tokens", String(MAX_TOKENS)], { stdio: ["ignore", "pipe", log] });
-  serverExit = new Promise((resolve) => server.on("exit", (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${SERVER} printed no address in ${STARTUP_MS} ms`)), STARTUP_MS);
-    let out = "";
-    server.stdout.on("data", (chunk) => {
-      out += chunk;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolve(m[1] + "/"); }
-    });
-    server.on("exit", (code) => { clearTimeout(timer); reject(new Error(`${SERVER} exited (${code}) before listening`)); });
-  });
+  const s = spawnService(["--threads", "1", "--max-tokens", String(MAX_TOKENS)], "embed-server.log");
+  server = s.proc;
+  serverExit = s.exit;
+  return s.url;
 }
 
 // The course platform: a static server on another port (another origin) serving embed-course/, the

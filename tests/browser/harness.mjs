@@ -58,23 +58,33 @@ export const HEALTH = path.join(ARTIFACTS, "browser-health.txt");
 
 /* ---- the server ---------------------------------------------------------- */
 
-export function startServer() {
+// Starts the service with `args` beside its listen address, its stderr into
+// ARTIFACTS/`logName`: { proc, exit (a promise of { code, signal }), url (a
+// promise of its address, rejected if it exits or is silent first) }.
+export function spawnService(args, logName) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const log = fs.openSync(path.join(ARTIFACTS, "browser-server.log"), "w");
-  server = spawn(SERVER, ["--listen", "127.0.0.1:0", "--threads", "1"],
-                 { stdio: ["ignore", "pipe", log] });
-  serverExit = new Promise((resolve) => server.on("exit", (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
+  const log = fs.openSync(path.join(ARTIFACTS, logName), "w");
+  const proc = spawn(SERVER, ["--listen", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", log] });
+  const exit = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  const url = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${SERVER} printed no address in ${STARTUP_MS} ms`)), STARTUP_MS);
     let out = "";
-    server.stdout.on("data", (chunk) => {
+    proc.stdout.on("data", (chunk) => {
       out += chunk;
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) { clearTimeout(timer); resolve(m[1] + "/"); }
     });
-    server.on("error", (e) => { clearTimeout(timer); reject(e); });
-    server.on("exit", (code) => { clearTimeout(timer); reject(new Error(`${SERVER} exited (${code}) before listening`)); });
+    proc.on("error", (e) => { clearTimeout(timer); reject(e); });
+    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`${SERVER} exited (${code}) before listening`)); });
   });
+  return { proc, exit, url };
+}
+
+export function startServer() {
+  const s = spawnService(["--threads", "1"], "browser-server.log");
+  server = s.proc;
+  serverExit = s.exit;
+  return s.url;
 }
 
 export async function api(body) {
