@@ -1,6 +1,6 @@
 /*
- * client.js - the service's JavaScript client: one request to POST
- * /v1/attention, its reply's stages as typed arrays with their shapes, its
+ * client.js - the service's JavaScript client: one request to the
+ * service's attention, its reply's stages as typed arrays with their shapes, its
  * refusals as AttentionError (the problem's code and pointer, a message in
  * the language asked for).  The page itself sends its requests through it
  * (request.js); a course page imports it from another origin:
@@ -10,10 +10,13 @@
  *   r.stages.weights.shape; // [1, 4, 4]
  *   r.stages.weights.data;  // Float64Array(16)
  *
- * The transport is /v1 with "encoding": "base64" both ways: a typed array
- * travels as its IEEE bytes, and a reply is decoded from its bytes (only the
- * small JSON around the base64 strings goes through JSON.parse; each
- * stage's numbers are decoded the first time they are read).  By default it
+ * The transport is the binary /v2 form (the Open Inference Protocol's
+ * binary tensor data, both ways: every float tensor travels as its IEEE
+ * bytes after a small JSON header, each stage of the reply is a typed array
+ * over its bytes); a request /v2 does not take goes to /v1 with
+ * "encoding": "base64" both ways (only the small JSON around the base64
+ * strings goes through JSON.parse; each stage's numbers are decoded the
+ * first time they are read).  Either way, the same result.  By default it
  * talks to the service it was loaded from (import.meta.url); a page that
  * loaded it some other way names the service with `base`.
  *
@@ -34,14 +37,15 @@
  */
 /**
  * A reply: the service's description of the computation and every stage
- * returned, each a Tensor.
+ * returned, each a Tensor (`shapes`: their shapes); `bytes` the reply's
+ * length and `transport` the form it travelled in.
  * @typedef {{ dtype: "float64" | "float32" | "float16" | "bfloat16", num_heads: number, head_dim: number, value_dim: number,
  *   scale: number, causal: boolean, shapes: Record<string, number[]>, tokens?: unknown,
- *   stages: Record<string, Tensor>, bytes: number }} AttentionResult
+ *   stages: Record<string, Tensor>, bytes: number, transport: "v1" | "v2" }} AttentionResult
  */
 /**
  * Options of compute().
- * @typedef {{ signal?: AbortSignal, lang?: string, base?: string | URL, token?: string }} ComputeOptions
+ * @typedef {{ signal?: AbortSignal, lang?: string, base?: string | URL, token?: string, transport?: "v1" | "v2" }} ComputeOptions
  */
 
 /** The version of this module's interface; a change that breaks a caller changes it. */
@@ -202,6 +206,111 @@ export function parseReply(bytes) {
   return res;
 }
 
+/* ---- the binary /v2 form (the Open Inference Protocol's binary tensor data) */
+
+/** The /v2 inference endpoint, relative to the service's root. */
+export const V2_ENDPOINT = "v2/models/attention/infer";
+const V2_TYPES = { float64: "FP64", float32: "FP32", float16: "FP16", bfloat16: "BF16" };
+const WHOLE = ["positions", "context_positions", "heads"]; // /v2 takes them as INT64
+const V1_ONLY = ["state_dict", "module", "context_tokens", "encoding"]; // fields /v2 does not take
+
+// Nested arrays of one kind (numbers, or booleans), every level as long as
+// its dimension: {shape, flat, bool}; else null (/v1 says what is wrong).
+function flatArrays(v) {
+  const shape = [];
+  for (let a = v; Array.isArray(a); a = a[0]) shape.push(a.length);
+  if (shape.includes(0)) return null;
+  const flat = [];
+  let ok = true;
+  const walk = (a, d) => {
+    if (d === shape.length) { flat.push(a); return; }
+    if (!Array.isArray(a) || a.length !== shape[d]) { ok = false; return; }
+    for (const b of a) if (ok) walk(b, d + 1);
+  };
+  walk(v, 0);
+  const bool = ok && flat.every((x) => typeof x === "boolean");
+  return ok && (bool || flat.every((x) => typeof x === "number")) ? { shape, flat, bool } : null;
+}
+
+/**
+ * A request in the binary /v2 form: the JSON header and the bytes after it
+ * (every float tensor as little-endian numbers of the request's dtype, a
+ * half type's as JSON numbers), the reply's stages asked as binary data; or
+ * null for a request /v2 does not take (state_dict, module,
+ * context_tokens, a batch's or a wrong tokens list, ragged arrays, a
+ * null): /v1
+ * computes it, or says what is wrong with it.
+ * @param {AttentionRequest} request
+ * @returns {{ header: string, parts: Uint8Array[] } | null}
+ */
+export function v2Body(request) {
+  const dtype = String(request.dtype || "float64"), type = V2_TYPES[dtype];
+  if (!type || V1_ONLY.some((k) => request[k] !== undefined)) return null;
+  const Arr = dtype === "float32" ? Float32Array : Float64Array, half = HALF_TYPES.includes(dtype);
+  const inputs = [], parameters = {}, parts = [];
+  let rows = null;
+  for (const [name, v] of Object.entries(request)) {
+    if (v === undefined || name === "dtype" || name === "return" || name === "tokens") continue; // undefined: absent, as in JSON
+    if (v === null) return null;
+    let t = null;
+    if (isTensor(v)) t = { shape: v.shape, data: v.data, bool: false };
+    else if (Array.isArray(v)) {
+      const f = flatArrays(v);
+      if (!f) return null;
+      t = { shape: f.shape, data: f.flat, bool: f.bool };
+    }
+    if (!t) { parameters[name] = v; continue; }
+    if (name === "x") rows = t.shape.length === 2 ? t.shape[0] : -1;
+    const input = { name, shape: t.shape };
+    if (t.bool) Object.assign(input, { datatype: "BOOL", data: Array.from(t.data) });
+    else if (WHOLE.includes(name)) Object.assign(input, { datatype: "INT64", data: Array.from(t.data) });
+    else if (half) Object.assign(input, { datatype: type, data: Array.from(t.data) });
+    else {
+      const a = t.data instanceof Arr ? t.data : Arr.from(t.data), bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      Object.assign(input, { datatype: type, parameters: { binary_data_size: bytes.length } });
+      parts.push(bytes);
+    }
+    inputs.push(input);
+  }
+  // the labels stay here (/v2 takes none): a list that does not label x's rows goes to /v1, which refuses it
+  if (request.tokens !== undefined && !(Array.isArray(request.tokens) && request.tokens.length === rows
+                                && request.tokens.every((s) => typeof s === "string"))) return null;
+  const body = { inputs, parameters };
+  if (Array.isArray(request.return)) body.outputs = request.return.map((name) => ({ name, parameters: { binary_data: true } }));
+  else body.parameters = { ...parameters, binary_data_output: true };
+  return { header: JSON.stringify(body), parts };
+}
+
+// A /v2 reply's bytes (its JSON header `length` bytes long, each output's
+// binary data after it, in order) as a reply of /v1: the service's
+// parameters, and each stage a Tensor.
+export function parseV2Reply(bytes, length, request) {
+  const head = JSON.parse(new TextDecoder().decode(bytes.subarray(0, length)));
+  const dtype = String(request.dtype || "float64"), res = { dtype, ...head.parameters, shapes: {} };
+  if (Array.isArray(request.tokens)) res.tokens = request.tokens;
+  const Arr = HALF_TYPES.includes(dtype) ? dtype : dtype === "float32" ? Float32Array : Float64Array;
+  let at = length;
+  for (const o of head.outputs || []) {
+    const size = o.parameters && o.parameters.binary_data_size;
+    // a copy: the data of an output need not start at a multiple of its type's size
+    const raw = bytes.slice(at, at + size);
+    at += size;
+    res.shapes[o.name] = o.shape;
+    res[o.name] = { shape: o.shape, data: typeof Arr === "string" ? fromHalf(raw, Arr) : new Arr(raw.buffer, 0, size / Arr.BYTES_PER_ELEMENT) };
+  }
+  return res;
+}
+
+// A /v2 pointer as the same request's /v1 pointer: /parameters/num_heads is
+// /num_heads, /inputs/2/… the field of input 2.
+function v1Pointer(pointer, header) {
+  const m = /^\/(parameters|inputs)\/([^/]+)/.exec(pointer || "");
+  if (!m) return pointer || "";
+  if (m[1] === "parameters") return `/${m[2]}`;
+  const input = JSON.parse(header).inputs[Number(m[2])];
+  return input ? `/${input.name}` : "";
+}
+
 /* ---- refusals, in the language asked for ------------------------------ */
 
 const catalogs = {};
@@ -224,13 +333,15 @@ const STATUS_WORDS = {
 };
 
 /** @returns {Promise<AttentionError>} */
-async function refusal(resp, bytes, langCode) {
+// header: the /v2 request's JSON, whose pointers are said as /v1's.
+async function refusal(resp, bytes, langCode, header = null) {
   let problem = null;
   try { problem = JSON.parse(new TextDecoder().decode(bytes)); } catch { /* not a problem document */ }
   const code = (problem && problem.code) || `http_${resp.status}`;
-  const pointer = (problem && problem.pointer) || "";
+  const pointer = header ? v1Pointer(problem && problem.pointer, header) : (problem && problem.pointer) || "";
   const retry = Number(resp.headers.get("Retry-After")) || null;
-  const detail = (problem && problem.detail) || "";
+  // /v1's problem document says it in `detail`, /v2's in `error`
+  const detail = (problem && (problem.detail || problem.error)) || "";
   const id = STATUS_WORDS[resp.status] ? STATUS_WORDS[resp.status] + (pointer ? "" : ".whole") : "embed.client.status";
   const words = await message(langCode, id, { code, pointer, status: resp.status, seconds: retry ?? "" }, detail || code);
   return new AttentionError({ status: resp.status, code, pointer, detail, retryAfter: retry, problem, message: words });
@@ -255,24 +366,54 @@ export async function send(text, { signal, base = SERVICE, token } = {}) {
 }
 
 /**
+ * Sends a request in the binary /v2 form (v2Body) and answers the response
+ * with its bytes and the length of its JSON header.
+ * @param {{ header: string, parts: Uint8Array[] }} body
+ * @param {{ signal?: AbortSignal, base?: string | URL, token?: string }} [opts]
+ * @returns {Promise<{ resp: Response, bytes: Uint8Array, length: number }>}
+ */
+export async function sendV2(body, { signal, base = SERVICE, token } = {}) {
+  const url = base === "" ? V2_ENDPOINT : new URL(V2_ENDPOINT, base).href, header = new TextEncoder().encode(body.header);
+  const headers = { "Content-Type": "application/octet-stream", "Inference-Header-Content-Length": String(header.length) };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  // one buffer: Chromium sends a Blob's parts through a slower path
+  const sent = new Uint8Array(body.parts.reduce((n, p) => n + p.length, header.length));
+  let at = 0;
+  for (const p of [header, ...body.parts]) { sent.set(p, at); at += p.length; }
+  const resp = await fetch(url, { method: "POST", body: sent, signal, headers });
+  const bytes = new Uint8Array(await resp.arrayBuffer());
+  return { resp, bytes, length: Number(resp.headers.get("Inference-Header-Content-Length")) || bytes.length };
+}
+
+/**
+ * The transport compute() uses: "v2", the binary /v2 form (a request /v2
+ * does not take goes to /v1), or "v1", /v1 with every tensor in base64
+ * (docs/embed.md measures both).
+ */
+export const TRANSPORT = "v2";
+
+/**
  * Computes a request: every stage it returns as a Tensor.  Rejects with an
  * AttentionError (a refusal, or no answer), or the signal's AbortError.
  * @param {AttentionRequest} request
  * @param {ComputeOptions} [opts]
  * @returns {Promise<AttentionResult>}
  */
-export async function compute(request, { signal, lang, base = SERVICE, token } = {}) {
-  const langCode = lang || docLang();
+export async function compute(request, { signal, lang, base = SERVICE, token, transport = TRANSPORT } = {}) {
+  const langCode = lang || docLang(), v2 = transport === "v2" ? v2Body(request) : null;
   let got;
-  try { got = await send(requestText(request), { signal, base, token }); }
+  try { got = v2 ? await sendV2(v2, { signal, base, token }) : await send(requestText(request), { signal, base, token }); }
   catch (e) {
     if (e && e.name === "AbortError") throw e;
     const why = String(e && e.message);
     throw new AttentionError({ status: 0, code: "unreachable", detail: why,
       message: await message(langCode, "embed.client.unreachable", { why }, why) });
   }
-  if (!got.resp.ok) throw await refusal(got.resp, got.bytes, langCode);
-  const res = parseReply(got.bytes), stages = {};
-  for (const s of Object.keys(res.shapes || {})) if (res[s] && res[s].shape) { stages[s] = res[s]; delete res[s]; }
-  return { ...res, stages, bytes: got.bytes.length };
+  if (!got.resp.ok) throw await refusal(got.resp, got.bytes, langCode, v2 && v2.header);
+  const res = v2 ? parseV2Reply(got.bytes, got.length, request) : parseReply(got.bytes), stages = {}, shapes = {};
+  for (const s of Object.keys(res.shapes || {})) {
+    if (res[s] && res[s].shape) { stages[s] = res[s]; shapes[s] = res[s].shape; delete res[s]; }
+  }
+  delete res.encoding;
+  return { ...res, shapes, stages, bytes: got.bytes.length, transport: v2 ? "v2" : "v1" };
 }

@@ -15,7 +15,7 @@ import { chromium } from "playwright-core";
 import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, spawnService, STEP_MS } from "./harness.mjs";
 
 const COURSE = path.join(HERE, "embed-course");
-const MAX_TOKENS = 16; // --max-tokens: a 17-token request is refused 413
+const MAX_TOKENS = 256; // --max-tokens: the 256-token request of the transports' measure is taken, 257 tokens refused 413
 
 // Lesson 001 (Italian) computed by NumPy as the lesson writes it (its inputs: tests/lessons/lesson_001.json).
 const LESSON = JSON.parse(fs.readFileSync(path.join(REPO, "tests/lessons/lesson_001.json"), "utf8"));
@@ -119,9 +119,13 @@ test("the client, imported by a page of another origin, computes lesson 001 as N
       const h = await c.compute({ ...typed, dtype, return: ["weights"] });
       halves[dtype] = { dtype: h.dtype, typed: h.stages.weights.data.constructor.name, data: Array.from(h.stages.weights.data) };
     }
-    return { stages: arrays(r), again: Array.from(r2.stages.weights.data), halves, service: c.SERVICE, version: c.CLIENT_VERSION };
+    return { stages: arrays(r), again: Array.from(r2.stages.weights.data), halves, service: c.SERVICE, version: c.CLIENT_VERSION,
+             transport: r.transport, shapes: r.shapes, fields: Object.keys(r).sort() };
   }, { lesson: LESSON, service });
   assert.equal(got.service, service, "the client talks to the service it was loaded from");
+  assert.equal(got.transport, "v2", "the binary /v2 form, the faster one (docs/embed.md)");
+  assert.deepEqual(got.shapes, { scores: [1, 3, 3], scaled_scores: [1, 3, 3], weights: [1, 3, 3], output: [3, 4] });
+  assert.deepEqual(got.fields, ["bytes", "causal", "dtype", "head_dim", "num_heads", "scale", "shapes", "stages", "transport", "value_dim"]);
   assert.equal(got.version, "1");
   for (const s of ["scores", "scaled_scores", "weights"]) {
     assert.deepEqual(got.stages[s].shape, [1, 3, 3], s);
@@ -168,6 +172,46 @@ test("the client's refusals: code, pointer and the message in the language asked
   pageErrors.splice(0, pageErrors.length, ...pageErrors.filter((e) => !provoked.includes(e)));
   assert.equal(got.aborted.name, "AbortError");
   assert.equal(got.aborted.isError, false);
+});
+
+test("the transports: /v2's binary form and /v1's base64 give the same typed arrays; /v2 measured faster", async () => {
+  const got = await page.evaluate(async ({ lesson, service, tokens }) => {
+    const c = await import(service + "web/client.js");
+    const STAGES = ["q", "k", "v", "scores", "scaled_scores", "weights", "head_outputs", "concat", "output"];
+    const seq = (n, d) => ({ shape: [n, d], data: Float64Array.from({ length: n * d }, (_, i) => Math.sin(i * 12.9898) / 2) });
+    const cases = { lesson: { ...lesson, tokens: ["io", "ti", "amo"], return: STAGES },
+                    [`${tokens} tokens`]: { x: seq(tokens, 64), w_q: seq(64, 64), w_k: seq(64, 64), w_v: seq(64, 64), num_heads: 4,
+                                            return: STAGES } };
+    const out = {};
+    for (const [name, request] of Object.entries(cases)) {
+      const ms = { v1: [], v2: [] }, res = {};
+      for (let k = 0; k < (name === "lesson" ? 5 : 2); k++) {
+        for (const transport of ["v1", "v2"]) {
+          const t0 = performance.now(), r = await c.compute(request, { transport });
+          for (const s of Object.values(r.stages)) s.data.at(-1); // every stage read, as a view reads it
+          ms[transport].push(performance.now() - t0);
+          res[transport] = { transport: r.transport, bytes: r.bytes, tokens: r.tokens, heads: r.num_heads, scale: r.scale, shapes: r.shapes,
+            stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, { shape: v.shape, type: v.data.constructor.name,
+              same: v.data.length === r.shapes[k].reduce((a, b) => a * b, 1), sum: v.data.reduce((a, b) => a + b, 0), first: v.data[0] }])) };
+        }
+      }
+      out[name] = { ms, res };
+    }
+    // a request /v2 does not take (a context's labels) goes to /v1
+    const ctx = await c.compute({ ...lesson, context: lesson.x, context_tokens: ["a", "b", "c"] });
+    return { out, fallback: ctx.transport };
+  }, { lesson: LESSON, service, tokens: MAX_TOKENS });
+  for (const [name, { ms, res }] of Object.entries(got.out)) {
+    assert.equal(res.v1.transport, "v1", name);
+    assert.equal(res.v2.transport, "v2", name);
+    assert.deepEqual({ ...res.v2, transport: 0, bytes: 0 }, { ...res.v1, transport: 0, bytes: 0 }, `${name}: the same result either way`);
+    console.log(`# embed transport: ${name}, every stage: /v1 base64 ${Math.min(...ms.v1).toFixed(1)} ms (${(res.v1.bytes / 1024).toFixed(1)} KB), `
+      + `/v2 binary ${Math.min(...ms.v2).toFixed(1)} ms (${(res.v2.bytes / 1024).toFixed(1)} KB), the best of ${ms.v1.length}; `
+      + `load ${(os.loadavg()[0] / os.cpus().length).toFixed(1)} per core`);
+  }
+  const big = got.out[`${MAX_TOKENS} tokens`];
+  assert.ok(Math.min(...big.ms.v2) < Math.min(...big.ms.v1), `/v2 ${big.ms.v2} ms vs /v1 ${big.ms.v1} ms`);
+  assert.equal(got.fallback, "v1");
 });
 
 // The numbers a shadow root's matrix holds (their exact values) and its cells' text.
