@@ -14,11 +14,23 @@ disk) beside suites that compute on one core.  A suite named by --alone
 lane: while the second lane is busy, the first lane runs its next suite
 that is not --alone first.
 
+Each suite runs in a session of its own (setsid): `timeout` and the
+browsers start process groups of their own, which a signal to the suite's
+group would miss.  Stopping a suite stops every process of its session and
+every process descended from one (SIGTERM, then SIGKILL after STOP_GRACE_S);
+so does SIGINT, SIGTERM or SIGHUP to this runner, which then exits 128 + the
+signal's number.  A suite that ends leaving a process running is told so and
+the process stopped.
+
 The first failure ends the run (a suite of the other lane is stopped) and
 its exit status is 1; with --keep-going (`make -k test`) every suite runs
 and the status is 1 if any failed.  At the end a table prints each suite's
-wall-clock seconds and CPU seconds (user + system of the suite's make and
-of every process it waited for), also written to DIR/times.txt.
+wall-clock seconds and CPU seconds, also written to DIR/times.txt.  The CPU
+is the larger of two counts that each miss some: user + system seconds of
+the suite's make and of every process it waited for (not a browser's
+renderers, which no process of the suite waits for), and the sum of each
+process's own seconds, last seen by a look at the suite's processes every
+SAMPLE_S (not a process that lived less).
 """
 import argparse
 import os
@@ -29,12 +41,74 @@ import threading
 import time
 
 
+STOP_GRACE_S = 5  # from SIGTERM to SIGKILL: a server's drain takes < 1 s
+SAMPLE_S = 1.0  # between two looks at the suites' processes' CPU seconds
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def processes():
+    """{pid: (ppid, session, CPU seconds, start time, state)} of every
+    process."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:  # it ended meanwhile
+            continue
+        # after "pid (comm) ": state ppid pgrp session ... utime stime ...
+        fields = stat[stat.rfind(")") + 2:].split()
+        out[int(name)] = (int(fields[1]), int(fields[3]),
+                          (int(fields[11]) + int(fields[12])) / TICK,
+                          fields[19], fields[0])
+    return out
+
+
+def members(session, procs):
+    """The pids of the session and every process descended from one."""
+    found = {pid for pid, p in procs.items() if p[1] == session}
+    grew = True
+    while grew:
+        more = {pid for pid, p in procs.items()
+                if p[0] in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def stop_session(session):
+    """Stops every process of `session` (and descended from one): SIGTERM,
+    then SIGKILL after STOP_GRACE_S; returns how many there were."""
+    deadline, sig, count = time.monotonic() + STOP_GRACE_S, signal.SIGTERM, 0
+    signalled = set()
+    while True:
+        procs = processes()
+        # a zombie has ended: its parent (this runner for make) reaps it
+        pids = {pid for pid in members(session, procs)
+                if procs[pid][4] != "Z"}
+        if not pids:
+            return count
+        for pid in pids - signalled if sig == signal.SIGTERM else pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        count = max(count, len(pids | signalled))
+        signalled |= pids
+        if sig == signal.SIGTERM and time.monotonic() >= deadline:
+            sig = signal.SIGKILL
+        time.sleep(0.05)
+
+
 class Suite:
     def __init__(self, name, lane):
         self.name, self.lane = name, lane
         self.status = "not run"
         self.wall = self.cpu = 0.0
         self.log = None
+        self.seen = {}  # (pid, start time) -> its CPU seconds, last seen
 
 
 class Runner:
@@ -43,8 +117,9 @@ class Runner:
         self.stop = threading.Event()  # a failure ends the run
         self.quiet = threading.Lock()  # held by a --alone suite or a beside one
         self.lock = threading.Lock()  # running, finished_logs
-        self.running = {}  # lane -> Popen
+        self.running = {}  # lane -> (Suite, Popen)
         self.finished_logs = []  # beside suites whose log is not printed yet
+        self.started = []  # the session of every suite started
 
     def run(self, suite, out):
         """Runs make SUITE with output to `out` (None: this terminal)."""
@@ -55,14 +130,22 @@ class Runner:
         with self.lock:
             if self.stop.is_set():
                 return
-            proc = subprocess.Popen(cmd, stdout=out, stderr=out, process_group=0)
-            self.running[suite.lane] = proc
+            proc = subprocess.Popen(cmd, stdout=out, stderr=out,
+                                    start_new_session=True)
+            self.running[suite.lane] = (suite, proc)
+            self.started.append(proc.pid)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
+        left = stop_session(proc.pid)
         with self.lock:
             del self.running[suite.lane]
         suite.wall = time.monotonic() - start
-        suite.cpu = usage.ru_utime + usage.ru_stime
+        suite.cpu = max(usage.ru_utime + usage.ru_stime,
+                        sum(suite.seen.values()))
+        if left and not self.stop.is_set():
+            print(f"run_suites: {suite.name} ended and left {left} "
+                  "process(es) running: stopped them", file=out or sys.stdout,
+                  flush=True)
         if self.stop.is_set() and proc.returncode != 0:
             suite.status = "stopped"
         else:
@@ -72,10 +155,30 @@ class Runner:
 
     def fail(self):
         """Stops the other lane's suite: the run ends at its first failure."""
+        self.stop.set()
         with self.lock:
-            self.stop.set()
-            for proc in self.running.values():
-                terminate(proc)
+            sessions = [proc.pid for _, proc in self.running.values()]
+        for session in sessions:
+            stop_session(session)
+
+    def stop_all(self):
+        """Stops every process of every suite started (after a signal)."""
+        self.stop.set()
+        with self.lock:  # no suite starts after this
+            sessions = list(self.started)
+        for session in sessions:
+            stop_session(session)
+
+    def sample(self):
+        """Notes each running suite's processes' CPU seconds, every SAMPLE_S."""
+        while True:
+            procs = processes()
+            with self.lock:
+                running = list(self.running.values())
+            for suite, proc in running:
+                for pid in members(proc.pid, procs):
+                    suite.seen[(pid, procs[pid][3])] = procs[pid][2]
+            time.sleep(SAMPLE_S)
 
     def beside(self, suites):
         for suite in suites:
@@ -90,13 +193,6 @@ class Runner:
             done, self.finished_logs = self.finished_logs, []
         for suite in done:
             print_log(suite)
-
-
-def terminate(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
 
 
 def print_log(suite):
@@ -128,6 +224,19 @@ def print_table(suites, wall, path):
     sys.stdout.flush()
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(BaseException):
+    """A signal to stop the run: args[0] its number."""
+
+
+def on_signal(signum, _frame):
+    for sig in SIGNALS:  # one is enough: stopping takes a few seconds
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--make", required=True, help="the make command")
@@ -141,9 +250,19 @@ def main():
     runner = Runner(args.make.split(), args.log_dir, args.keep_going)
     serial = [Suite(n, "first") for n in args.suites if n not in args.beside]
     beside = [Suite(n, "second") for n in args.suites if n in args.beside]
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: (runner.fail(), sys.exit(130)))
+    for sig in SIGNALS:
+        signal.signal(sig, on_signal)
+    threading.Thread(target=runner.sample, daemon=True).start()
+    try:
+        run_all(args, runner, serial, beside)
+    except Stopped as e:
+        print(f"run_suites: stopped by signal {e.args[0]}: stopping every "
+              "suite's processes", flush=True)
+        runner.stop_all()
+        sys.exit(128 + e.args[0])
 
+
+def run_all(args, runner, serial, beside):
     start = time.monotonic()
     first, todo = serial[0], serial[1:]
     print(f"==== {first.name} (before the other suites)", flush=True)
