@@ -80,6 +80,7 @@ SERVER_BASE := server/base/buf.c server/base/buf_chain.c server/base/reply.c \
                server/base/budget.c server/base/parse_budget.c \
                server/base/block_cache.c
 SERVER_REQUEST := server/request/codec_error.c server/request/schema.c \
+                  server/request/schema_lookup.c \
                   server/request/number_words.c server/request/request.c \
                   server/request/heads.c server/request/batch_first.c \
                   server/request/bind.c server/request/validate.c \
@@ -189,13 +190,15 @@ $(BUILD)/gen/assets.c: $(BUILD)/embed $(ASSETS)
 GEN_WEB_FIELDS := $(BUILD)/tools/gen_web_fields
 # It links the core's stage names and softmax checks only, and jansson: what
 # a cross build's machine has of its own (deps).
-$(GEN_WEB_FIELDS): $(BUILD)/tools/gen_web_fields.o \
+GEN_WEB_FIELDS_OBJ := $(BUILD)/tools/gen_web_fields.o \
                    $(BUILD)/server/request/schema.o \
+                   $(BUILD)/server/request/schema_lookup.o \
                    $(BUILD)/server/request/request.o \
                    $(BUILD)/server/request/codec_error.o \
                    $(BUILD)/server/request/number_words.o \
                    $(BUILD)/server/base/error_codes.o $(BUILD)/core/stages.o \
                    $(BUILD)/core/softmax_rows.o $(BUILD)/core/arch.o
+$(GEN_WEB_FIELDS): $(GEN_WEB_FIELDS_OBJ)
 	$(CC) $(CFLAGS) $^ -ljansson -lm -o $@
 
 ifeq ($(CROSS),)
@@ -208,6 +211,30 @@ $(BUILD)/gen/web/fields.js: server/request/schema.c core/stages.c
 	  $(BUILD)/host/gen/web/fields.js
 	@mkdir -p $(dir $@)
 	cp $(BUILD)/host/gen/web/fields.js $@
+endif
+
+# openapi.yaml's AttentionRequest and InferenceParameters' fields and
+# docs/api.md's table of fields, written from api_schema[] by a tool built
+# for this machine (tools/gen_contract.c, between its marker lines): `make`
+# writes a file over when the tool's output differs, and make test-contract
+# fails when a committed file is not what the tool writes.  A cross build
+# leaves them as committed.
+GEN_CONTRACT  := $(BUILD)/tools/gen_contract
+CONTRACT_DOCS := $(wildcard openapi.yaml docs/api.md)
+$(GEN_CONTRACT): $(BUILD)/tools/gen_contract.o \
+                 $(filter-out $(BUILD)/tools/gen_web_fields.o,\
+                   $(GEN_WEB_FIELDS_OBJ))
+	$(CC) $(CFLAGS) $^ -ljansson -lm -o $@
+
+ifeq ($(CROSS),)
+$(BUILD)/gen/contract.stamp: $(GEN_CONTRACT) $(CONTRACT_DOCS)
+	@mkdir -p $(dir $@)
+	@for f in $(CONTRACT_DOCS); do \
+	  $(GEN_CONTRACT) < $$f > $@.tmp || exit 1; \
+	  cmp -s $@.tmp $$f || { echo "gen_contract: wrote $$f"; \
+	                         cp $@.tmp $$f; }; \
+	done; rm -f $@.tmp; touch $@
+$(BUILD)/gen/assets.c: $(BUILD)/gen/contract.stamp
 endif
 
 $(BUILD)/gen/assets.o: $(BUILD)/gen/assets.c
@@ -317,5 +344,5 @@ include $(filter-out $(FIRST_SUITES),$(wildcard tests/*/suite.mk)) \
 test-programs: $(TEST_BUILD)
 
 # dependency files of this build only (other builds live under build/ too)
--include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests \
+-include $(shell find $(BUILD)/core $(BUILD)/server $(BUILD)/tests $(BUILD)/tools \
              -maxdepth 3 -name '*.d' 2>/dev/null)

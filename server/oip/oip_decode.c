@@ -27,16 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether a request parameter can carry field f: one value (not a tensor,
- * not labels), and not what the protocol says its own way (the row's
- * oip_instead: the inputs' datatype is the dtype, outputs the stages). */
-static bool is_parameter(api_field f)
-{
-    schema_kind kind = api_schema[f].kind;
-    return kind != SCHEMA_TENSOR && kind != SCHEMA_LABELS &&
-           !api_schema[f].oip_instead;
-}
-
 /* ---- the request's parameters ------------------------------------------- */
 
 /* The protocol's own scheduling parameters, which tritonclient sends: a
@@ -82,7 +72,7 @@ static bool unknown_parameter(const char *key, const char *ptr,
                               codec_error *err)
 {
     char params[SCHEMA_LIST_MAX], inputs[SCHEMA_LIST_MAX], meant[96] = "";
-    oip_field_names(params, is_parameter);
+    oip_field_names(params, schema_oip_parameter);
     oip_field_names(inputs, is_tensor);
     int f = schema_suggest(key, NULL);
     if (f >= 0)

@@ -4,14 +4,6 @@
 #include "server/request/schema.h"
 
 #include "core/attention.h"
-#include "core/softmax_rows.h"
-#include "core/tensor.h"
-
-#include <ctype.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 /* value: api_wire; the 16-bit types are computed in float32 */
 static const schema_choice dtypes[] = {
@@ -46,11 +38,20 @@ static const schema_choice encodings_of_position[] = {
 };
 
 static const schema_field rope_members[] = {
-    [API_ROPE_BASE] = {"base", .kind = SCHEMA_NUMBER, .positive = true,
+    [API_ROPE_BASE] = {"base", .doc = "Default 10000.", .kind = SCHEMA_NUMBER,
+                       .positive = true, .invalid_code = ERR_INVALID_ROPE},
+    [API_ROPE_DIMS] = {"dims",
+                       .doc =
+                           "Even, at most d_k; default d_k (which must then be "
+                           "even). The components beyond it pass through.",
+                       .kind = SCHEMA_INTEGER, .min = 2,
                        .invalid_code = ERR_INVALID_ROPE},
-    [API_ROPE_DIMS] = {"dims", .kind = SCHEMA_INTEGER, .min = 2,
-                       .invalid_code = ERR_INVALID_ROPE},
-    [API_ROPE_STYLE] = {"style", .kind = SCHEMA_ENUM, .choices = rope_styles,
+    [API_ROPE_STYLE] = {"style",
+                        .doc =
+                            "half (default) pairs i with i + dims/2, as "
+                            "Llama's and GPT-NeoX's rotate_half; interleaved "
+                            "pairs 2i with 2i+1, as RoFormer and GPT-J.",
+                        .kind = SCHEMA_ENUM, .choices = rope_styles,
                         .choice_count = 2, .invalid_code = ERR_INVALID_ROPE},
 };
 
@@ -78,432 +79,422 @@ static const schema_field rope_members[] = {
     .kind = SCHEMA_ENUM, .choices = (list),                                    \
     .choice_count = sizeof(list) / sizeof *(list)
 
+const char api_request_doc[] =
+    "Either x (with the weights) or q, k and v given directly (as "
+    "scaled_dot_product_attention takes them); x, or all three of q, k, v, is "
+    "required, and the two forms do not mix (conflicting_fields). The "
+    "projections come as w_q, w_k, w_v (and w_o, b_q, b_k, b_v, b_o) in the "
+    "layout `layout` says, or under the names of torch.nn.MultiheadAttention's "
+    "state_dict (in_proj_weight, in_proj_bias, q_proj_weight, k_proj_weight, "
+    "v_proj_weight, out_proj.weight, out_proj.bias, or out_proj_weight and "
+    "out_proj_bias), which are always out×in: send a state_dict() as it is and "
+    "add num_heads. Each of W_q, W_k, W_v is required from one of its names; "
+    "two names for one projection are a 400 (conflicting_fields).";
+
 const schema_field api_schema[API_FIELD_COUNT] = {
     /* rank 3: a batch of sequences (B, n, d), and then (B, m, d_c) */
     /* required unless q, k and v are given (validate.c) */
-    [API_X] = {"x", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), NUMBERS(x),
+    [API_X] = {"x",
+               .doc = "n×d input, one row per token; or B×n×d, a batch of B "
+                      "sequences that share the weights: every returned stage "
+                      "then gains a leading B, and `shapes` says so.",
+               TENSOR(2, 3, SCHEMA_LEAF_NUMBER), NUMBERS(x),
                .groups = SCHEMA_PROJECTS},
-    [API_CONTEXT] = {"context", TENSOR(2, 3, SCHEMA_LEAF_NUMBER),
-                     NUMBERS(context), .groups = SCHEMA_PROJECTS},
+    [API_CONTEXT] = {"context",
+                     .doc =
+                         "m×d_c key/value source for cross-attention (B×m×d_c "
+                         "with a batch). Without it, keys and values come from "
+                         "x (self-attention, m = n, d_c = d).",
+                     TENSOR(2, 3, SCHEMA_LEAF_NUMBER), NUMBERS(context),
+                     .groups = SCHEMA_PROJECTS},
     /* required unless PyTorch's names give them (validate.c) */
-    [API_W_Q] = {"w_q", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_Q)},
-    [API_W_K] = {"w_k", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_K)},
-    [API_W_V] = {"w_v", TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_V)},
-    [API_W_O] = {"w_o", TENSOR(2, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_O)},
+    [API_W_Q] = {"w_q", .doc = "d×(h·d_k), or a per-head stack h×d×d_k.",
+                 TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_Q)},
+    [API_W_K] = {"w_k", .doc = "d_c×(h·d_k), or a per-head stack h×d_c×d_k.",
+                 TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_K)},
+    [API_W_V] = {"w_v",
+                 .doc = "d_c×(h·d_v), or a per-head stack h×d_c×d_v. d_v may "
+                        "differ from d_k.",
+                 TENSOR(2, 3, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_V)},
+    [API_W_O] = {"w_o",
+                 .doc = "Optional (h·d_v)×d_out output projection. Without it "
+                        "the output is the concatenation of the heads.",
+                 TENSOR(2, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_W_O)},
     /* (n, m) for every sequence, (h, n, m) per head, or with a leading B;
      * padding (m), or (B, m) */
-    [API_MASK] = {"mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER),
-                  .minus_infinity = true},
-    [API_KEY_PADDING] = {"key_padding", TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
-    [API_NUM_HEADS] = {"num_heads", .kind = SCHEMA_INTEGER, .min = 1,
-                       .limit_offset = offsetof(request_limits, max_heads),
-                       .limit_flag = "--max-heads",
-                       .invalid_code = ERR_INVALID_NUM_HEADS},
+    [API_MASK] =
+        {"mask",
+         .doc =
+             "n×m, for every sequence of a batch and every head; h×n×m, one "
+             "per head, for one sequence; in a batch B×n×m, one per sequence, "
+             "or B×h×n×m, one per sequence and head. Booleans: true = query i "
+             "may attend key j (as in PyTorch's scaled_dot_product_attention). "
+             "Numbers: added to the scaled scores; in the binary form −∞ hides "
+             "its key (NaN and +∞ are refused).",
+         TENSOR(2, 4, SCHEMA_LEAF_EITHER), .minus_infinity = true},
+    [API_KEY_PADDING] =
+        {"key_padding",
+         .doc = "m booleans (B×m with a batch, as key_padding_mask); true = "
+                "that key is padding and no query attends it.",
+         TENSOR(1, 2, SCHEMA_LEAF_BOOL)},
+    [API_NUM_HEADS] =
+        {"num_heads",
+         .doc = "The stack depth with 3-D weights. With 2-D weights, default 1 "
+                "in the lessons' form, and required (400 missing_field) with "
+                "PyTorch's names, state_dict or layout \"torch\": PyTorch "
+                "keeps the head count outside the weights, in "
+                "nn.MultiheadAttention(embed_dim, num_heads). Must divide the "
+                "2-D widths and equal every stack's depth.",
+         .kind = SCHEMA_INTEGER, .min = 1,
+         .limit_offset = offsetof(request_limits, max_heads),
+         .limit_flag = "--max-heads", .invalid_code = ERR_INVALID_NUM_HEADS},
     /* 0: divide by √d_k (validate.c) */
-    [API_SCALE] = {"scale", .kind = SCHEMA_NUMBER, .positive = true,
-                   .invalid_code = ERR_INVALID_SCALE,
-                   LANDS(SCHEMA_BIND_NUMBER, problem.scale, 0)},
-    [API_DTYPE] = {"dtype", CHOICES(dtypes), .invalid_code = ERR_INVALID_DTYPE,
-                   .bind = {SCHEMA_BIND_DTYPE, offsetof(api_request, wire),
-                            offsetof(api_request, problem.dtype),
-                            API_WIRE_FLOAT64, 0},
-                   .oip_instead = "the dtype is the datatype of the numeric "
-                                  "inputs (FP64, FP32, FP16 or BF16), not a "
-                                  "parameter"},
-    [API_RETURN] = {"return", .kind = SCHEMA_STAGES,
-                    .invalid_code = ERR_INVALID_RETURN,
+    [API_SCALE] =
+        {"scale",
+         .doc =
+             "Multiplies Q Kᵀ. Default 1/√d_k (applied as a division by √d_k).",
+         .kind = SCHEMA_NUMBER, .positive = true,
+         .invalid_code = ERR_INVALID_SCALE,
+         LANDS(SCHEMA_BIND_NUMBER, problem.scale, 0)},
+    [API_DTYPE] =
+        {"dtype",
+         .doc =
+             "The type of the numbers sent and returned. float64 and float32 "
+             "are also the precision of the whole computation; float16 and "
+             "bfloat16 are computed in float32 (which holds each of their "
+             "values), every number sent rounded to the type first and every "
+             "number returned rounded to it last (to nearest, ties to even).",
+         CHOICES(dtypes), .invalid_code = ERR_INVALID_DTYPE,
+         .bind = {SCHEMA_BIND_DTYPE, offsetof(api_request, wire),
+                  offsetof(api_request, problem.dtype), API_WIRE_FLOAT64, 0},
+         .oip_instead = "the dtype is the datatype of the numeric "
+                        "inputs (FP64, FP32, FP16 or BF16), not a "
+                        "parameter"},
+    [API_RETURN] = {"return",
+                    .doc =
+                        "Stages to return. `shapes` always lists every stage.",
+                    .kind = SCHEMA_STAGES, .invalid_code = ERR_INVALID_RETURN,
                     LANDS(SCHEMA_BIND_STAGES, want,
                           ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS)),
                     .oip_instead = "name the stages to return as outputs"},
-    [API_CAUSAL] = {"causal", .kind = SCHEMA_BOOLEAN,
+    [API_CAUSAL] = {"causal", .doc = "Query i attends only keys j ≤ i.",
+                    .kind = SCHEMA_BOOLEAN,
                     LANDS(SCHEMA_BIND_FLAG, problem.causal, 0)},
-    [API_TOKENS] = {"tokens", .kind = SCHEMA_LABELS},
-    [API_CONTEXT_TOKENS] = {"context_tokens", .kind = SCHEMA_LABELS},
-    [API_ENCODING] = {"encoding", CHOICES(encodings),
-                      .type_code = ERR_INVALID_ENCODING,
-                      .invalid_code = ERR_INVALID_ENCODING,
-                      LANDS(SCHEMA_BIND_FLAG, binary, 0),
-                      .oip_instead = "outputs come as binary data with "
-                                     "binary_data_output or an output's "
-                                     "binary_data parameter, not with "
-                                     "encoding"},
-    [API_B_Q] = {"b_q", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_Q)},
-    [API_B_K] = {"b_k", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_K)},
-    [API_B_V] = {"b_v", TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_V)},
-    [API_B_O] = {"b_o", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_O)},
-    [API_LAYOUT] = {"layout", CHOICES(layouts),
-                    .invalid_code = ERR_INVALID_LAYOUT},
+    [API_TOKENS] = {"tokens",
+                    .doc =
+                        "n labels for the rows of x, echoed in the response; "
+                        "in a batch one list for every sequence, or B lists of "
+                        "n, one per sequence. A list of more labels than "
+                        "--max-tokens is refused 413 limit_exceeded.",
+                    .kind = SCHEMA_LABELS},
+    [API_CONTEXT_TOKENS] =
+        {"context_tokens",
+         .doc = "Labels for the rows of context, or of k when q, k and v are "
+                "given (refused in self-attention, where tokens label both); "
+                "in a batch one list or B lists, as tokens.",
+         .kind = SCHEMA_LABELS},
+    [API_ENCODING] =
+        {"encoding",
+         .doc =
+             "How the reply carries tensors: nested JSON arrays, or each as a "
+             "BinaryTensor. Inputs may use either form whatever this says.",
+         CHOICES(encodings), .type_code = ERR_INVALID_ENCODING,
+         .invalid_code = ERR_INVALID_ENCODING,
+         LANDS(SCHEMA_BIND_FLAG, binary, 0),
+         .oip_instead = "outputs come as binary data with "
+                        "binary_data_output or an output's "
+                        "binary_data parameter, not with "
+                        "encoding"},
+    [API_B_Q] = {"b_q",
+                 .doc = "h·d_k numbers added to x·W_q, or an h×d_k stack.",
+                 TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_Q)},
+    [API_B_K] = {"b_k",
+                 .doc =
+                     "h·d_k numbers added to context·W_k, or an h×d_k stack.",
+                 TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_K)},
+    [API_B_V] = {"b_v",
+                 .doc =
+                     "h·d_v numbers added to context·W_v, or an h×d_v stack.",
+                 TENSOR(1, 2, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_V)},
+    [API_B_O] = {"b_o",
+                 .doc = "d_out numbers added to concat·W_o (only with w_o).",
+                 TENSOR(1, 1, SCHEMA_LEAF_NUMBER), OURS(SCHEMA_B_O)},
+    [API_LAYOUT] =
+        {"layout",
+         .doc = "How w_q, w_k, w_v and w_o are laid out: `lesson` in×out (y = "
+                "x·W, as the lessons), `torch` out×in as nn.Linear.weight (y = "
+                "x·Wᵀ + b; a per-head stack is then h×d_k×d).",
+         CHOICES(layouts), .invalid_code = ERR_INVALID_LAYOUT},
     /* torch.nn.MultiheadAttention's state_dict names (always out×in) */
-    [API_IN_PROJ_WEIGHT] = {"in_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+    [API_IN_PROJ_WEIGHT] = {"in_proj_weight",
+                            .doc = "(3·e)×e, rows [W_q; W_k; W_v], out×in "
+                                   "(PyTorch's MultiheadAttention).",
+                            TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                             TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_Q) |
                                       SCHEMA_GIVES(SCHEMA_W_K) |
                                       SCHEMA_GIVES(SCHEMA_W_V))},
-    [API_IN_PROJ_BIAS] = {"in_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+    [API_IN_PROJ_BIAS] = {"in_proj_bias",
+                          .doc = "[b_q; b_k; b_v] in one vector.",
+                          TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
                           TORCH_KEY(SCHEMA_GIVES(SCHEMA_B_Q) |
                                     SCHEMA_GIVES(SCHEMA_B_K) |
                                     SCHEMA_GIVES(SCHEMA_B_V))},
-    [API_OUT_PROJ_WEIGHT] = {"out_proj_weight",
+    [API_OUT_PROJ_WEIGHT] = {"out_proj_weight", .doc = "e×e W_o, out×in.",
+
                              TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                              TORCH(SCHEMA_GIVES(SCHEMA_W_O))},
-    [API_OUT_PROJ_BIAS] = {"out_proj_bias", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
+    [API_OUT_PROJ_BIAS] = {"out_proj_bias",
+                           .doc = "e numbers added after out_proj_weight.",
+                           TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
                            TORCH(SCHEMA_GIVES(SCHEMA_B_O))},
     /* its output projection's keys exactly as state_dict() writes them */
-    [API_OUT_PROJ_DOT_WEIGHT] = {"out_proj.weight",
-                                 TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                                 TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_O))},
-    [API_OUT_PROJ_DOT_BIAS] = {"out_proj.bias",
-                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
-                               TORCH_KEY(SCHEMA_GIVES(SCHEMA_B_O))},
-    [API_Q_PROJ_WEIGHT] = {"q_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
-                           TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_Q))},
-    [API_K_PROJ_WEIGHT] = {"k_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+    [API_OUT_PROJ_DOT_WEIGHT] =
+        {"out_proj.weight",
+         .doc = "out_proj_weight under the key state_dict() writes for it, so "
+                "a state_dict is sent as it is.",
+
+         TENSOR(2, 2, SCHEMA_LEAF_NUMBER), TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_O))},
+    [API_OUT_PROJ_DOT_BIAS] =
+        {"out_proj.bias",
+         .doc = "out_proj_bias under the key state_dict() writes for it.",
+
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), TORCH_KEY(SCHEMA_GIVES(SCHEMA_B_O))},
+    [API_Q_PROJ_WEIGHT] =
+        {"q_proj_weight",
+         .doc =
+             "e×e W_q, out×in (PyTorch's name when kdim or vdim ≠ embed_dim).",
+         TENSOR(2, 2, SCHEMA_LEAF_NUMBER), TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_Q))},
+    [API_K_PROJ_WEIGHT] = {"k_proj_weight", .doc = "e×kdim W_k, out×in.",
+                           TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                            TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_K))},
-    [API_V_PROJ_WEIGHT] = {"v_proj_weight", TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
+    [API_V_PROJ_WEIGHT] = {"v_proj_weight", .doc = "e×vdim W_v, out×in.",
+                           TENSOR(2, 2, SCHEMA_LEAF_NUMBER),
                            TORCH_KEY(SCHEMA_GIVES(SCHEMA_W_V))},
     /* given directly, as scaled_dot_product_attention takes them: (h, n,
      * d_k), (h, m, d_k), (h, m, d_v), or with a leading B */
-    [API_Q] = {"q", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(q)},
-    [API_K] = {"k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(k)},
-    [API_V] = {"v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(v)},
+    [API_Q] =
+        {"q",
+         .doc = "(h, n, d_k) queries given directly, or (B, h, n, d_k); with k "
+                "and v instead of x and every weight. The stages from `scores` "
+                "on are computed from them; q, k and v are returned as given.",
+         TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(q)},
+    [API_K] = {"k",
+               .doc = "(h_kv, m, d_k) keys, or (B, h_kv, m, d_k); after a "
+                      "cache (past_k), the new keys only.",
+               TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(k)},
+    [API_V] = {"v", .doc = "(h_kv, m, d_v) values, or (B, h_kv, m, d_v).",
+               TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(v)},
     /* grouped-query attention: h_kv key/value heads shared by h / h_kv
      * query heads each */
-    [API_NUM_KV_HEADS] = {"num_kv_heads", .kind = SCHEMA_INTEGER, .min = 1,
-                          .limit_offset = offsetof(request_limits, max_heads),
-                          .limit_flag = "--max-heads",
-                          .invalid_code = ERR_INVALID_NUM_KV_HEADS},
+    [API_NUM_KV_HEADS] =
+        {"num_kv_heads",
+         .doc = "h_kv key/value heads (grouped-query attention; 1 is "
+                "multi-query), dividing num_heads; default num_heads. w_k, w_v "
+                "(and b_k, b_v) are then h_kv·d_k and h_kv·d_v wide (or "
+                "h_kv-deep stacks), and query head i reads key/value head "
+                "⌊i·h_kv/h⌋, as repeat_interleave and PyTorch's enable_gqa. "
+                "The k and v stages are (h_kv, m, ·).",
+         .kind = SCHEMA_INTEGER, .min = 1,
+         .limit_offset = offsetof(request_limits, max_heads),
+         .limit_flag = "--max-heads", .invalid_code = ERR_INVALID_NUM_KV_HEADS},
     /* whole numbers ≥ 0, one per query (n) and per key (m) */
-    [API_POSITIONS] = {"positions", TENSOR(1, 1, SCHEMA_LEAF_NUMBER),
-                       .whole = true, .invalid_code = ERR_INVALID_POSITIONS},
-    [API_CONTEXT_POSITIONS] = {"context_positions",
-                               TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
-                               .invalid_code = ERR_INVALID_POSITIONS},
+    [API_POSITIONS] =
+        {"positions",
+         .doc =
+             "n whole numbers ≥ 0, the queries' positions (default 0..n−1, or "
+             "m₀..m₀+n−1 after a cache of m₀); repeats and gaps are allowed "
+             "(tokens at one position get the same rotation and encoding, and "
+             "causal lets each see the other); with a cache none may be below "
+             "m₀ (invalid_positions). causal and window compare positions (key "
+             "j is visible to query i when p_j ≤ p_i), ALiBi measures |p_i − "
+             "p_j|, RoPE and the sinusoidal encoding use them.",
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+         .invalid_code = ERR_INVALID_POSITIONS},
+    [API_CONTEXT_POSITIONS] =
+        {"context_positions",
+         .doc = "Positions of the new keys (context's rows, or k's with q/k/v "
+                "given); default: the queries' positions in self-attention, "
+                "else m₀, m₀+1, … Cached keys are at 0..m₀−1.",
+
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+         .invalid_code = ERR_INVALID_POSITIONS},
     /* a window wider than any distance between positions hides nothing
      * more: it lands as 2^53, which the core's int64_t arithmetic
      * holds */
-    [API_WINDOW] = {"window", .kind = SCHEMA_INTEGER, .min = 1,
-                    .invalid_code = ERR_INVALID_WINDOW,
-                    .bind = {SCHEMA_BIND_COUNT,
-                             offsetof(api_request, problem.window), 0, 0,
-                             SCHEMA_MAX_POSITION}},
+    [API_WINDOW] =
+        {"window",
+         .doc = "Sliding window: key j is hidden from query i when |p_i − p_j| "
+                "≥ window (with causal: p_i − window < p_j ≤ p_i, Mistral's).",
+         .kind = SCHEMA_INTEGER, .min = 1, .invalid_code = ERR_INVALID_WINDOW,
+         .bind = {SCHEMA_BIND_COUNT, offsetof(api_request, problem.window), 0,
+                  0, SCHEMA_MAX_POSITION}},
     /* ALiBi with the paper's slopes, or with slopes of one's own (h) */
-    [API_ALIBI] = {"alibi", .kind = SCHEMA_BOOLEAN},
-    [API_ALIBI_SLOPES] = {"alibi_slopes", TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
+    [API_ALIBI] = {"alibi",
+                   .doc = "ALiBi with the paper's slopes (2^(−8k/h), k = 1..h, "
+                          "for h a power of two; otherwise its reference "
+                          "code's rule): −slope_h·|p_i − p_j| added to the "
+                          "scaled scores, visible in masked_scores.",
+                   .kind = SCHEMA_BOOLEAN},
+    [API_ALIBI_SLOPES] =
+        {"alibi_slopes",
+         .doc = "h slopes of one's own for ALiBi (instead of alibi).",
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER)},
     /* rotary embeddings of q and k: true, or {base, dims, style} */
-    [API_ROPE] = {"rope", .kind = SCHEMA_OBJECT, .members = rope_members,
-                  .member_count = 3, .type_code = ERR_INVALID_ROPE,
-                  .invalid_code = ERR_INVALID_ROPE},
+    [API_ROPE] =
+        {"rope",
+         .doc = "Rotary position embedding (RoFormer) of q and k, after their "
+                "biases: the first `dims` components of every head vector turn "
+                "in pairs, pair i by position·θ_i with θ_i = base^(−2i/dims) "
+                "(cos and sin in float64, rounded to the dtype). `true` takes "
+                "every default; an object sets some. The scores use the turned "
+                "q_rope and k_rope; q and k stay as projected.",
+         .kind = SCHEMA_OBJECT, .members = rope_members, .member_count = 3,
+         .type_code = ERR_INVALID_ROPE, .invalid_code = ERR_INVALID_ROPE},
     [API_POSITIONAL_ENCODING] =
-        {"positional_encoding", CHOICES(encodings_of_position),
+        {"positional_encoding",
+         .doc = "sinusoidal adds \"Attention Is All You Need\"'s encoding to x "
+                "(and to context, at the new keys' positions) before the "
+                "projections: PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, "
+                "2i+1) = cos(pos/10000^(2i/d)); the stage x_pe is x plus it. "
+                "Not with q, k and v given.",
+         CHOICES(encodings_of_position),
          .invalid_code = ERR_INVALID_POSITIONAL_ENCODING,
          LANDS(SCHEMA_BIND_FLAG, problem.sinusoidal, 0)},
     /* a KV cache: (h_kv, m₀, d_k) and (h_kv, m₀, d_v), or with a leading B */
-    [API_PAST_K] = {"past_k", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
-                    NUMBERS(past_k)},
-    [API_PAST_V] = {"past_v", TENSOR(3, 4, SCHEMA_LEAF_NUMBER),
-                    NUMBERS(past_v)},
+    [API_PAST_K] =
+        {"past_k",
+         .doc =
+             "A KV cache: (h_kv, m₀, d_k) keys, or (B, h_kv, m₀, d_k), already "
+             "turned by RoPE, of positions 0..m₀−1, as a reply's k_cache gives "
+             "them. This request's keys come after them: scores, masks and "
+             "key_padding cover all m = m₀ + m_new keys. With past_v.",
+         TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(past_k)},
+    [API_PAST_V] =
+        {"past_v",
+         .doc = "(h_kv, m₀, d_v) values, or (B, h_kv, m₀, d_v), with past_k.",
+         TENSOR(3, 4, SCHEMA_LEAF_NUMBER), NUMBERS(past_v)},
     /* the query heads the reply holds, in this order (heads.h) */
-    [API_HEADS] = {"heads", TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
-                   .invalid_code = ERR_INVALID_HEADS},
+    [API_HEADS] =
+        {"heads",
+         .doc =
+             "The query heads the reply holds, distinct, each below num_heads, "
+             "in this order (default all). Every stage with a head axis is "
+             "returned for them only and `shapes` says so: plane j of q, "
+             "q_rope, scores, scaled_scores, masked_scores, weights and "
+             "head_outputs is query head heads[j]'s, plane j of k, v, k_rope, "
+             "k_cache and v_cache its key/value head's (⌊heads[j]·h_kv/h⌋, so "
+             "a head shared by two named query heads comes twice). Every head "
+             "is still computed: concat and output are unchanged. One head of "
+             "n = 256 with every stage is 1/h of the reply.",
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+         .invalid_code = ERR_INVALID_HEADS},
     /* PyTorch's masks under its names and in the sense of the function the
      * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is
      * projected, scaled_dot_product_attention's with q, k and v */
-    [API_ATTN_MASK] = {"attn_mask", TENSOR(2, 4, SCHEMA_LEAF_EITHER),
-                       .minus_infinity = true},
+    [API_ATTN_MASK] =
+        {"attn_mask",
+         .doc =
+             "PyTorch's name of mask (not with it), in the sense of the "
+             "function the request mirrors. With x (projected, as "
+             "nn.MultiheadAttention): booleans true = masked out, the opposite "
+             "of mask; in a batch a 3-dimensional one is the module's "
+             "(N·num_heads, L, S). With q, k and v (as "
+             "scaled_dot_product_attention): booleans true = may attend, as "
+             "mask, broadcast as the function broadcasts it: every dimension "
+             "it gives, counted from the last, is the scores' (N, h, L, S) or "
+             "1. Numbers are added to the scaled scores in both.",
+         TENSOR(2, 4, SCHEMA_LEAF_EITHER), .minus_infinity = true},
     /* booleans, or numbers added to their keys' scores (PyTorch 2's) */
-    [API_KEY_PADDING_MASK] = {"key_padding_mask",
-                              TENSOR(1, 2, SCHEMA_LEAF_EITHER),
-                              .minus_infinity = true},
-    [API_IS_CAUSAL] = {"is_causal", .kind = SCHEMA_BOOLEAN},
+    [API_KEY_PADDING_MASK] =
+        {"key_padding_mask",
+         .doc = "nn.MultiheadAttention's name of key_padding (not with it): "
+                "true = padding; or numbers added to every query's score of "
+                "their key, −∞ (in the binary forms) hiding it, as PyTorch 2 "
+                "adds a float one.",
+
+         TENSOR(1, 2, SCHEMA_LEAF_EITHER), .minus_infinity = true},
+    [API_IS_CAUSAL] = {"is_causal",
+                       .doc = "PyTorch's name of causal (not with it).",
+                       .kind = SCHEMA_BOOLEAN},
     /* nn.MultiheadAttention's default: weights averaged over the heads */
-    [API_AVERAGE_ATTN_WEIGHTS] = {"average_attn_weights",
-                                  .kind = SCHEMA_BOOLEAN,
-                                  LANDS(SCHEMA_BIND_FLAG, average_weights, 0)},
+    [API_AVERAGE_ATTN_WEIGHTS] =
+        {"average_attn_weights",
+         .doc =
+             "weights averaged over the heads the reply holds, (n, m) (B×n×m "
+             "in a batch), as nn.MultiheadAttention returns them by default.",
+
+         .kind = SCHEMA_BOOLEAN, LANDS(SCHEMA_BIND_FLAG, average_weights, 0)},
     /* nn.MultiheadAttention's batch_first: false takes a batch of x and
      * context sequence first, (L, N, E), and returns it so (batch_first.h) */
-    [API_BATCH_FIRST] = {"batch_first", .kind = SCHEMA_BOOLEAN,
-                         LANDS(SCHEMA_BIND_FLAG, batch_first, 1)},
+    [API_BATCH_FIRST] =
+        {"batch_first",
+         .doc =
+             "nn.MultiheadAttention's batch_first. false takes a batch "
+             "sequence first, x (L, N, E) and context (S, N, E_k), and returns "
+             "x_pe, concat and output so, (L, N, width); the per-head stages "
+             "stay (N, h, L, ·) as the module's weights, and so do the masks. "
+             "One sequence is the same either way. A batch in PyTorch's names "
+             "must say it (missing_field): the module's default is false. Not "
+             "with q, k and v (conflicting_fields).",
+         .kind = SCHEMA_BOOLEAN, LANDS(SCHEMA_BIND_FLAG, batch_first, 1)},
     /* add_bias_kv's parameters (1, 1, e) and add_zero_attn: refused, 422
      * (module_options.c) */
-    [API_BIAS_K] = {"bias_k", TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
+    [API_BIAS_K] = {"bias_k",
+                    .doc = "add_bias_kv's key bias, (1, 1, e): not computed, "
+                           "422 unsupported_option (as bias_v); the detail "
+                           "says to send q, k and v with it appended.",
+                    TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
                     .invalid_code = ERR_UNSUPPORTED_OPTION, TORCH_KEY(0)},
-    [API_BIAS_V] = {"bias_v", TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
+    [API_BIAS_V] = {"bias_v",
+                    .doc =
+                        "add_bias_kv's value bias, (1, 1, e); 422 as bias_k.",
+                    TENSOR(1, 3, SCHEMA_LEAF_NUMBER),
                     .invalid_code = ERR_UNSUPPORTED_OPTION, TORCH_KEY(0)},
-    [API_ADD_ZERO_ATTN] = {"add_zero_attn", .kind = SCHEMA_BOOLEAN,
+    [API_ADD_ZERO_ATTN] = {"add_zero_attn",
+                           .doc = "nn.MultiheadAttention's add_zero_attn: true "
+                                  "is not computed, 422 unsupported_option.",
+                           .kind = SCHEMA_BOOLEAN,
                            .invalid_code = ERR_UNSUPPORTED_OPTION,
                            .groups = SCHEMA_PROJECTS},
     /* the attention module of a model's state_dict, by its prefix
      * (state_dict.h) */
-    [API_MODULE] = {"module", .kind = SCHEMA_STRING,
-                    .invalid_code = ERR_INVALID_MODULE,
-                    .oip_instead = "module picks a module of /v1's "
-                                   "state_dict; send the module's tensors "
-                                   "as inputs named by their keys without "
-                                   "its prefix"},
+    [API_MODULE] =
+        {"module",
+         .doc = "The prefix of the attention module of a model's state_dict to "
+                "compute, as named_modules() names it (\"layers.1.self_attn\"; "
+                "\"\" for the module's own state_dict); required when the "
+                "state_dict holds several. A name that is no attention module "
+                "of it: invalid_module, listing them. Only with state_dict; "
+                "not on /v2.",
+         .kind = SCHEMA_STRING, .invalid_code = ERR_INVALID_MODULE,
+         .oip_instead = "module picks a module of /v1's "
+                        "state_dict; send the module's tensors "
+                        "as inputs named by their keys without "
+                        "its prefix"},
     /* module.state_dict() as it is, keys under one prefix (state_dict.h) */
-    [API_STATE_DICT] = {"state_dict", .kind = SCHEMA_STATE_DICT,
-                        .invalid_code = ERR_CONFLICTING_FIELDS,
-                        .oip_instead = "send each of the state_dict's tensors "
-                                       "as an input named by its key without "
-                                       "the module's prefix"},
+    [API_STATE_DICT] =
+        {"state_dict",
+         .doc =
+             "nn.MultiheadAttention's state_dict() as it is, or a whole "
+             "model's: the attention module's keys (in_proj_weight, "
+             "in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, "
+             "out_proj.weight, out_proj.bias; bias_k and bias_v, refused), "
+             "each under the prefix a module inside a model gives them "
+             "(\"encoder.layers.0.self_attn.in_proj_weight\"); each is that "
+             "field's tensor. The module computed is the one `module` names, "
+             "else the one attention module (a prefix with in_proj_weight or "
+             "q_proj_weight) the state_dict holds; several and no module: "
+             "missing_field at /module, listing them. Keys of other modules "
+             "are ignored; a key under the module's prefix that is none of its "
+             "keys: unknown_field, pointed at /state_dict/<key>; a key given "
+             "here and as a field too: conflicting_fields. Without an "
+             "attention module the keys must be under one prefix. /v2 takes "
+             "each tensor as an input under its key without the prefix.",
+         .kind = SCHEMA_STATE_DICT, .invalid_code = ERR_CONFLICTING_FIELDS,
+         .oip_instead = "send each of the state_dict's tensors "
+                        "as an input named by its key without "
+                        "the module's prefix"},
 };
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,
                "rope's members fit schema_value");
-
-size_t schema_element_count(const schema_tensor *t)
-{
-    size_t count = 1;
-    for (int i = 0; i < t->rank; i++)
-        count *= t->dims[i]; /* bounded by the parser's element budget */
-    return count;
-}
-
-const char *schema_pointer(api_field f, char out[CODEC_POINTER_MAX])
-{
-    codec_pointer(out, api_schema[f].name, NULL, 0);
-    return out;
-}
-
-void schema_element_pointer(char out[CODEC_POINTER_MAX], api_field f,
-                            const schema_tensor *t, size_t flat)
-{
-    size_t index[SCHEMA_MAX_RANK];
-    for (int i = t->rank - 1; i >= 0; i--) {
-        index[i] = flat % t->dims[i];
-        flat /= t->dims[i];
-    }
-    codec_pointer(out, api_schema[f].name, index, t->rank);
-}
-
-const char *schema_kind_name(schema_kind kind)
-{
-    static const char *const names[] = {
-        [SCHEMA_TENSOR] = "tensor",
-        [SCHEMA_INTEGER] = "integer",
-        [SCHEMA_NUMBER] = "number",
-        [SCHEMA_BOOLEAN] = "boolean",
-        [SCHEMA_ENUM] = "enum",
-        [SCHEMA_STAGES] = "stages",
-        [SCHEMA_LABELS] = "labels",
-        [SCHEMA_OBJECT] = "object",
-        [SCHEMA_STATE_DICT] = "state_dict",
-        [SCHEMA_STRING] = "string",
-    };
-    return names[kind];
-}
-
-int schema_field_of(const char *name)
-{
-    for (int f = 0; f < API_FIELD_COUNT; f++)
-        if (strcmp(api_schema[f].name, name) == 0)
-            return f;
-    return -1;
-}
-
-const char *schema_torch_name_given(const api_fields *fields)
-{
-    for (int f = 0; f < API_FIELD_COUNT; f++)
-        if (api_schema[f].gives && fields->tensor[f].present &&
-            !(api_schema[f].groups & SCHEMA_FOLLOWS_LAYOUT))
-            return api_schema[f].name;
-    return NULL;
-}
-
-/* Edits a mistyped name may be away from the name it meant: two catches
- * "num_head", "in_proj_weigth" and "key_pading"; more would take the
- * short names (q, k, v, x, w_q ...) for each other. */
-#define SCHEMA_SUGGEST_EDITS 2
-
-/* The longest name compared; longer ones are no field's. */
-#define SCHEMA_SUGGEST_MAX 32
-
-/* The optimal string alignment distance of a and b (each at most
- * SCHEMA_SUGGEST_MAX bytes), letters compared without case. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-    size_t d[SCHEMA_SUGGEST_MAX + 1][SCHEMA_SUGGEST_MAX + 1];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t change = tolower((unsigned char)a[i - 1]) !=
-                            tolower((unsigned char)b[j - 1]);
-            size_t best = d[i - 1][j - 1] + change;
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
-
-int schema_suggest(const char *name, bool (*takes)(api_field f))
-{
-    size_t len = strlen(name);
-    if (len > SCHEMA_SUGGEST_MAX)
-        return -1;
-    int best = -1;
-    size_t best_distance = SCHEMA_SUGGEST_EDITS + 1;
-    bool tie = false;
-    for (int f = 0; f < API_FIELD_COUNT; f++) {
-        const char *row = api_schema[f].name;
-        if (takes && !takes((api_field)f))
-            continue;
-        if (strcasecmp(row, name) == 0)
-            return f;
-        size_t row_len = strlen(row);
-        /* a short name is a typo of another only by one edit */
-        size_t most = row_len < 4 ? 1 : SCHEMA_SUGGEST_EDITS;
-        size_t distance = edit_distance(name, len, row, row_len);
-        if (distance > most || distance > best_distance)
-            continue;
-        tie = distance == best_distance;
-        if (!tie) {
-            best = f;
-            best_distance = distance;
-        }
-    }
-    return tie ? -1 : best;
-}
-
-int schema_tensor_of(const char *name)
-{
-    int f = schema_field_of(name);
-    return f >= 0 && api_schema[f].kind == SCHEMA_TENSOR ? f : -1;
-}
-
-error_code schema_whole_code(const char *pointer)
-{
-    char token[4][CODEC_POINTER_MAX];
-    size_t depth = codec_pointer_tokens(pointer, 4, token);
-    int f = depth ? schema_field_of(token[0]) : -1;
-    if (f < 0)
-        return ERR_NONE;
-    const schema_field *row = &api_schema[f];
-    switch (row->kind) {
-    case SCHEMA_INTEGER:
-        return depth == 1 ? row->invalid_code : ERR_NONE;
-    case SCHEMA_OBJECT:
-        for (size_t m = 0; depth == 2 && m < row->member_count; m++)
-            if (strcmp(row->members[m].name, token[1]) == 0)
-                return row->members[m].kind == SCHEMA_INTEGER
-                           ? row->members[m].invalid_code
-                           : ERR_NONE;
-        return ERR_NONE;
-    case SCHEMA_TENSOR: /* its elements, or its binary form's shape */
-        if (depth == 3 && strcmp(token[1], "shape") == 0)
-            return SCHEMA_DIM_CODE;
-        return row->whole && depth == 1 + (size_t)row->max_rank
-                   ? row->invalid_code
-                   : ERR_NONE;
-    case SCHEMA_STATE_DICT: /* a binary tensor's shape */
-        return depth == 4 && strcmp(token[2], "shape") == 0 ? SCHEMA_DIM_CODE
-                                                            : ERR_NONE;
-    default:
-        return ERR_NONE;
-    }
-}
-
-int schema_choice_of(api_field f, const char *name)
-{
-    const schema_field *row = &api_schema[f];
-    for (size_t i = 0; name && i < row->choice_count; i++)
-        if (strcmp(row->choices[i].name, name) == 0)
-            return row->choices[i].value;
-    return -1;
-}
-
-/* Joins count names (name_of(i)) with ", " into out. */
-static void join(char out[SCHEMA_LIST_MAX], int count,
-                 const char *(*name_of)(int))
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (int i = 0; i < count; i++) {
-        const char *name = name_of(i);
-        size_t need = strlen(name) + (i ? 2 : 0);
-        if (len + need >= SCHEMA_LIST_MAX)
-            break; /* names are short: see the assertion below */
-        if (i) {
-            memcpy(out + len, ", ", 2);
-            len += 2;
-        }
-        memcpy(out + len, name, strlen(name) + 1);
-        len += strlen(name);
-    }
-}
-
-static const char *field_name(int f) { return api_schema[f].name; }
-static const char *stage_name(int s) { return attn_stage_name(s); }
-
-void schema_field_list(char out[SCHEMA_LIST_MAX])
-{
-    join(out, API_FIELD_COUNT, field_name);
-}
-
-void schema_stage_list(char out[SCHEMA_LIST_MAX])
-{
-    join(out, ATTN_STAGE_COUNT, stage_name);
-}
-
-/* every field and stage name is at most 16 bytes: 18 with ", " */
-_Static_assert(API_FIELD_COUNT * 18 < SCHEMA_LIST_MAX &&
-                   ATTN_STAGE_COUNT * 18 < SCHEMA_LIST_MAX,
-               "the lists of fields and stages fit SCHEMA_LIST_MAX");
-
-/* Numbers checked by the core's vectorised row loop between the tests for
- * a bad one: long enough to run at its speed, short enough that finding the
- * bad one's index rescans little. */
-#define SCHEMA_FINITE_BLOCK 4096
-
-/* Whether an infinity or a NaN is among numbers [from, to). */
-static bool any_nonfinite(const schema_tensor *t, size_t from, size_t to)
-{
-    return t->is_float32
-               ? !softmax_all_finite_f32((const float *)t->data + from,
-                                         to - from)
-               : !softmax_all_finite_f64((const double *)t->data + from,
-                                         to - from);
-}
-
-size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
-                              size_t count)
-{
-    for (size_t from = 0; from < count; from += SCHEMA_FINITE_BLOCK) {
-        size_t to = count - from < SCHEMA_FINITE_BLOCK
-                        ? count
-                        : from + SCHEMA_FINITE_BLOCK;
-        if (!any_nonfinite(t, from, to))
-            continue;
-        for (size_t i = from; i < to; i++) {
-            double v = schema_number(t, i);
-            if (!isfinite(v) && !(row->minus_infinity && v == -INFINITY))
-                return i;
-        }
-    }
-    return count;
-}
-
-void api_fields_free(api_fields *fields)
-{
-    for (int f = 0; f < API_FIELD_COUNT; f++) {
-        free(fields->tensor[f].data);
-        api_labels_free(&fields->value[f].labels);
-    }
-    memset(fields, 0, sizeof *fields);
-}
-
-void schema_quote_number(const api_fields *fields, const char *pointer,
-                         double value, char out[NUMBER_WORDS_MAX])
-{
-    if (fields->literal)
-        fields->literal(fields->text, fields->text_len, pointer, value, out);
-    else
-        number_words(value, out);
-}

@@ -10,9 +10,11 @@
  * knows the fields reads this table: both parsers (which members exist, how
  * each tensor may nest), the decoder of the small fields (kinds, ranges,
  * messages), the binding (bind.c), the weights' sources (weights.c), the
- * /v2 reader (oip_decode.c), the "fields are ..." message and the contract
- * test (tests/contract).  The rules that relate fields to each other
- * (shapes that must agree) live in validate.c and positions.c.
+ * /v2 reader (oip_decode.c), the "fields are ..." message, the contract
+ * (openapi.yaml's request schemas and docs/api.md's table of fields,
+ * written by tools/gen_contract.c) and its test (tests/contract).  The rules
+ * that relate fields to each other (shapes that must agree) live in validate.c
+ * and positions.c.
  *
  * Adding a field: docs/architecture.md, "Where a change goes", says what
  * it takes (this row, its rule, its tests and docs, its page control);
@@ -193,6 +195,9 @@ typedef struct schema_field schema_field;
 
 struct schema_field {
     const char *name; /* the JSON member, and its pointer "/name" */
+    /* what it means, in Markdown, as openapi.yaml's description and
+     * docs/api.md's table give it (tools/gen_contract.c writes both) */
+    const char *doc;
     schema_kind kind;
     bool required;
     /* SCHEMA_TENSOR */
@@ -235,6 +240,10 @@ struct schema_field {
 };
 
 extern const schema_field api_schema[API_FIELD_COUNT];
+
+/* What a request is as a whole: the description of openapi.yaml's
+ * AttentionRequest (tools/gen_contract.c). */
+extern const char api_request_doc[];
 
 /* One tensor as parsed: flat row-major doubles (or bytes 0/1 for boolean
  * leaves, or floats as a float32 binary input sent them) and its shape. */
@@ -325,6 +334,13 @@ const char *schema_kind_name(schema_kind kind);
  * request is in nn.MultiheadAttention's terms, whose head count and batch
  * order live outside its state_dict (weights.c, batch_first.c). */
 const char *schema_torch_name_given(const api_fields *fields);
+
+/* Whether an Open Inference Protocol request parameter carries field f:
+ * one value (not a tensor, not labels), and not what the protocol says its
+ * own way (the row's oip_instead: the inputs' datatype is the dtype,
+ * outputs the stages).  oip_decode.c reads parameters so, and
+ * tools/gen_contract.c lists them in openapi.yaml's InferenceParameters. */
+bool schema_oip_parameter(api_field f);
 
 /* The row named name, or -1. */
 int schema_field_of(const char *name);

@@ -26,7 +26,7 @@ import sys
 README = "README.md"
 README_HEADER = "| route, or field of the request body | what |"
 API = "docs/api.md"
-API_HEADER = "| field | meaning |"
+API_HEADER = "| field | what it takes | meaning |"
 API_STAGES_HEADER = "| stage | shape | what |"
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS")
 NAME = re.compile(r"`([^`]+)`")

@@ -2,7 +2,9 @@
 # server does: its request fields, its error codes (the table of
 # server/base/error_codes.c) and its routes; README.md's and docs/api.md's
 # tables of fields name exactly the schema table's fields
-# (check_docs_fields.py); --help fits 100 columns, shows every flag's
+# (check_docs_fields.py), and openapi.yaml's request schemas and
+# docs/api.md's table of fields are, as committed, what
+# tools/gen_contract.c writes from the table (check_generated.py); --help fits 100 columns, shows every flag's
 # placeholder and variable, and names the routes the API key guards
 # (check_help.py); /metrics reads as Prometheus's own parser reads it, in
 # its naming conventions (check_metrics.py).
@@ -17,6 +19,7 @@ DEB_TEST    += python3-yaml python3-prometheus-client
 PRINT_SCHEMA := $(BUILD)/tests/print_schema
 $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
                  $(BUILD)/server/request/schema.o \
+                 $(BUILD)/server/request/schema_lookup.o \
                  $(BUILD)/server/request/request.o \
                  $(BUILD)/server/request/codec_error.o \
                  $(BUILD)/server/request/number_words.o \
@@ -26,7 +29,9 @@ $(PRINT_SCHEMA): $(BUILD)/tests/contract/print_schema.o \
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 TEST_BUILD += $(PRINT_SCHEMA)
 
-test-contract: $(SERVER_BIN) $(PRINT_SCHEMA)
+test-contract: $(SERVER_BIN) $(PRINT_SCHEMA) $(GEN_CONTRACT)
+	$(PYTHON) tests/contract/check_generated.py --gen $(GEN_CONTRACT) \
+	  openapi.yaml docs/api.md
 	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \
 	  --print-schema $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_docs_fields.py --print-schema $(PRINT_SCHEMA)
