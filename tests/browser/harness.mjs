@@ -13,7 +13,11 @@
 // Each test file opens the page once (openPage) on a server of its own and
 // ends with finalChecks.
 //
-// Screenshots go to tests/artifacts/ (git-ignored).
+// Screenshots go to tests/artifacts/ (git-ignored).  The files run side by
+// side (suite.mk), so what a file writes there carries its name: the logs
+// and notes of the harness are artifact("server.log") and the like, i.e.
+// tests/artifacts/page-server.log for page.test.mjs; a file's own
+// screenshots and logs take names no other file uses (best: artifact(…)).
 import { after, before, beforeEach, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -45,23 +49,31 @@ export const SHM = "/dev/shm";
 export const SHM_MIN_MIB = 1024;
 export const freeMiB = (dir) => { try { const f = fs.statfsSync(dir); return Math.floor((f.bavail * f.bsize) / 2 ** 20); } catch { return 0; } };
 
+// The test file this process runs (node --test runs each file in a process
+// of its own), without ".test.mjs": the first part of its artifacts' names.
+export const FILE = path.basename(process.argv[1] || "browser", ".test.mjs");
+// ARTIFACTS/<FILE>-<what>: an artifact of this file, beside those of the
+// files running at the same time.
+export const artifact = (what) => path.join(ARTIFACTS, `${FILE}-${what}`);
+
 let server, serverExit, profile;
 export let context;
 export let base, page;
 export const outside = []; // requests the page made to any other origin
 export const pageErrors = []; // uncaught exceptions and console errors
-export const CHROMIUM_LOG = path.join(ARTIFACTS, "chromium.log"); // Chromium's own log (--log-file)
+export const CHROMIUM_LOG = artifact("chromium.log"); // Chromium's own log (--log-file)
 export const CHROMIUM_LOG_LINES = 8; // of it, the newest, quoted with a note of health
 // What the page and the browser were doing when a test failed or the page
-// stopped drawing frames; make test-browser prints it after a failure.
-export const HEALTH = path.join(ARTIFACTS, "browser-health.txt");
+// stopped drawing frames; make test-browser prints every file's after the run.
+export const HEALTH = artifact("health.txt");
 
 /* ---- the server ---------------------------------------------------------- */
 
 // Starts the service with `args` beside its listen address, its stderr into
-// ARTIFACTS/`logName`: { proc, exit (a promise of { code, signal }), url (a
-// promise of its address, rejected if it exits or is silent first) }.
-export function spawnService(args, logName) {
+// ARTIFACTS/`logName` (a name that starts with the file's: "embed-server.log";
+// default artifact("server.log")): { proc, exit (a promise of { code, signal
+// }), url (a promise of its address, rejected if it exits or is silent first) }.
+export function spawnService(args, logName = path.basename(artifact("server.log"))) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const log = fs.openSync(path.join(ARTIFACTS, logName), "w");
   const proc = spawn(SERVER, ["--listen", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", log] });
@@ -81,7 +93,7 @@ export function spawnService(args, logName) {
 }
 
 export function startServer() {
-  const s = spawnService(["--threads", "1"], "browser-server.log");
+  const s = spawnService(["--threads", "1"]);
   server = s.proc;
   serverExit = s.exit;
   return s.url;

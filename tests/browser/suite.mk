@@ -3,7 +3,7 @@
 # committed package-lock.json; node_modules is git-ignored).
 #   make test-browser        screenshots land in tests/artifacts/; after a
 #   failure, or a page that stopped drawing frames, it prints what the page,
-#   the server and Chromium were doing (tests/artifacts/browser-health.txt)
+#   the server and Chromium were doing (tests/artifacts/<file>-health.txt)
 #   make test-browser BROWSER_TEST_FILTER=causal   only the tests whose names
 #   match that regular expression (node's --test-name-pattern)
 #   READ_LANGS=es READ_WIDTHS=1366 make test-browser BROWSER_TESTS=reading.test.mjs
@@ -13,10 +13,16 @@ TEST_SUITES += test-browser
 DEB_TEST    += chromium nodejs
 
 BROWSER_DIR := tests/browser
-# one file per seam of the page (harness.mjs: what they share), run one at a
-# time (each opens its own server and Chromium); `make test-browser
-# BROWSER_TESTS=form.test.mjs` runs one
+# one file per seam of the page (harness.mjs: what they share), each with its
+# own server and Chromium and its own artifacts (tests/artifacts/<file>-*),
+# BROWSER_JOBS files at a time: a file spends most of its time waiting on
+# Chromium's frames and the server, so two share two cores well.
+# BROWSER_ALONE: the files whose checks time the page (one edit's page work,
+# a new element's first render) run after the others, one at a time.
+# `make test-browser BROWSER_TESTS=form.test.mjs` runs one.
 BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
+BROWSER_JOBS  ?= 2
+BROWSER_ALONE ?= budget.test.mjs embed.test.mjs
 
 # playwright-core, installed again only when the lock changes (test-build
 # installs it beside the compilers)
@@ -26,15 +32,21 @@ $(BROWSER_NODE): $(BROWSER_DIR)/package-lock.json
 	cd $(BROWSER_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
 .PHONY: test-browser
+BROWSER_RUN = ATTENTION_SERVER=$(abspath $(SERVER_BIN)) PYTHON=$(PYTHON) \
+  CHROMIUM=/usr/bin/chromium ARTIFACTS=$(abspath tests/artifacts) \
+  timeout 1800 node --test --test-reporter=spec \
+  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)')
+BROWSER_SIDE := $(filter-out $(BROWSER_ALONE),$(BROWSER_TESTS))
+BROWSER_SOLO := $(filter $(BROWSER_ALONE),$(BROWSER_TESTS))
 test-browser: $(SERVER_BIN) $(BROWSER_NODE)
 	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
-	@mkdir -p tests/artifacts && : > tests/artifacts/browser-health.txt
-	cd $(BROWSER_DIR) && ATTENTION_SERVER=$(abspath $(SERVER_BIN)) \
-	  PYTHON=$(PYTHON) CHROMIUM=/usr/bin/chromium \
-	  ARTIFACTS=$(abspath tests/artifacts) \
-	  timeout 1800 node --test --test-concurrency=1 --test-reporter=spec \
-	  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)') \
-	  $(BROWSER_TESTS); \
-	  status=$$?; health=$(abspath tests/artifacts)/browser-health.txt; \
-	  if [ -s $$health ]; then echo "== what the page was doing:"; cat $$health; fi; \
-	  exit $$status
+	@mkdir -p tests/artifacts && rm -f tests/artifacts/*-health.txt
+	cd $(BROWSER_DIR) && status=0; \
+	  $(if $(BROWSER_SIDE),$(BROWSER_RUN) --test-concurrency=$(BROWSER_JOBS) \
+	    $(BROWSER_SIDE) || status=1;) \
+	  $(if $(BROWSER_SOLO),$(BROWSER_RUN) --test-concurrency=1 \
+	    $(BROWSER_SOLO) || status=1;) \
+	  for health in $(abspath tests/artifacts)/*-health.txt; do \
+	    [ -s "$$health" ] || continue; \
+	    echo "== what the page was doing ($$health):"; cat "$$health"; \
+	  done; exit $$status
