@@ -71,7 +71,7 @@ V2_BINARY, V2_JSON = f"{OURS} /v2 binary", f"{OURS} /v2 JSON"
 PYTHON = sys.executable
 
 CORE_SIZES = [(64, 64, 2), (256, 256, 4), (1024, 512, 8), (2048, 512, 8)]
-QUICK_CORE_SIZES = [(64, 64, 2), (256, 256, 4)]
+QUICK_CORE_SIZES = [(64, 64, 2)]  # the smoke run checks the plumbing
 DTYPES = ["float32", "float64"]
 THREADS = [1, 2]
 GEMM_SIZE, QUICK_GEMM_SIZE = 2048, 512
@@ -82,8 +82,10 @@ CHECK_RTOL = {"float32": 2e-4, "float64": 1e-9}
 WRK_CONNECTIONS, WRK_THREADS = 8, 1
 # The HTTP part's rows: a request body and wrk's connections.  32 saturate
 # the servers (the p99 target is read there), 8 are the earlier load.
-HTTP_ROWS = [("lesson 002 (n=5, d=8, h=2)", 32), ("lesson 002 (n=5, d=8, h=2)", 8),
-             ("n=16, d=64, h=4", 8)]
+LESSON, N16 = "lesson 002 (n=5, d=8, h=2)", "n=16, d=64, h=4"
+HTTP_ROWS = [(LESSON, 32), (LESSON, 8), (N16, 8)]
+# the smoke run: both bodies and both connection counts, one row each
+QUICK_HTTP_ROWS = [(LESSON, 32), (N16, 8)]
 MINIMAL = "libmicrohttpd minimal"
 # Part 5, fairness: one client streams big requests (float32, base64, about
 # 0.4 s each here) while wrk sends lesson-sized ones on 4 connections.
@@ -97,6 +99,16 @@ BASELINE = "baseline"
 # core from the one being timed (a 2-thread row once took 100 ms instead of
 # 60 ms that way).  Each contestant starts on a quiet machine.
 QUIET_SECONDS = 0.2
+
+
+def pause():
+    """The pause before a timed command (none in the smoke run, which
+    checks the harness, not the figures)."""
+    if not QUICK:
+        pause()
+
+
+QUICK = False  # --quick: set once by main()
 # After the big requests, how long the servers are left idle before their
 # resident memory is read again: past the 5 s after which ours gives freed
 # memory back (ALLOC_SETUP_IDLE_SECONDS); the smoke run does not wait.
@@ -312,13 +324,13 @@ def run_core(args):
                     procs[name].restart()
                     for case in cases:
                         procs[name].ask("attn %s %d %d %d %d %d 1" % case)
-            time.sleep(QUIET_SECONDS)
+            pause()
             peak = fma_peak(args, FMA_QUICK_SECONDS if args.quick
                             else FMA_SECONDS)
             if peak:
                 peaks.append(peak)
             for g in gemms:
-                time.sleep(QUIET_SECONDS)
+                pause()
                 a = gemm_procs[g[0]].ask(
                     f"gemm {g[1]} {gemm_size} {g[2]} {gemm_calls[g]}")
                 gemm_times[g].append(a["seconds"] / a["calls"])
@@ -327,7 +339,7 @@ def run_core(args):
                     if not runs(name, case):
                         continue
                     cmd = "attn %s %d %d %d %d %d" % case
-                    time.sleep(QUIET_SECONDS)
+                    pause()
                     a = procs[name].ask(f"{cmd} {calls[case, name]}")
                     times[case, name].append(a["seconds"] / a["calls"])
                     if name == "core":  # the caller's CPU time too
@@ -713,8 +725,8 @@ def run_wrk(args, port, body_path, seconds, connections=None):
 
 def run_http(args):
     bodies = {
-        "lesson 002 (n=5, d=8, h=2)": lesson002_body(),
-        "n=16, d=64, h=4": random_body(16, 64, 4, seed=16),
+        LESSON: lesson002_body(),
+        N16: random_body(16, 64, 4, seed=16),
     }
     paths = {}
     for label, b in bodies.items():
@@ -738,14 +750,15 @@ def run_http(args):
                               post(servers["fastapi"].port, payload),
                               ["output", "weights"])
         names = list(servers)
-        samples = {(row, s): [] for row in HTTP_ROWS for s in names}
-        for label in bodies:  # warm-up, not counted
+        rows = QUICK_HTTP_ROWS if args.quick else HTTP_ROWS
+        samples = {(row, s): [] for row in rows for s in names}
+        for label in () if args.quick else bodies:  # warm-up, not counted
             for s in names:
                 run_wrk(args, servers[s].port, paths[label], 1)
         for r in range(args.http_rounds):
             log(f"http round {r + 1}/{args.http_rounds}")
             order = names[r % len(names):] + names[:r % len(names)]
-            for row in HTTP_ROWS:
+            for row in rows:
                 label, connections = row
                 for s in order:
                     samples[row, s].append(run_wrk(
@@ -755,7 +768,7 @@ def run_http(args):
     finally:
         for s in servers.values():
             s.stop()
-    return {"samples": samples, "rows": HTTP_ROWS, "names": names,
+    return {"samples": samples, "rows": rows, "names": names,
             "banner": banner}
 
 
@@ -834,7 +847,8 @@ def big_rate(port, payload, seconds, beside=None):
     stop, done = threading.Event(), []
     t = threading.Thread(target=big_stream, args=(port, payload, stop, done))
     t.start()
-    time.sleep(0.5)  # the stream is running
+    while not done and t.is_alive():  # the stream is running: one answered
+        time.sleep(0.01)
     start, first = time.monotonic(), len(done)
     result = beside() if beside else time.sleep(seconds)
     end, count = time.monotonic(), len(done) - first
@@ -878,14 +892,14 @@ def fairness_round(port, bodies, seconds):
         "mid": lambda: stream_latencies(port, bodies["mid"], seconds),
     }
     for name, load in loads.items():
-        time.sleep(QUIET_SECONDS)
+        pause()
         r[name + "_alone"], r[name + "_alone_cores"] = busy_cores(load)
-    time.sleep(QUIET_SECONDS)
+    pause()
     r["big_alone"], r["big_alone_cores"] = big_rate(
         port, bodies["big"], seconds,
         lambda: busy_cores(lambda: time.sleep(seconds))[1])
     for name, load in loads.items():
-        time.sleep(QUIET_SECONDS)
+        pause()
         r["big_beside_" + name], r[name + "_beside"] = big_rate(
             port, bodies["big"], seconds, load)
     return r
@@ -910,8 +924,9 @@ def run_fairness(args):
     try:
         for name, binary in binaries.items():
             servers[name] = start_ours(args, server=binary)
-            run_wrk(None, servers[name].port, bodies["lesson"], 1,
-                    FAIR_SMALL_CONNECTIONS)
+            if not args.quick:  # warm-up, not counted
+                run_wrk(None, servers[name].port, bodies["lesson"], 1,
+                        FAIR_SMALL_CONNECTIONS)
         names = list(servers)
         for r in range(args.http_rounds):
             log(f"fairness round {r + 1}/{args.http_rounds}")
@@ -1010,35 +1025,45 @@ def fairness_targets(res):
 
 # ---- part 3: big requests -----------------------------------------------------
 
+# Part 3's mid-size and large requests (n, d, h); the smoke run sends
+# small ones through the same code (its figures are not read)
+BIG_SIZES = {"mid": (256, 256, 8), "large": (1024, 512, 8)}
+BIG_QUICK_SIZES = {"mid": (64, 64, 4), "large": (128, 64, 4)}
+
+
 def run_big(args):
-    sizes = [("mid: n=256, d=256, h=8, w_o, weights",
-              random_body(256, 256, 8, seed=256, w_o=True,
+    big = BIG_QUICK_SIZES if args.quick else BIG_SIZES
+    mid, large = big["mid"], big["large"]
+    shape = "n={}, d={}, h={}"
+    sizes = [(f"mid: {shape.format(*mid)}, w_o, weights",
+              random_body(*mid, seed=mid[0], w_o=True,
                           ret=["output", "weights"]), args.mid_reps,
               ["output", "weights"]),
-             ("large: n=1024, d=512, h=8, output only",
-              random_body(1024, 512, 8, seed=1024, ret=["output"]),
+             (f"large: {shape.format(*large)}, output only",
+              random_body(*large, seed=large[0], ret=["output"]),
               args.large_reps, ["output"]),
              # the same problem in the datatype model servers exchange
              # (tritonclient's FP32); its JSON holds each float32 as the
              # float64 digits a client's json.dumps(a.tolist()) writes
-             ("large float32: n=1024, d=512, h=8, output only",
-              random_body(1024, 512, 8, seed=1024, ret=["output"],
+             (f"large float32: {shape.format(*large)}, output only",
+              random_body(*large, seed=large[0], ret=["output"],
                           dtype="float32"),
               args.large_reps, ["output"])]
-    results = []
-    for label, body, reps, fields in sizes:
-        payload = json.dumps(body).encode()
-        v2_payloads = {V2_BINARY: v2_body(body, True),
-                       V2_JSON: v2_body(body, False)}
-        dtype = body.get("dtype", "float64")
-        del body
-        servers = {}
-        try:
-            servers["attention-server"] = start_ours(args)
-            # one process, so that its VmHWM is the whole server's; NumPy may
-            # use both cores through OpenBLAS, as ours does through its pool
-            servers["fastapi"] = start_fastapi(args, workers=1,
-                                               blas_threads=2)
+    results, servers = [], {}
+    try:
+        for label, body, reps, fields in sizes:
+            payload = json.dumps(body).encode()
+            v2_payloads = {V2_BINARY: v2_body(body, True),
+                           V2_JSON: v2_body(body, False)}
+            dtype = body.get("dtype", "float64")
+            del body
+            if not servers:  # fresh per size (the smoke run keeps its pair)
+                servers[OURS] = start_ours(args)
+                # one process, so that its VmHWM is the whole server's;
+                # NumPy may use both cores through OpenBLAS, as ours does
+                # through its pool
+                servers["fastapi"] = start_fastapi(args, workers=1,
+                                                   blas_threads=2)
             conns = {s: http.client.HTTPConnection(
                 "127.0.0.1", srv.port, timeout=600)
                 for s, srv in servers.items()}
@@ -1056,7 +1081,7 @@ def run_big(args):
             names = list(conns)
             for r in range(reps):
                 for s in names[r % len(names):] + names[:r % len(names)]:
-                    time.sleep(QUIET_SECONDS)
+                    pause()
                     start = time.perf_counter()
                     if s in v2_payloads:
                         status = post_v2(conns[s], v2_payloads[s])[0]
@@ -1071,31 +1096,38 @@ def run_big(args):
             time.sleep(args.idle_seconds)
             idle = {s: srv.vm_hwm_kib("VmRSS:")
                     for s, srv in servers.items()}
-        finally:
-            for s in servers.values():
-                s.stop()
-        results.append({"label": label, "bytes": len(payload),
-                        "v2_bytes": {v: len(p[0])
-                                     for v, p in v2_payloads.items()},
-                        "response_bytes": len(first["attention-server"][1]),
-                        "lat": lat, "base": base, "peak": peak,
-                        "idle": idle})
+            if not args.quick:
+                stop_servers(servers)
+            results.append({"label": label, "bytes": len(payload),
+                            "v2_bytes": {v: len(p[0])
+                                         for v, p in v2_payloads.items()},
+                            "response_bytes": len(first[OURS][1]),
+                            "lat": lat, "base": base, "peak": peak,
+                            "idle": idle})
+    finally:
+        stop_servers(servers)
     return results
 
 
+def stop_servers(servers):
+    for srv in servers.values():
+        srv.stop()
+    servers.clear()
+
+
 BATCH_SEQUENCES = 8  # B of the batch row: the size the API's users batch
-BATCH_N, BATCH_D, BATCH_H = 256, 256, 8
+BATCH_SIZE, BATCH_QUICK_SIZE = (256, 256, 8), (32, 32, 4)  # n, d, h
 
 
 def run_batch(args):
     """B sequences in one request vs the same B sent one after another on
     one keep-alive connection (the same numbers either way)."""
     rng = np.random.default_rng(8)
-    d = BATCH_D
+    n, d, h = BATCH_QUICK_SIZE if args.quick else BATCH_SIZE
     weights = {k: (rng.normal(size=(d, d)) / math.sqrt(d)).tolist()
                for k in ("w_q", "w_k", "w_v", "w_o")}
-    xs = rng.normal(size=(BATCH_SEQUENCES, BATCH_N, d))
-    common = dict(weights, num_heads=BATCH_H, **{"return": ["output"]})
+    xs = rng.normal(size=(BATCH_SEQUENCES, n, d))
+    common = dict(weights, num_heads=h, **{"return": ["output"]})
     batch = json.dumps(dict(common, x=xs.tolist())).encode()
     singles = [json.dumps(dict(common, x=x.tolist())).encode() for x in xs]
     srv = start_ours(args)
@@ -1110,26 +1142,27 @@ def run_batch(args):
                 raise BenchError(f"batch sequence {b} differs from alone")
         lat = {"one batch": [], "one by one": []}
         for r in range(args.mid_reps):
-            time.sleep(QUIET_SECONDS)
+            pause()
             start = time.perf_counter()
             post(None, batch, conn)
             lat["one batch"].append(time.perf_counter() - start)
-            time.sleep(QUIET_SECONDS)
+            pause()
             start = time.perf_counter()
             for payload in singles:
                 post(None, payload, conn)
             lat["one by one"].append(time.perf_counter() - start)
     finally:
         srv.stop()
-    return lat
+    return {"lat": lat, "size": (n, d, h)}
 
 
-def batch_table(lat):
+def batch_table(res):
+    lat, (n, d, _) = res["lat"], res["size"]
     one, each = median(lat["one batch"]), median(lat["one by one"])
     return ["| requests | median ms | ÷ one batch |", "|---|---:|---:|",
-            f"| one request, x ({BATCH_SEQUENCES}, {BATCH_N}, {BATCH_D}) "
+            f"| one request, x ({BATCH_SEQUENCES}, {n}, {d}) "
             f"| {one * 1e3:.1f} | 1 |",
-            f"| {BATCH_SEQUENCES} requests, x ({BATCH_N}, {BATCH_D}) each, "
+            f"| {BATCH_SEQUENCES} requests, x ({n}, {d}) each, "
             f"keep-alive | {each * 1e3:.1f} | {each / one:.2f}× |"]
 
 
@@ -1228,7 +1261,7 @@ def targets(core, web, big):
                     f"≥ {TORCH_TARGET}× PyTorch with its best kernels: "
                     f"{ratio[c]:.2f}× — {verdict(ratio[c] >= TORCH_TARGET)}")
     if web:
-        for row in web["rows"][:2]:  # the lesson-sized rows, -c32 and -c8
+        for row in [r for r in web["rows"] if r[0] == LESSON]:
             rps = {s: http_medians(web, row, s)[0] for s in web["names"]}
             ours = rps["attention-server"]
             c = f"wrk -t{WRK_THREADS} -c{row[1]}"
@@ -1327,7 +1360,8 @@ def main():
                     help="folder for bodies, logs and nginx's config")
     ap.add_argument("--parts", default="1,2,3,4,5")
     ap.add_argument("--quick", action="store_true",
-                    help="a few seconds per part: checks the harness")
+                    help="every part at small sizes, one round: checks the "
+                    "harness, not the figures")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sample-seconds", type=float, default=0.05,
                     help="least time of one core sample (calls are batched)")
@@ -1340,6 +1374,8 @@ def main():
                     help="the command shown as the way to reproduce")
     args = ap.parse_args()
     args.idle_seconds = QUICK_IDLE_SECONDS if args.quick else IDLE_SECONDS
+    global QUICK
+    QUICK = args.quick
     if args.quick:
         args.rounds, args.sample_seconds = 1, 0.005
         args.http_rounds, args.wrk_seconds = 1, 1
@@ -1426,8 +1462,9 @@ def main():
                 f"server has been idle for {args.idle_seconds:g} s.", ""] + \
             big_table(big)
     if batch:
-        out += ["", f"### A batch of {BATCH_SEQUENCES} sequences (n={BATCH_N}, "
-                f"d={BATCH_D}, h={BATCH_H}, w_o, output only) vs its sequences "
+        n, d, h = batch["size"]
+        out += ["", f"### A batch of {BATCH_SEQUENCES} sequences (n={n}, "
+                f"d={d}, h={h}, w_o, output only) vs its sequences "
                 "one by one", "",
                 "One server, one keep-alive connection, the same numbers "
                 "either way (checked).", ""] + batch_table(batch)

@@ -10,8 +10,8 @@
 #   make bench-ort          the core against ONNX Runtime's CPU provider
 #                           (fused MultiHeadAttention and plain ops), side
 #                           by side, checksums checked (ort_anchor.py)
-#   make test-bench-smoke   every part for a second or two (in `make test`):
-#                           the harness must not rot
+#   make test-bench-smoke   every part's plumbing at small sizes, one short
+#                           round (in `make test`): the harness must not rot
 # The table goes to stdout and to $(BUILD)/bench/report.md; modern
 # attention's rows (tests/bench/bench_variants.py) to variants.md beside it.
 
@@ -100,7 +100,8 @@ test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA) \
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
-	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick
+	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick \
+	  --blas-kernels $(BENCH_DIR)/blas_kernels.json
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --quick
 	$(ORT_ANCHOR) --size 256,256,4 --rounds 1 --calls 1
