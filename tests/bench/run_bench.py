@@ -105,7 +105,7 @@ def pause():
     """The pause before a timed command (none in the smoke run, which
     checks the harness, not the figures)."""
     if not QUICK:
-        pause()
+        time.sleep(QUIET_SECONDS)
 
 
 QUICK = False  # --quick: set once by main()
