@@ -16,16 +16,16 @@
  * Messages to the parent go to any origin (they hold the lesson's numbers,
  * nothing private); those from elsewhere than the parent are ignored.
  */
-import { LANGS, setLang } from "./locale.js";
+import { LANGS } from "./locale.js";
 import { AttentionLesson, STEPS, inLang, stageTitle } from "./embed.js";
-import { t } from "./words.js";
+import { t, useLang } from "./words.js";
 import { randomBody, randomFromQuery, randomTitle } from "./random-inputs.js";
 
 export const MESSAGE_PREFIX = "attention:";
 
 export function start(search = location.search) {
   const q = new URLSearchParams(search), code = LANGS.includes(q.get("lang")) ? q.get("lang") : "en";
-  setLang(code);
+  useLang(code); // its words load while the lesson computes (the element awaits them before it draws)
   const node = new AttentionLesson();
   node.setAttribute("lang", code);
   for (const a of ["lesson", "stage", "head"]) if (q.get(a)) node.setAttribute(a, q.get(a));

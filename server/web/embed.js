@@ -23,7 +23,7 @@ import { cellText, exact } from "./format.js";
 import { MatrixView } from "./matrix.js";
 import { parseNumber } from "./parse.js";
 import { PRESETS } from "./presets.js";
-import { t } from "./words.js";
+import { loadWords, t, wordsLoaded } from "./words.js";
 import { AttentionError, compute } from "./client.js";
 
 export const STYLES = ["style.css", "embed.css"].map((f) => new URL(f, import.meta.url).href); // words-check: file names
@@ -90,6 +90,7 @@ export class AttentionMatrix extends HTMLElement {
   render() {
     if (!this.tensor) return;
     const code = langOf(this), [rows, cols] = this.tensor.shape.length === 1 ? [1, this.tensor.shape[0]] : this.tensor.shape.slice(-2);
+    if (!wordsLoaded(code)) { loadWords(code).then(() => this.render()); return; } // drawn once its words are in
     const labels = (a) => (this.getAttribute(a) ? this.getAttribute(a).split(",").map((s) => s.trim()) : null);
     const name = this.getAttribute("name") || "M";
     inLang(code, () => {
@@ -139,7 +140,7 @@ export class AttentionLesson extends HTMLElement {
     if (this.abort) this.abort.abort();
     this.abort = new AbortController();
     this.body.setAttribute("aria-busy", "true");
-    const t0 = performance.now();
+    const t0 = performance.now(), words = loadWords(code); // the element's words, read while it computes
     try {
       this.result = await compute({ x: this.x, w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens,
         return: STEPS.filter((s) => s !== "x") }, { signal: this.abort.signal, lang: code });
@@ -147,9 +148,11 @@ export class AttentionLesson extends HTMLElement {
       if (my !== this.asked || (e && e.name === "AbortError")) return;
       this.body.removeAttribute("aria-busy");
       this.result = null;
+      await words;
       this.showError(e, code);
       return;
     }
+    await words;
     if (my !== this.asked) return;
     this.result.ms = performance.now() - t0;
     this.draw();

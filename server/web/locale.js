@@ -6,6 +6,8 @@
  */
 export const LANGS = ["en", "es", "it", "tr"];
 export const DEFAULT_LANG = "en";
+// Each language under its own name (the switch): the same in every language.
+export const LANG_NAMES = { en: "English", es: "Español", it: "Italiano", tr: "Türkçe" };
 
 let current = DEFAULT_LANG;
 const listeners = [];
@@ -43,11 +45,11 @@ export function chooseLang(code) {
 }
 
 // The page's first language: ?lang= (chosen), else the browser's languages
-// (navigator.languages), else English.
+// (navigator.languages), else English.  words.js's useLang(code, {chosen})
+// loads its words and makes it current.
 export function startLang(search, browser) {
   const asked = new URLSearchParams(search).get("lang");
-  if (asked && LANGS.includes(asked)) chooseLang(asked);
-  else setLang(pickLang(browser));
+  return asked && LANGS.includes(asked) ? { code: asked, chosen: true } : { code: pickLang(browser), chosen: false };
 }
 
 // The query parameter that keeps the language in a link ("" when the

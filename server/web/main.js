@@ -3,6 +3,7 @@
  * has always added them, then the lesson or the shared state in the URL.
  */
 import { startLang } from "./locale.js";
+import { useLang } from "./words.js";
 import { init as initPageWords } from "./page-words.js";
 import { init as initForm, maskBody } from "./form.js";
 import { init as initRequest } from "./request.js";
@@ -18,8 +19,9 @@ import { init as initModelView } from "./model-view.js";
 import { init as initGuided } from "./guided.js";
 import { init as initPresentation } from "./presentation.js";
 
-// the language first: every module writes its words in it
-startLang(location.search, navigator.languages);
+// the language first (its catalog loaded): every module writes its words in it
+const first = startLang(location.search, navigator.languages);
+await useLang(first.code, { chosen: first.chosen });
 initPageWords();
 initForm();
 initRequest();

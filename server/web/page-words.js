@@ -8,8 +8,8 @@
  * with data-ph="name" (kept as it is: "<code>POST v1/attention</code>").
  * The English in index.html is what a browser without modules shows.
  */
-import { LANGS, chooseLang, lang, onLangChange } from "./locale.js";
-import { CATALOGS, nodes, t } from "./words.js";
+import { LANGS, LANG_NAMES, lang, onLangChange } from "./locale.js";
+import { nodes, t, useLang } from "./words.js";
 
 // base.js's $ and el are not imported: page-words.js stays a ground module
 // (base.js imports the form), and makes only the switch's buttons.
@@ -34,9 +34,9 @@ export function applyStatic(root = document) {
 export function init() {
   $("lang-switch").replaceChildren(...LANGS.map((code) => {
     const b = Object.assign(document.createElement("button"), { type: "button", className: "small", lang: code,
-                                                                textContent: CATALOGS[code]["lang.name"] });
+                                                                textContent: LANG_NAMES[code] });
     b.setAttribute("aria-pressed", String(code === lang()));
-    b.addEventListener("click", () => chooseLang(code));
+    b.addEventListener("click", () => useLang(code, { chosen: true }));
     return b;
   }));
   onLangChange(() => applyStatic());

@@ -51,7 +51,8 @@ const utf8Base64 = (text) => base64(new TextEncoder().encode(text));
 // Text safe inside a <script> element.
 const inScript = (text) => text.replace(/<\/(script)/gi, "<\\/$1").replace(/<!--/g, "<\\!--");
 
-// The page's modules, from main.js along their imports: {name: text}, each
+// The page's modules, from main.js along their imports (a dynamic
+// import of a catalog too: every language's): {name: text}, each
 // "./name.js" rewritten to the bare "attention/name.js" the import map names.
 async function modules() {
   const out = {}, todo = ["main.js"];
@@ -59,7 +60,7 @@ async function modules() {
     const name = todo.pop();
     if (name in out) continue;
     const text = await (await fetch(`web/${name}`)).text();
-    out[name] = text.replace(/((?:from|import)\s*)"\.\/([\w-]+\.js)"/g, (_, kw, dep) => { todo.push(dep); return `${kw}"attention/${dep}"`; });
+    out[name] = text.replace(/((?:from|import)\s*\(?\s*)"\.\/([\w-]+\.js)"/g, (_, kw, dep) => { todo.push(dep); return `${kw}"attention/${dep}"`; });
   }
   return out;
 }

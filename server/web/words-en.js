@@ -5,8 +5,6 @@
  * written in English.
  */
 export default {
-  "lang.name": "English",
-
   // ---- page: index.html, main.js, locale.js, format.js
   "page.title": "Attention, step by step — visualizer",
   "page.lang": "Language",

@@ -5,8 +5,6 @@
  * written in Spanish.
  */
 export default {
-  "lang.name": "Español",
-
   // ---- page: index.html, main.js, locale.js, format.js
   "page.title": "La atención, paso a paso — visualizador",
   "page.lang": "Idioma",

@@ -5,8 +5,6 @@
  * written in Italian.
  */
 export default {
-  "lang.name": "Italiano",
-
   // ---- page: index.html, main.js, locale.js, format.js
   "page.title": "L'attenzione, passo per passo — visualizzatore",
   "page.lang": "Lingua",

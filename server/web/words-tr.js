@@ -5,8 +5,6 @@
  * written in Turkish.
  */
 export default {
-  "lang.name": "Türkçe",
-
   // ---- page: index.html, main.js, locale.js, format.js
   "page.title": "Adım adım dikkat — görselleştirici",
   "page.lang": "Dil",

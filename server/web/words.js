@@ -22,15 +22,46 @@
  * A missing id or placeholder shows as ⟦id⟧ and logs a console error: the
  * browser suite fails on both, and tools/check_words.py fails the build
  * before that.
+ *
+ * Only the catalogs of the languages in use are loaded: loadWords(code)
+ * reads one (once), and t()/nodes() write in a language whose catalog is
+ * loaded.  The page's boot, its language switch and an embedded element
+ * await it before they write: useLang(code) loads and makes current.  No
+ * English is loaded as a fallback: every catalog holds every id
+ * (tools/check_words.py), so a fallback would never be read.
  */
-import { lang } from "./locale.js";
+import { LANGS, chooseLang, lang, setLang } from "./locale.js";
 import { fmt } from "./format.js";
-import en from "./words-en.js";
-import es from "./words-es.js";
-import it from "./words-it.js";
-import tr from "./words-tr.js";
 
-export const CATALOGS = { en, es, it, tr };
+// Each language's catalog, read when first asked for.  The specifiers are
+// written out: the saved page (snapshot.js) maps each one to its module.
+const LOADERS = {
+  en: () => import("./words-en.js"),
+  es: () => import("./words-es.js"),
+  it: () => import("./words-it.js"),
+  tr: () => import("./words-tr.js"),
+};
+const catalogs = {};  // a language → its messages, once loaded
+const loading = {};   // a language → the promise of its catalog
+
+export const wordsLoaded = (code) => code in catalogs;
+
+// Loads the catalog of `code` (a language the page does not speak: English).
+export function loadWords(code) {
+  const c = LANGS.includes(code) ? code : "en";
+  loading[c] = loading[c] || LOADERS[c]().then((m) => { catalogs[c] = m.default; });
+  return loading[c];
+}
+
+// Makes `code` the page's language once its words are loaded (`chosen`: the
+// reader chose it, it travels in links); of calls that overlap, the last wins.
+let asked = 0;
+export async function useLang(code, { chosen = false } = {}) {
+  const my = ++asked;
+  await loadWords(code);
+  if (my === asked) (chosen ? chooseLang : setLang)(code);
+}
+
 const PLACEHOLDER = /\{(\w+)\}/g;
 
 const missing = (what) => { console.error(`words: ${what}`); return `⟦${what}⟧`; };
@@ -43,7 +74,8 @@ const isMsg = (v) => v !== null && typeof v === "object" && typeof v.id === "str
 // nodes given as placeholders (el() and append() take it as it is).
 export function nodes(id, params = {}) {
   if (isMsg(id)) return nodes(id.id, id.params);
-  const cat = CATALOGS[lang()];
+  const cat = catalogs[lang()];
+  if (!cat) return [missing(`${lang()}: ${id}`)]; // its catalog not loaded: await loadWords(code) first
   // a message with plural forms (id.one, id.other, …): chosen by params.count
   const text = cat[id] !== undefined || params.count === undefined ? cat[id]
     : cat[`${id}.${new Intl.PluralRules(lang()).select(params.count)}`] ?? cat[`${id}.other`];

@@ -318,7 +318,7 @@ test("guided mode: a causal mask adds the mask step, and a hidden key says why i
 // none of the English ones left (fragments of English messages that the language's own catalog does not share).
 test("guided mode speaks each lesson's language: 000 in Spanish, 001 in Italian, 002 in Turkish, no English left", async () => {
   const english = Object.entries(CATALOGS.en).filter(([id]) => id.startsWith("guided."));
-  const setLang = (code) => page.evaluate((c) => import(new URL("web/locale.js", location.href)).then((m) => m.setLang(c)), code);
+  const setLang = (code) => page.evaluate((c) => import(new URL("web/words.js", location.href)).then((m) => m.useLang(c)), code);
   try {
     for (const [key, code, next] of [["000", "es", "Paso siguiente"], ["001", "it", "Passo successivo"], ["002", "tr", "Sonraki adım"]]) {
       await rendered(() => page.click(`button[data-preset="${key}"]`));

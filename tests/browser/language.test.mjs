@@ -44,6 +44,20 @@ test("English by default: the switch names each language in its own words", asyn
                               ["tr", "Türkçe", "false"]]);
 });
 
+// Only the catalog of the language on show is read: a page in Turkish loads words-tr.js and no other; the switch
+// loads Spanish when asked, and the words change only once it is in.
+test("a page loads only its language's catalog; the switch loads another when asked", async () => {
+  await inTab(`${base}?lang=tr`, async (p) => {
+    const catalogs = () => p.evaluate(() => performance.getEntriesByType("resource").map((r) => r.name)
+      .filter((n) => /\/words-\w+\.js$/.test(n)).map((n) => n.replace(/.*\//, "")).sort());
+    assert.deepEqual(await catalogs(), ["words-tr.js"]);
+    await p.click('#lang-switch button[lang="es"]');
+    await p.waitForFunction(() => document.documentElement.lang === "es");
+    assert.equal(await p.textContent("#compute"), "Calcular");
+    assert.deepEqual(await catalogs(), ["words-es.js", "words-tr.js"]);
+  });
+});
+
 test("?lang=tr shows Turkish words and <html lang=\"tr\">", async () => {
   await inTab(`${base}?lang=tr`, async (p) => {
     const w = await words(p);

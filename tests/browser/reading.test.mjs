@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { LANG_NAMES } from "../../server/web/locale.js";
 import { api, ARTIFACTS, axeFindings, base, catalogs, clippedText, englishWords, finalChecks, LESSON_NAMES, LESSONS, MATH_NAMES, numberFaults,
          numbersOf, openHead, openPage, page, panel, readable, rendered, shot, STAGES, test, wordFaults } from "./harness.mjs";
 
@@ -39,7 +40,7 @@ let known = null; // the numbers of the open lesson's reply and request
 // names: words the state shows that are not the page's (the names in a file the test opened).
 async function read(lang, width, state, lesson, { axe = true, names = [] } = {}) {
   const allowed = [...names, ...MATH_NAMES, ...(LESSON_NAMES[lesson] || []), ...(LESSONS[lesson]?.tokens || []).flatMap((t) => t.split(/\s+/)),
-                   ...Object.values(cats).map((c) => c["lang.name"])];
+                   ...Object.values(LANG_NAMES)];
   const english = lang === "en" ? null : englishWords(cats, lang, allowed);
   const at = `${lang} ${width} px ${state}:`;
   let t0 = Date.now();

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { context, downloaded, finalChecks, openHead, openPage, page, panel, rendered, stateWritten, test } from "./harness.mjs";
+import { catalogs, context, downloaded, finalChecks, openHead, openPage, page, panel, rendered, stateWritten, test } from "./harness.mjs";
 
 openPage();
 
@@ -104,6 +104,14 @@ test("a saved page says plainly it has no server (no file:// link or curl, no se
       const err = await other.textContent("#err-general");
       assert.match(err, /^Questa pagina salvata non ha un server/);
       assert.doesNotMatch(err + await other.textContent("#status"), /503|HTTP|API/);
+      // every language's words are in the file: the switch loads each catalog with no server
+      const cats = await catalogs();
+      for (const code of ["es", "tr", "en", "it"]) {
+        await other.click(`#lang-switch button[lang="${code}"]`);
+        await other.waitForFunction((c) => document.documentElement.lang === c, code);
+        assert.equal(await other.textContent("#compute"), cats[code]["page.compute"], code);
+        assert.doesNotMatch(await other.evaluate(() => document.body.innerText), /⟦|null|undefined/, code);
+      }
     });
   } finally {
     await panel("share-panel", false);
