@@ -117,14 +117,18 @@ export class AttentionLesson extends HTMLElement {
   }
   // The learner's X (a {shape, data} tensor or nested arrays), the lesson's until set.
   get inputs() { return { x: this.x && nestedOf(this.x) }; }
-  set inputs(v) { if (v && v.x) { this.x = asTensor(v.x); this.frame = null; this.refresh(); } }
+  set inputs(v) { if (v && v.x) { this.x = asTensor(v.x); this.frame = null; if (this.isConnected) this.refresh(); } }
   get stage() { return STEPS.includes(this.getAttribute("stage")) ? this.getAttribute("stage") : "weights"; }
   set stage(s) { this.setAttribute("stage", s); }
   // The lesson's inputs, or a request's own (the request property: x, w_q,
-  // w_k, w_v, num_heads, tokens; random inputs in the iframe), with its title (a msg()).
+  // w_k, w_v, num_heads, tokens, or any field of POST /v1/attention's body;
+  // random inputs or a share link's in the iframe), with its title (a msg()).
   get preset() { return this.own || PRESETS[this.getAttribute("lesson")] || PRESETS["001"]; }
   get request() { return this.own || null; }
-  set request(body) { this.own = body ? { ...body, title: body.title || null } : null; this.x = null; this.frame = null; this.refresh(); }
+  set request(body) {
+    this.own = body ? { ...body, title: body.title || null } : null; this.x = null; this.frame = null;
+    if (this.isConnected) this.refresh();
+  }
   connectedCallback() { this.refresh(); }
   attributeChangedCallback(name, was, now) {
     if (!this.isConnected || was === now) return;
@@ -132,18 +136,20 @@ export class AttentionLesson extends HTMLElement {
     if (name === "stage" || name === "head") this.draw(); else this.refresh();
   }
 
-  // The lesson's request with the learner's X, computed; then drawn.
+  // The lesson's request (or the request property's, every field of it)
+  // with the learner's X, computed; then drawn.
   async refresh() {
     const p = this.preset;
     if (!this.x) this.x = asTensor(p.x);
+    const { title: _title, return: _return, ...own } = this.own || {};
     const my = ++this.asked, code = langOf(this);
     if (this.abort) this.abort.abort();
     this.abort = new AbortController();
     this.body.setAttribute("aria-busy", "true");
     const t0 = performance.now(), words = loadWords(code); // the element's words, read while it computes
     try {
-      this.result = await compute({ x: this.x, w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens,
-        return: STEPS.filter((s) => s !== "x") }, { signal: this.abort.signal, lang: code });
+      const fields = this.own ? own : { w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens };
+      this.result = await compute({ ...fields, x: this.x, return: STEPS.filter((s) => s !== "x") }, { signal: this.abort.signal, lang: code });
     } catch (e) {
       if (my !== this.asked || (e && e.name === "AbortError")) return;
       this.body.removeAttribute("aria-busy");

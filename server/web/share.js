@@ -20,22 +20,6 @@ import { t } from "./words.js";
 
 answer({ exportOptions }); // compare.js calls it through hooks.js once its panel is drawn
 
-// A state in a link's fragment (never sent to the server): deflated JSON in
-// base64url (short-link.js says what the state holds).
-export async function packState(state) {
-  const stream = new Blob([JSON.stringify(state)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
-  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-  let bin = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-export async function unpackState(text) {
-  const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  return JSON.parse(await new Response(stream).text());
-}
-
 // The body without what the page adds for itself.
 export function shareBody(R) {
   const { return: _ret, heads: _heads, ...b } = R.body; // the open head travels apart

@@ -20,7 +20,8 @@ import { say } from "./page-words.js";
 import { $ } from "./base.js";
 import { PRESETS } from "./presets.js";
 import { loadPreset } from "./lessons.js";
-import { applyState, packState, unpackState, writeLink } from "./share.js";
+import { applyState, writeLink } from "./share.js";
+import { bodyDifference, bodyPatched, packState, sourceBody, unpackState } from "./link-state.js";
 import { explainAfterRender, explained } from "./explain.js";
 import { RANDOM_DEFAULT, randomBody, randomFromQuery, randomProblem, randomQuery, randomTitle } from "./random-inputs.js";
 import { answer } from "./hooks.js";
@@ -29,48 +30,7 @@ answer({ shortLink }); // share.js writes the link through hooks.js
 
 export const SHORT_LINK_MAX = 2000; // characters: what a chat, a course platform or a QR code takes whole
 
-// The body a source makes: a lesson's numbers, or the seed's.
-export function sourceBody(source) {
-  if (!source) return {};
-  if (source.lesson) {
-    const p = PRESETS[source.lesson];
-    return { x: p.x, w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens };
-  }
-  return randomBody(source.random);
-}
 export const sourceQuery = (source) => (!source ? "" : source.lesson ? `?lesson=${source.lesson}` : `?${randomQuery(source.random)}`);
-
-const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const isPatch = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Array.isArray(v["~"]);
-
-// What turns `from` into `to` (undefined: nothing).
-export function difference(from, to) {
-  if (same(from, to)) return undefined;
-  if (!Array.isArray(from) || !Array.isArray(to) || from.length !== to.length) return to;
-  const parts = [];
-  to.forEach((v, k) => { const d = difference(from[k], v); if (d !== undefined) parts.push([k, d]); });
-  const patch = { "~": parts };
-  return JSON.stringify(patch).length < JSON.stringify(to).length ? patch : to;
-}
-export function patched(from, d) {
-  if (!isPatch(d)) return d;
-  const out = from.slice();
-  for (const [k, dk] of d["~"]) out[k] = patched(from[k], dk);
-  return out;
-}
-export function bodyDifference(base, body) {
-  const b = {};
-  for (const k of new Set([...Object.keys(base), ...Object.keys(body)])) {
-    if (!(k in body)) b[k] = null;
-    else { const d = difference(base[k], body[k]); if (d !== undefined) b[k] = d; }
-  }
-  return b;
-}
-export function bodyPatched(base, b) {
-  const body = { ...base };
-  for (const [k, d] of Object.entries(b)) { if (d === null) delete body[k]; else body[k] = patched(base[k], d); }
-  return body;
-}
 
 const openPanels = () => [...document.querySelectorAll("details.panel.optional[open]")].map((d) => d.id).filter(Boolean);
 

@@ -19,8 +19,8 @@ const MAX_TOKENS = 256; // --max-tokens: the 256-token request of the transports
 
 // Lesson 001 (Italian) computed by NumPy as the lesson writes it (its inputs: tests/lessons/lesson_001.json).
 const LESSON = JSON.parse(fs.readFileSync(path.join(REPO, "tests/lessons/lesson_001.json"), "utf8"));
-// x: the learner's X (default the lesson's).
-const numpy = (x = LESSON.x) => JSON.parse(execFileSync(PYTHON, ["-c", `
+// x: the learner's X (default the lesson's); more: other inputs in place of the lesson's (w_q, …).
+const numpy = (x = LESSON.x, more = {}) => JSON.parse(execFileSync(PYTHON, ["-c", `
 import json, sys
 import numpy as np
 L = json.loads(sys.argv[1])
@@ -38,7 +38,7 @@ attention_weights = softmax(scaled_scores)
 output = attention_weights @ V
 print(json.dumps({"scores": scores.tolist(), "scaled_scores": scaled_scores.tolist(),
                   "weights": attention_weights.tolist(), "output": output.tolist()}))
-`, JSON.stringify({ ...LESSON, x })]));
+`, JSON.stringify({ ...LESSON, ...more, x })]));
 const NUMPY = numpy();
 
 let server, serverExit, service, course, courseServer, context, page, profile;
@@ -343,6 +343,50 @@ test("the iframe: its stage as NumPy computes it, its height told to the parent,
   const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
   assert.equal(await frame.locator("td[data-value]").first().evaluate((td) => td.ownerDocument.title),
                it["embed.frame.title"].replace("{stage}", it["views.card.weights"]));
+});
+
+test("the iframe opens a share link's state (#s=, as the page writes it); the message API moves it", async () => {
+  const frame = page.frameLocator("#frame"), renders = () => page.evaluate(() => window.received.filter((m) => m.type === "attention:render"));
+  const x = LESSON.x.map((r) => r.slice()), w_q = LESSON.w_q.map((r) => r.slice());
+  x[0][1] = 2.5;
+  w_q[2][3] = -1;
+  // the page's own writer (link-state.js): X changed, then X and W_q changed
+  const [onlyX, both] = await page.evaluate(async ({ service, x, w_q, lesson }) => {
+    const { packState, bodyDifference } = await import(service + "web/link-state.js");
+    return [await packState({ b: bodyDifference({ x: lesson.x }, { x }), h: 0, o: 1 }),
+            await packState({ b: bodyDifference({ x: lesson.x, w_q: lesson.w_q }, { x, w_q }), h: 0 })];
+  }, { service, x, w_q, lesson: LESSON });
+  const open = async (src) => {
+    await page.evaluate((src) => { window.received = []; document.getElementById("frame").src = src; }, src);
+    await page.waitForFunction(() => window.received.some((m) => m.type === "attention:render"));
+    return (await renders()).at(-1);
+  };
+  let last = await open(`${service}embed?lesson=001&stage=weights&lang=it#s=${onlyX}`);
+  close(last.data, numpy(x).weights.flat(), "the link's X, its weights");
+  const it = (await import(path.join(REPO, "server/web/words-it.js"))).default;
+  assert.equal(await frame.locator(".embed-title").textContent(), it["lessons.001.title"], "a link that changed X only is the lesson");
+  // the message API on it: a step by its index (4: scores), then the inputs
+  let n = (await renders()).length;
+  await page.evaluate(() => document.getElementById("frame").contentWindow.postMessage({ type: "attention:go", step: 4 }, "*"));
+  await page.waitForFunction((n) => window.received.filter((m) => m.type === "attention:render").length > n, n);
+  last = (await renders()).at(-1);
+  assert.equal(last.stage, "scores");
+  close(last.data, numpy(x).scores.flat(), "the link's scores after attention:go");
+  const y = [[0, 1, 0, 1], [1, 0, 0, 0], [2, 0, 1, 0]];
+  n = (await renders()).length;
+  await page.evaluate((y) => document.getElementById("frame").contentWindow.postMessage({ type: "attention:set-inputs", x: y }, "*"), y);
+  await page.waitForFunction((n) => window.received.filter((m) => m.type === "attention:render").length > n, n);
+  close((await renders()).at(-1).data, numpy(y).scores.flat(), "scores after attention:set-inputs");
+  // a new fragment (the parent sets it; no reload): X and W_q changed, the body the link's
+  n = (await renders()).length;
+  await page.evaluate((both) => { const f = document.getElementById("frame"); f.src = f.src.split("#")[0] + "#s=" + both; }, both);
+  await page.waitForFunction((n) => window.received.filter((m) => m.type === "attention:render").length > n, n);
+  last = (await renders()).at(-1);
+  assert.equal(last.stage, "scores");
+  close(last.data, numpy(x, { w_q }).scores.flat(), "the second link's scores (its X and W_q)");
+  assert.equal(await frame.locator(".embed-title").textContent(), it["links.restored.from"].replace("{source}", it["lessons.001.name"]));
+  // the frame as the other tests found it
+  await open(`${service}embed?lesson=001&stage=scaled_scores&lang=it`);
 });
 
 test("axe-core finds nothing in the course page with the elements drawn", async () => {
