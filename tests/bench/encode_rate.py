@@ -21,14 +21,10 @@ tests/bench/work_rate.py keeps each shape's fastest computation.
 
 usage: tests/bench/encode_rate.py build/attention-server"""
 import json
-import os
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 
-ROUNDS = 5
+from worker_timing import ROUNDS, best_entries
+
 RATE = 2e10  # LIMIT_WORK_PER_CORE_SECOND
 N, D, HEADS = 1024, 4, 4  # weights: 4 x 1024 x 1024 numbers
 # the shape whose computation calibrates the rate (work_rate.py's second)
@@ -63,39 +59,10 @@ def calibration_body():
 
 
 def main():
-    log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
-    srv = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0",
-                            "--threads", "1", "--fast-lane", "off",
-                            "--max-work", "0"],
-                           stdout=subprocess.PIPE, stderr=log)
-    line = srv.stdout.readline().decode()
-    port = int(line.split("listening on http://")[1].split()[0]
-               .rsplit(":", 1)[1])
-    best = {}
-    done = 0
-    try:
-        kinds = KINDS + [CALIBRATION]
-        bodies = [body(k[1], k[2]) for k in KINDS] + [calibration_body()]
-        for _ in range(ROUNDS):
-            for kind, data in zip(kinds, bodies):
-                req = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/v1/attention", data=data,
-                    headers={"Content-Type": "application/json"})
-                urllib.request.urlopen(req, timeout=600).read()
-                done += 1
-                lines = []
-                while len(lines) < done:  # the log writes in batches
-                    time.sleep(0.02)
-                    with open(log.name) as f:
-                        lines = [x for x in f if x.startswith('{"time"')]
-                entry = json.loads(lines[-1])
-                kept = best.setdefault(kind, dict(entry))
-                for key in ("encode_ms", "compute_ms"):
-                    kept[key] = min(kept[key], entry[key])
-    finally:
-        srv.terminate()
-        srv.wait()
-        os.unlink(log.name)
+    kinds = KINDS + [CALIBRATION]
+    bodies = [body(k[1], k[2]) for k in KINDS] + [calibration_body()]
+    best = best_entries(sys.argv[1], dict(zip(kinds, bodies)),
+                        ("encode_ms", "compute_ms"))
     numbers = HEADS * N * N
     calibration = best[CALIBRATION]
     rate = calibration["work_flops"] / (calibration["compute_ms"] * 1e-3)

@@ -30,7 +30,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import run_bench  # noqa: E402  (bodies, server start-up, wrk)
+import harness  # noqa: E402  (bodies, server start-up, wrk)
 
 # (n, d, h) of the ladder, from the lesson's size up to where the work is
 # well past any hand-off: wider requests (more JSON per token: decoding
@@ -45,7 +45,7 @@ REPEATS, QUICK_REPEATS = 60, 5
 
 def start(args, lane, log_name):
     argv = [args.server, "--listen", "127.0.0.1:0", "--fast-lane", lane]
-    return run_bench.Server(f"attention-server --fast-lane {lane}", argv,
+    return harness.Server(f"attention-server --fast-lane {lane}", argv,
                             read_port=True,
                             log_path=os.path.join(args.work, log_name))
 
@@ -58,12 +58,7 @@ def cpu_seconds(pid):
 
 
 def wrk(port, body_path, connections, seconds):
-    saved = run_bench.WRK_CONNECTIONS
-    run_bench.WRK_CONNECTIONS = connections
-    try:
-        return run_bench.run_wrk(None, port, body_path, seconds)
-    finally:
-        run_bench.WRK_CONNECTIONS = saved
+    return harness.run_wrk(None, port, body_path, seconds, connections)
 
 
 def hand_off(args, body_path):
@@ -108,7 +103,7 @@ def ladder(args):
         conn = http.client.HTTPConnection("127.0.0.1", server.port,
                                           timeout=60)
         for i, (n, d, h) in enumerate(rungs):
-            payload = json.dumps(run_bench.random_body(n, d, h, seed=i))
+            payload = json.dumps(harness.random_body(n, d, h, seed=i))
             sizes[i] = len(payload)
             for k in range(repeats):
                 conn.request("POST", "/v1/attention", body=payload,
@@ -117,7 +112,7 @@ def ladder(args):
                 r = conn.getresponse()
                 r.read()
                 if r.status != 200:
-                    raise run_bench.BenchError(f"{(n, d, h)}: {r.status}")
+                    raise harness.BenchError(f"{(n, d, h)}: {r.status}")
         conn.close()
     finally:
         server.stop()  # writes every access-log line
@@ -147,7 +142,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     body_path = os.path.join(args.work, "lane-lesson.json")
     with open(body_path, "w") as f:
-        json.dump(run_bench.lesson002_body(), f)
+        json.dump(harness.lesson002_body(), f)
 
     cost = hand_off(args, body_path)
     off, inline = cost["off"], cost["all"]

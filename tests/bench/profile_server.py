@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import run_bench  # noqa: E402  (bodies, server start-up, wrk)
+import harness  # noqa: E402  (bodies, server start-up, wrk)
 
 SAMPLE_HZ = 999
 # how long perf may take to attach to the server on a loaded machine
@@ -119,21 +119,21 @@ def main():
     args = ap.parse_args()
     args.work = os.path.abspath(args.work)
     os.makedirs(args.work, exist_ok=True)
-    body = (run_bench.lesson002_body() if args.body == "lesson"
-            else run_bench.random_body(16, 64, 4, seed=16))
+    body = (harness.lesson002_body() if args.body == "lesson"
+            else harness.random_body(16, 64, 4, seed=16))
     body_path = os.path.join(args.work, f"profile-{args.body}.json")
     with open(body_path, "w") as f:
         json.dump(body, f)
     data = os.path.join(args.work, "perf.data")
-    server = run_bench.start_ours(args)
+    server = harness.start_ours(args)
     try:
-        run_bench.run_wrk(args, server.port, body_path, 1)  # warm-up
+        harness.run_wrk(args, server.port, body_path, 1)  # warm-up
         perf = subprocess.Popen(
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(SAMPLE_HZ),
              "--call-graph", "dwarf,16384", "-p", str(server.proc.pid),
              "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_for_perf(perf, data)
-        load = run_bench.run_wrk(args, server.port, body_path, args.seconds)
+        load = harness.run_wrk(args, server.port, body_path, args.seconds)
         perf.send_signal(signal.SIGINT)
         perf.wait(timeout=60)
     finally:

@@ -13,15 +13,11 @@ neighbour's load on a shared machine counts as little as it can.
 usage: tests/bench/work_rate.py build/attention-server"""
 import base64
 import json
-import os
 import struct
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 
-ROUNDS = 5
+from worker_timing import ROUNDS, best_entries
+
 # (n, d, heads, d_k, d_out): narrow heads first, then wide ones
 SHAPES = [(1024, 1, 128, 16, 1), (1024, 64, 64, 16, 64),
           (1024, 256, 16, 16, 256), (1024, 1, 8, 64, 1),
@@ -44,38 +40,8 @@ def body(n, d, heads, d_k, d_out):
 
 
 def main():
-    log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
-    srv = subprocess.Popen([sys.argv[1], "--listen", "127.0.0.1:0",
-                            "--threads", "1", "--fast-lane", "off",
-                            "--max-work", "0"],
-                           stdout=subprocess.PIPE, stderr=log)
-    line = srv.stdout.readline().decode()
-    port = int(line.split("listening on http://")[1].split()[0]
-               .rsplit(":", 1)[1])
-    best = {}
-    done = 0
-    try:
-        bodies = [body(*s) for s in SHAPES]
-        for _ in range(ROUNDS):
-            for shape, data in zip(SHAPES, bodies):
-                req = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/v1/attention", data=data,
-                    headers={"Content-Type": "application/json"})
-                urllib.request.urlopen(req, timeout=600).read()
-                done += 1
-                lines = []
-                while len(lines) < done:  # the log writes in batches
-                    time.sleep(0.02)
-                    with open(log.name) as f:
-                        lines = [x for x in f if x.startswith('{"time"')]
-                entry = json.loads(lines[-1])
-                kept = best.get(shape)
-                if not kept or entry["compute_ms"] < kept["compute_ms"]:
-                    best[shape] = entry
-    finally:
-        srv.terminate()
-        srv.wait()
-        os.unlink(log.name)
+    best = best_entries(sys.argv[1], {s: body(*s) for s in SHAPES},
+                        ("compute_ms",))
     print("| n, d, heads × d_k, d_out | estimate (operations) | compute, "
           "best of 5 | rate (operations/s) |")
     print("| --- | --- | --- | --- |")
