@@ -50,11 +50,12 @@ export const exactText = (v, dtype) => localNumber(exact(v, dtype).replace(/-/g,
 
 // An editor's cell: at most CELL_DIGITS significant digits (a lesson's
 // 17-digit numbers fit a narrow column), the exact value when `whole`;
-// ASCII minus, so what is shown can be typed back.
+// its minus sign typeset (U+2212) as every number shown.  An editor reads
+// back "−" and "-" alike (parse.js); its text view is NumPy to copy, ASCII.
 export const CELL_DIGITS = 6;
 export function cellText(v, whole = false) {
   const s = whole || !Number.isFinite(v) ? String(v) : String(Number(v.toPrecision(CELL_DIGITS)));
-  return localNumber(s);
+  return localNumber(s.replace(/-/g, MINUS));
 }
 
 // A number in running text: fmt's few digits, and its exact value while it

@@ -166,6 +166,28 @@ test("naming the tokens is no edit of the numbers: the lesson's note and button 
   assert.doesNotMatch(await page.textContent("#preset-note"), /Edited/);
 });
 
+// One rule for minus signs: a grid cell shows "−" (U+2212) as every number the page shows, its text view ASCII
+// NumPy; a cell reads "-" and "−" alike.
+test("editors: a grid shows − as the page does, the text view ASCII -; both are read when typed", async () => {
+  for (const key of ["x", "w_q"]) await page.click(`#field-${key} .seg label:has(input[value="grid"])`);
+  await rendered(() => page.click('button[data-preset="000"]'));
+  const shown = await page.$$eval("#grid-w_q input", (ins) => ins.map((i) => [i.value, i.title]));
+  const negative = shown.filter(([v]) => /[-−]/.test(v));
+  assert.ok(negative.length > 0, "lesson 000's W_q has negative numbers");
+  for (const [v, title] of negative) {
+    assert.match(v, /^−\d/, `a cell shows ${v}`);
+    assert.doesNotMatch(v + title, /-/, `no ASCII minus in ${v} (${title})`);
+  }
+  assert.match(await page.inputValue("#text-w_q"), /-\d/, "the text view is ASCII, for Python");
+  assert.doesNotMatch(await page.inputValue("#text-w_q"), /−/, "the text view is ASCII, for Python");
+  for (const [typed, want] of [["-0.5", -0.5], ["−0.25", -0.25], ["−1e−3", -0.001]]) {
+    const sent = await rendered(() => page.fill('#field-x input[aria-label="X row 0 column 0"]', typed));
+    assert.equal(sent.x[0][0], want, typed);
+    assert.equal(await page.getAttribute('#field-x input[aria-label="X row 0 column 0"]', "aria-invalid"), null, typed);
+  }
+  await rendered(() => page.click('button[data-preset="001"]'));
+});
+
 test("a lesson's note and button go once its numbers are edited", async () => {
   await rendered(() => page.click('button[data-preset="001"]'));
   await rendered(() => page.fill('#field-w_q input[aria-label="W_q row 0 column 0"]', "0.7"));
