@@ -138,9 +138,10 @@ export class MatrixEditor {
     const seen = ths.filter((th) => { const r = th.getBoundingClientRect(); return r.left >= box.left - 1 && r.right <= box.right + 1; });
     const more = seen.length ? [Number(seen[0].textContent) > 0 ? "←" : null, Number(seen.at(-1).textContent) < ths.length - 1 ? "→" : null]
       .filter(Boolean).join(" ") : "← →";
-    this.cue.textContent = seen.length
+    this.cue.textContent = seen.length > 1
       ? t("editor.cue", { first: seen[0].textContent, last: seen.at(-1).textContent, cols: ths.length, more })
-      : t("editor.cue.none", { cols: ths.length, more });
+      : seen.length ? t("editor.cue.one", { column: seen[0].textContent, cols: ths.length, more })
+        : t("editor.cue.none", { cols: ths.length, more });
     this.cue.hidden = false;
   }
 

@@ -247,6 +247,7 @@ export default {
   "editor.stack.head": "head {k}",
   "editor.stack.sequence": "sequence {k}",
   "editor.cue": "Columns {first}–{last} of {cols} in view: scroll the grid sideways {more}",
+  "editor.cue.one": "Column {column} of {cols} in view: scroll the grid sideways {more}",
   "editor.cue.none": "None of the {cols} columns in view: scroll the grid sideways {more}",
   "editor.cell": "row {row} column {column}",
   "editor.cell.column": "column {column}",

@@ -247,6 +247,7 @@ export default {
   "editor.stack.head": "cabeza {k}",
   "editor.stack.sequence": "secuencia {k}",
   "editor.cue": "Columnas {first}–{last} de {cols} a la vista: desplaza la cuadrícula hacia los lados {more}",
+  "editor.cue.one": "Columna {column} de {cols} a la vista: desplaza la cuadrícula hacia los lados {more}",
   "editor.cue.none": "Ninguna de las {cols} columnas a la vista: desplaza la cuadrícula hacia los lados {more}",
   "editor.cell": "fila {row} columna {column}",
   "editor.cell.column": "columna {column}",

@@ -247,6 +247,7 @@ export default {
   "editor.stack.head": "testa {k}",
   "editor.stack.sequence": "sequenza {k}",
   "editor.cue": "Colonne {first}–{last} di {cols} visibili: scorri la griglia lateralmente {more}",
+  "editor.cue.one": "Colonna {column} di {cols} visibile: scorri la griglia lateralmente {more}",
   "editor.cue.none": "Nessuna delle {cols} colonne è visibile: scorri la griglia lateralmente {more}",
   "editor.cell": "riga {row} colonna {column}",
   "editor.cell.column": "colonna {column}",

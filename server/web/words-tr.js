@@ -247,6 +247,7 @@ export default {
   "editor.stack.head": "{k}. baş",
   "editor.stack.sequence": "{k}. dizi",
   "editor.cue": "{cols} sütundan {first}–{last} görünüyor: tabloyu yana kaydır {more}",
+  "editor.cue.one": "{cols} sütundan yalnızca {column} görünüyor: tabloyu yana kaydır {more}",
   "editor.cue.none": "{cols} sütunun hiçbiri görünmüyor: tabloyu yana kaydır {more}",
   "editor.cell": "satır {row} sütun {column}",
   "editor.cell.column": "sütun {column}",

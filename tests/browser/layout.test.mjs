@@ -1,7 +1,7 @@
 // End-to-end test of the visualizer page, the layout: nothing clipped at 390, 1280 and 1920 px, the phone, a big matrix as a canvas
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
-import { api, assertNothingClipped, bigCase, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test, typeCase } from "./harness.mjs";
+import { api, assertNothingClipped, bigCase, catalogs, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test, typeCase } from "./harness.mjs";
 
 openPage();
 
@@ -105,7 +105,7 @@ test("the editors show the lessons' numbers whole at 390, 1280 and 1920 px: inpu
             if (panel.scrollWidth > panel.clientWidth) out.push(`${panel.id}: the panel is cut, ${panel.scrollWidth} > ${panel.clientWidth}`);
             if (wrap.scrollWidth <= wrap.clientWidth) continue;
             const cue = panel.querySelector(".scroll-cue");
-            if (!cue || !cue.offsetParent || !/^Columns \d+–\d+ of \d+ in view/.test(cue.textContent)) out.push(`${panel.id}: cut with no cue`);
+            if (!cue || !cue.offsetParent || !/^Columns? \d+(–\d+)? of \d+ in view/.test(cue.textContent)) out.push(`${panel.id}: cut with no cue`);
           }
           return out;
         });
@@ -120,6 +120,51 @@ test("the editors show the lessons' numbers whole at 390, 1280 and 1920 px: inpu
       assert.match(cue ?? "no cue", /^Columns \d+–7 of 8 in view: scroll the grid sideways ←$/, `at ${width} px`);
     }
   } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+// The scroll cue read in every language: the catalog's words with the columns really in view (the headers inside
+// the grid's box), and one column said as one ("Columna 3 de 8", not "Columnas 3–3 de 8").
+test("the scroll cue says which columns are in view, in every language, one column as one", async () => {
+  const cats = await catalogs(), useLang = (c) => page.evaluate((code) => import(new URL("web/words.js", location.href)).then((m) => m.useLang(code)), c);
+  const fill = (text, params) => text.replace(/\{(\w+)\}/g, (_, k) => String(params[k]));
+  // the cue as shown, and what it should say: the headers of X's grid inside its box
+  const read = () => page.evaluate(() => new Promise((resolve) => setTimeout(() => {
+    const wrap = document.getElementById("grid-x"), box = wrap.getBoundingClientRect();
+    const ths = [...wrap.querySelectorAll("thead th[scope=col]")];
+    const seen = ths.filter((th) => { const r = th.getBoundingClientRect(); return r.left >= box.left - 1 && r.right <= box.right + 1; })
+      .map((th) => th.textContent);
+    const cue = document.getElementById("cue-x");
+    resolve({ cue: cue.hidden ? null : cue.textContent, seen, cols: ths.length, visible: !!cue.offsetParent });
+  }, 150)));
+  const want = (code, r) => {
+    const more = [Number(r.seen[0]) > 0 ? "←" : null, Number(r.seen.at(-1)) < r.cols - 1 ? "→" : null].filter(Boolean).join(" ");
+    return r.seen.length > 1 ? fill(cats[code]["editor.cue"], { first: r.seen[0], last: r.seen.at(-1), cols: r.cols, more })
+      : fill(cats[code]["editor.cue.one"], { column: r.seen[0], cols: r.cols, more });
+  };
+  try {
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.click('#field-x .seg label:has(input[value="grid"])');
+    await rendered(() => page.click('button[data-preset="002"]'));
+    for (const code of ["es", "it", "tr", "en"]) {
+      await useLang(code);
+      await page.evaluate(() => { const w = document.getElementById("grid-x"); w.style.maxWidth = ""; w.scrollLeft = 0; });
+      const r = await read();
+      assert.ok(r.visible && r.seen.length > 1, `${code}: a cue in view, ${JSON.stringify(r)}`);
+      assert.equal(r.cue, want(code, r), code);
+      // a box one column wide, scrolled to column 3
+      await page.evaluate(() => {
+        const w = document.getElementById("grid-x"), th = w.querySelectorAll("thead th[scope=col]")[3];
+        w.style.maxWidth = `${th.getBoundingClientRect().width + w.querySelector("tbody th").getBoundingClientRect().width + 4}px`;
+        w.scrollLeft = th.offsetLeft - w.querySelector("tbody th").getBoundingClientRect().width - 2;
+      });
+      const one = await read();
+      assert.deepEqual(one.seen, ["3"], `${code}: one column in view`);
+      assert.equal(one.cue, want(code, one), code);
+    }
+  } finally {
+    await page.evaluate(() => { document.getElementById("grid-x").style.maxWidth = ""; });
     await page.setViewportSize({ width: 1280, height: 900 });
   }
 });
