@@ -22,8 +22,10 @@ export const full = (v) => (Object.is(v, -0) ? "-0" : String(v)); // every bit o
 export function num(v, term, extra = {}) {
   return focusExact(el("span", { class: "num", dataset: { term, exact: full(v), ...extra } }, fmt(v)), v, "float64");
 }
+// The API's number beside the page's, its stage named as the page's cards name
+// it (the raw product "QKᵀ": lesson 000's `scores` and 002's `skor` are scaled).
 export function apiNum(R, v, stage) {
-  return el("span", { class: "api" }, ...nodes("explain.api", { stage: el("code", {}, stage),
+  return el("span", { class: "api" }, ...nodes("explain.api", { stage: t(`views.stage.${stage}`),
     value: focusExact(el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) } }, fmt(v)), v, R.dtype) }));
 }
 export function rowOf(R, stage, h, i) {

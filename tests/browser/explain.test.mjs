@@ -1,7 +1,7 @@
 // End-to-end test of the visualizer page, explain any number, and linked highlighting
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
-import { api, close, explanation, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test } from "./harness.mjs";
+import { api, catalogs, close, explanation, finalChecks, LESSONS, openHead, openPage, page, rendered, shot, test } from "./harness.mjs";
 
 openPage();
 
@@ -87,6 +87,27 @@ test("one formatter in an explanation: the API's number as the page's, U+2212 fo
   await page.keyboard.press("Tab");
   assert.equal(await apiNum.textContent(), await fmt(v));
   assert.doesNotMatch(await page.textContent("#explain-body"), /(^|[^\w.])-\d/, "no ASCII hyphen as a minus sign");
+});
+
+// Lesson 000's `scores` (and 002's `skor`) are already divided by √d_k: the explanation names the API's raw
+// product as the cards do (QKᵀ), never by the word a lesson uses for the scaled matrix.
+test("an explanation names the API's raw product QKᵀ, never the lessons' word scores/skor, in every language", async () => {
+  const cats = await catalogs(), useLang = (c) => page.evaluate((code) => import(new URL("web/words.js", location.href)).then((m) => m.useLang(code)), c);
+  await rendered(() => page.click('button[data-preset="000"]'));
+  try {
+    for (const code of ["es", "it", "tr", "en"]) {
+      await useLang(code);
+      await page.click('#h0-weights td[data-row="0"][data-col="0"]');
+      await page.waitForSelector('#explain [data-term="api-scores"]');
+      const said = await page.$$eval("#explain .api", (spans) => spans.map((s) => [s.querySelector(".num").dataset.term, s.textContent, s.querySelector(".num").textContent]));
+      const raw = said.find(([term]) => term === "api-scores");
+      assert.equal(raw[1], cats[code]["explain.api"].replace("{stage}", cats[code]["views.stage.scores"]).replace("{value}", raw[2]), code);
+      for (const [term, text] of said) assert.doesNotMatch(text.replace(/scaled_scores|masked_scores/g, ""), /\bscores\b|\bskor\b/, `${code} ${term}: ${text}`);
+      await page.keyboard.press("Escape");
+    }
+  } finally {
+    await useLang("en");
+  }
 });
 
 test("linked highlighting: pointing at weight (i, j) outlines row i of Q and the output, row j of K and V, both rows of X", async () => {
