@@ -15,6 +15,8 @@ import { chromium } from "playwright-core";
 import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, spawnService, STEP_MS } from "./harness.mjs";
 
 const COURSE = path.join(HERE, "embed-course");
+const BUDGET_KB = 60; // the client and one element, gzip: what a course page loads before it shows a stage
+const FIRST_RENDER_MS = 300; // lesson 001 drawn after the element's module loaded, on a quiet machine
 const MAX_TOKENS = 256; // --max-tokens: the 256-token request of the transports' measure is taken, 257 tokens refused 413
 
 // Lesson 001 (Italian) computed by NumPy as the lesson writes it (its inputs: tests/lessons/lesson_001.json).
@@ -424,7 +426,8 @@ test("budgets: the client and one element's bytes, and lesson 001's first render
   assert.ok(files.has("client.js") && files.has("matrix.js") && files.has("words-it.js"), [...files.keys()].join(" "));
   const kb = (b) => (b / 1024).toFixed(1);
   console.log(`# embed budget: embed.js and what it loads, ${files.size} files: ${kb(sum("served"))} KB as served, `
-    + `${kb(sum("gzip"))} KB gzip -9 (of which the Italian catalog ${kb(sum("gzip", catalogs))} KB); budget 60 KB`);
+    + `${kb(sum("gzip"))} KB gzip -9 (of which the Italian catalog ${kb(sum("gzip", catalogs))} KB); budget ${BUDGET_KB} KB`);
+  assert.ok(sum("gzip") <= BUDGET_KB * 1024, `${kb(sum("gzip"))} KB gzip, over the budget of ${BUDGET_KB} KB: ${[...files.keys()].join(" ")}`);
   // first render: from the element defined (the module loaded) to its attention-render; and the best of three new ones
   const first = await page.evaluate(() => window.events.find((e) => e.type === "attention-render" && e.id === "pesi").at - window.defined);
   const again = [];
@@ -436,10 +439,19 @@ test("budgets: the client and one element's bytes, and lesson 001's first render
       document.querySelector("main").append(node);
     })));
   }
-  const load = Math.max(1, os.loadavg()[0] / os.cpus().length), best = Math.min(...again);
-  console.log(`# embed budget: lesson 001's first render ${first.toFixed(0)} ms after the module loaded; a new element `
-    + `${again.map((v) => v.toFixed(0)).join(", ")} ms; load ${load.toFixed(1)} per core; budget 300 ms`);
-  assert.ok(best <= 300 * load, `a new element drew lesson 001 in ${best.toFixed(0)} ms at best`);
+  // a page of one element (first-render.html), opened three times: from embed.js loaded to lesson 001 drawn
+  const alone = [];
+  for (let k = 0; k < 3; k++) {
+    await page.goto(course + "first-render.html");
+    alone.push(await page.evaluate(async () => (await window.rendered) - (await window.defined)));
+  }
+  const load = Math.max(1, os.loadavg()[0] / os.cpus().length), best = Math.min(...again), fresh = Math.min(...alone);
+  console.log(`# embed budget: lesson 001's first render ${alone.map((v) => v.toFixed(0)).join(", ")} ms after embed.js loaded `
+    + `(a page of one element); ${first.toFixed(0)} ms in the course page (beside the head view and the frame); a new element `
+    + `${again.map((v) => v.toFixed(0)).join(", ")} ms; load ${load.toFixed(1)} per core; budget ${FIRST_RENDER_MS} ms`);
+  // the budget is a quiet machine's: on a busy one it stretches with the load per core
+  assert.ok(fresh <= FIRST_RENDER_MS * load, `lesson 001 first drawn ${fresh.toFixed(0)} ms after its module loaded, at best`);
+  assert.ok(best <= FIRST_RENDER_MS * load, `a new element drew lesson 001 in ${best.toFixed(0)} ms at best`);
 });
 
 test("no console error, nothing fetched from a third origin", () => {
