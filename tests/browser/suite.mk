@@ -20,9 +20,13 @@ BROWSER_DIR := tests/browser
 # BROWSER_ALONE: the files whose checks time the page (one edit's page work,
 # a new element's first render) run after the others, one at a time.
 # `make test-browser BROWSER_TESTS=form.test.mjs` runs one.
+# BROWSER_FIRST: the longest files, started first (longest first) so that
+# the two at a time end together, not with one long file left alone.
 BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
 BROWSER_JOBS  ?= 2
 BROWSER_ALONE ?= budget.test.mjs embed.test.mjs
+BROWSER_FIRST := reading.test.mjs links.test.mjs options.test.mjs \
+                 layout.test.mjs
 
 # playwright-core, installed again only when the lock changes (test-build
 # installs it beside the compilers)
@@ -36,7 +40,8 @@ BROWSER_RUN = ATTENTION_SERVER=$(abspath $(SERVER_BIN)) PYTHON=$(PYTHON) \
   CHROMIUM=/usr/bin/chromium ARTIFACTS=$(abspath tests/artifacts) \
   timeout 1800 node --test --test-reporter=spec \
   $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)')
-BROWSER_SIDE := $(filter-out $(BROWSER_ALONE),$(BROWSER_TESTS))
+BROWSER_SIDE := $(foreach f,$(BROWSER_FIRST),$(filter $(f),$(BROWSER_TESTS))) \
+  $(filter-out $(BROWSER_ALONE) $(BROWSER_FIRST),$(BROWSER_TESTS))
 BROWSER_SOLO := $(filter $(BROWSER_ALONE),$(BROWSER_TESTS))
 test-browser: $(SERVER_BIN) $(BROWSER_NODE)
 	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
