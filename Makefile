@@ -256,13 +256,15 @@ TEST_SUITES :=
 # CPU seconds (also in $(BUILD)/suites/times.txt; README.md, "Development",
 # keeps its figures).  `make -k test` runs every suite whatever fails; the
 # status is a failure if any did.
-# TEST_BESIDE: the image builds, which wait on apt's and debootstrap's
-# downloads and on the disk most of their time, run in a second lane beside
-# the others (their output printed whole when each ends).  TEST_ALONE: the
-# suites whose checks time something (a deadline, a drain, CPU seconds, a
-# page drawing its frames) never run beside them.
+# TEST_BESIDE: suites that time nothing, run in a second lane beside the
+# others (their output printed whole when each ends): the image builds and
+# the x86-64 levels' emulated runs, about as long as the first lane's suites
+# that time nothing either (oracle, arm64, fuzz, contract, ...), so the two
+# lanes keep both cores busy and end together.  TEST_ALONE: the suites whose
+# checks time something (a deadline, a drain, CPU seconds, a page drawing its
+# frames) never run beside them.
 TEST_LOGS   := $(BUILD)/suites
-TEST_BESIDE := test-arm64-image docker-test
+TEST_BESIDE := test-x86-levels test-arm64-image docker-test
 TEST_ALONE  := test-unit test-http test-bench-smoke test-browser \
                test-contract-traffic test-framing test-python test-asan \
                test-tsan test-valgrind test-robust test-lb
