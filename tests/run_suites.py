@@ -18,8 +18,8 @@ Each suite runs in a session of its own (setsid): `timeout` and the
 browsers start process groups of their own, which a signal to the suite's
 group would miss.  Stopping a suite stops every process of its session and
 every process descended from one (SIGTERM, then SIGKILL after STOP_GRACE_S);
-so does SIGINT, SIGTERM or SIGHUP to this runner, which then exits 128 + the
-signal's number.  A suite that ends leaving a process running is told so and
+so does SIGINT, SIGTERM or SIGHUP to this runner, which then prints the
+table below (what ran till then) and exits 128 + the signal's number.  A suite that ends leaving a process running is told so and
 the process stopped.
 
 The first failure ends the run (a suite of the other lane is stopped) and
@@ -109,6 +109,7 @@ class Suite:
         self.wall = self.cpu = 0.0
         self.log = None
         self.seen = {}  # (pid, start time) -> its CPU seconds, last seen
+        self.start = None  # time.monotonic() when it started
 
 
 class Runner:
@@ -126,7 +127,7 @@ class Runner:
         if self.stop.is_set():
             return
         cmd = self.make + ["--no-print-directory", suite.name]
-        start = time.monotonic()
+        suite.start = time.monotonic()
         with self.lock:
             if self.stop.is_set():
                 return
@@ -139,7 +140,7 @@ class Runner:
         left = stop_session(proc.pid)
         with self.lock:
             del self.running[suite.lane]
-        suite.wall = time.monotonic() - start
+        suite.wall = time.monotonic() - suite.start
         suite.cpu = max(usage.ru_utime + usage.ru_stime,
                         sum(suite.seen.values()))
         if left and not self.stop.is_set():
@@ -253,17 +254,30 @@ def main():
     for sig in SIGNALS:
         signal.signal(sig, on_signal)
     threading.Thread(target=runner.sample, daemon=True).start()
+    start = time.monotonic()
     try:
-        run_all(args, runner, serial, beside)
+        run_all(args, runner, serial, beside, start)
     except Stopped as e:
         print(f"run_suites: stopped by signal {e.args[0]}: stopping every "
               "suite's processes", flush=True)
         runner.stop_all()
+        for suite in serial + beside:  # what ran, what it took till then
+            if suite.status == "not run" and suite.start is not None:
+                suite.status = "stopped"
+                suite.wall = time.monotonic() - suite.start
+                suite.cpu = sum(suite.seen.values())
+        print_table(in_order(args, serial + beside), time.monotonic() - start,
+                    os.path.join(args.log_dir, "times.txt"))
         sys.exit(128 + e.args[0])
 
 
-def run_all(args, runner, serial, beside):
-    start = time.monotonic()
+def in_order(args, suites):
+    """The suites in the order given."""
+    order = {n: i for i, n in enumerate(args.suites)}
+    return sorted(suites, key=lambda s: order[s.name])
+
+
+def run_all(args, runner, serial, beside, start):
     first, todo = serial[0], serial[1:]
     print(f"==== {first.name} (before the other suites)", flush=True)
     with runner.quiet:
@@ -291,9 +305,7 @@ def run_all(args, runner, serial, beside):
                 runner.quiet.release()
     lane.join()
     runner.print_finished_logs()
-    # in the order given
-    order = {n: i for i, n in enumerate(args.suites)}
-    suites = sorted(serial + beside, key=lambda s: order[s.name])
+    suites = in_order(args, serial + beside)
     print_table(suites, time.monotonic() - start,
                 os.path.join(args.log_dir, "times.txt"))
     sys.exit(0 if all(s.status == "passed" for s in suites) else 1)

@@ -11,6 +11,7 @@ SIGTERM to the shell, not to the timeout in a group of its own.
 
 usage: test_run_suites.py"""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,7 +89,8 @@ def finish(proc):
 
 
 def case_signal(sig, suite):
-    """A signal to the runner stops the suite's processes, then the runner."""
+    """A signal to the runner stops the suite's processes, then the runner,
+    which prints its table: the suite stopped."""
     with tempfile.TemporaryDirectory() as d:
         proc = runner(d, "build", suite)
         pid = pid_of(d, suite)
@@ -97,6 +99,8 @@ def case_signal(sig, suite):
         try:
             assert status == 128 + sig, f"exit {status}, not {128 + sig}:\n{out}"
             assert not alive(pid), f"{suite}'s process {pid} still runs:\n{out}"
+            assert re.search(rf"^{suite} +first +stopped +\d+", out, re.M), \
+                f"no table row of {suite} stopped:\n{out}"
         finally:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
