@@ -256,6 +256,33 @@ def compare_fields(schemas, table):
     return failures
 
 
+# the members of every /v1 reply but its stages (server/json/encode.c), and
+# the shapes of what was sent beside the stages
+REPLY_MEMBERS = {"dtype", "num_heads", "head_dim", "value_dim", "scale",
+                 "causal", "encoding", "tokens", "context_tokens", "shapes"}
+SHAPES_OF_INPUTS = {"x", "context"}
+
+
+def compare_response(schemas, table):
+    """AttentionResponse holds no member but the reply's and every stage,
+    so that a stage added to the core is declared before a reply carries
+    it (make test-contract-traffic holds every recorded reply to it)."""
+    failures = []
+    reply = schemas["AttentionResponse"]
+    stages = set(table["stages"])
+    if reply.get("additionalProperties") is not False:
+        failures.append("AttentionResponse takes members it does not name")
+    if set(reply["properties"]) != REPLY_MEMBERS | stages:
+        failures.append(f"AttentionResponse's members and the reply's differ "
+                        f"in {sorted(set(reply['properties']) ^ (REPLY_MEMBERS | stages))}")
+    shapes = reply["properties"]["shapes"]
+    if shapes.get("additionalProperties") is not False or \
+            set(shapes.get("properties", {})) != SHAPES_OF_INPUTS | stages:
+        failures.append("AttentionResponse.shapes does not name exactly x, "
+                        "context and the core's stages")
+    return failures
+
+
 # the kinds a request parameter of the Open Inference Protocol cannot carry
 # (server/oip/oip_decode.c): tensors are inputs, labels are lists; a row
 # with "oip_instead" is said the protocol's own way (the inputs' datatype
@@ -326,6 +353,7 @@ def main():
                                       capture_output=True, text=True).stdout)
     failures += compare_fields(schemas, table)
     failures += compare_oip(schemas, table)
+    failures += compare_response(schemas, table)
     fields = table["fields"]
 
     enum = spec["components"]["schemas"]["Problem"]["properties"]["code"][

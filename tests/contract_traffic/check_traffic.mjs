@@ -19,8 +19,10 @@
 // size, and the sizes add up to the bytes after the JSON, whose length is
 // Inference-Header-Content-Length).
 //   node check_traffic.mjs OPENAPI_YAML RECORD_DIR [--self-test]
-// --self-test first feeds the checker a recorded reply made to violate the
-// contract, and fails unless it is caught.  Every problem code of the
+// --self-test first feeds the checker recorded replies made to violate the
+// contract (a problem without its code, a /v1 result with a member
+// renamed), and fails unless each is caught; every /v1 result (200) is
+// judged against AttentionResponse, which names every member it may hold.  Every problem code of the
 // contract must be seen in some reply: the corpus and the servers under
 // pressure (send_pressure.mjs) cover every code the server can send.
 import Ajv from 'ajv-draft-04';
@@ -228,9 +230,12 @@ function replyProblems(opPointer, op, method, path, reply) {
     return [...problems, `the body is not JSON: ${e.message}`];
   }
   if (json?.code) seenCodes.add(json.code);
+  if (method === 'POST' && path === '/v1/attention' && reply.status === 200)
+    repliesOfV1++;
   return [...problems, ...(check(schema, json) || [])];
 }
 
+let repliesOfV1 = 0; // /v1 results judged against AttentionResponse
 const seenCodes = new Set();
 const seenBinary = new Set();
 const seenCodings = new Set(); // Content-Encoding of replies
@@ -298,6 +303,31 @@ function checkRecording(file, rec) {
   return { failures, count: replies.length };
 }
 
+// The self-test's second half: a recorded /v1 result, its last member
+// named "output" renamed (its length kept, so Content-Length still frames
+// it), must fail: AttentionResponse names every member a reply may hold.
+function selfTestResult(files) {
+  for (const file of files) {
+    const rec = JSON.parse(readFileSync(join(recordDir, file), 'utf8'));
+    const server = Buffer.from(rec.server, 'base64').toString('latin1');
+    const at = server.lastIndexOf('"output":');
+    if (!/^HTTP\/1\.1 200 /.test(server) || at < 0 ||
+        /content-encoding:/i.test(server.split('\r\n\r\n')[0]))
+      continue;
+    // the stage output (or its shape) under a name no reply has
+    const broken = `${server.slice(0, at)}"outpux":${server.slice(at + 9)}`;
+    const { failures } = checkRecording(file, { ...rec, server: Buffer.from(broken, 'latin1').toString('base64') });
+    if (!failures.length) {
+      console.log(`FAIL self-test: a /v1 result with a member renamed passed (${file})`);
+      return false;
+    }
+    console.log(`self-test: a /v1 result with a member renamed is caught: ${failures[0].problems.slice(1).join('; ')}`);
+    return true;
+  }
+  console.log('FAIL self-test: no /v1 result was recorded');
+  return false;
+}
+
 // The self-test: a recorded problem reply, its `code` removed, must fail.
 function selfTest(files) {
   for (const file of files) {
@@ -321,7 +351,8 @@ function selfTest(files) {
 }
 
 const files = readdirSync(recordDir).filter((f) => f.endsWith('.json')).sort();
-let ok = selfTesting ? selfTest(files) : true;
+let ok = selfTesting ? selfTest(files) && selfTestResult(files) : true;
+repliesOfV1 = 0;
 seenCodes.clear();
 seenStatus.clear();
 let exchanges = 0, failed = 0;
@@ -345,6 +376,11 @@ for (const c of never) {
 console.log(`binary tensor data seen in: ${[...seenBinary].sort().join(', ') || 'nothing'}`);
 console.log(`replies compressed: ${[...seenCodings].sort().join(', ') || 'none'}`);
 console.log(`traffic: ${exchanges} exchanges in ${files.length} connections, ${failed} against the contract`);
+console.log(`/v1 results judged against AttentionResponse: ${repliesOfV1}`);
+if (!repliesOfV1) {
+  ok = false;
+  console.log('FAIL no /v1 result was recorded to judge against AttentionResponse');
+}
 if (failed) ok = false;
 console.log(`${ok ? 1 : 0} passed, ${ok ? 0 : 1} failed`);
 process.exit(ok ? 0 : 1);

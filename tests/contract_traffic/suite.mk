@@ -16,9 +16,12 @@
 #      an address-space limit: out_of_memory); check_traffic.mjs then
 #      validates every request and reply (inflated when compressed) against
 #      openapi.yaml with Ajv, the binary extension's bytes against its
-#      rules, and first that a reply broken on purpose is caught.  A
-#      violation fails and names the request; so does a problem code that
-#      no reply carries.
+#      rules, and first that replies broken on purpose are caught (a
+#      problem without its code; a /v1 result with a member no reply has:
+#      AttentionResponse names every member, make test-contract checks it
+#      against the core's stages).  A violation fails and names the
+#      request; so does a problem code that no reply carries, or a run
+#      with no /v1 result to judge.
 TEST_SUITES += test-contract-traffic
 DEB_TEST    += nodejs util-linux
 
