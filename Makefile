@@ -213,18 +213,24 @@ $(BUILD)/gen/web/fields.js: server/request/schema.c core/stages.c
 	cp $(BUILD)/host/gen/web/fields.js $@
 endif
 
-# openapi.yaml's AttentionRequest and InferenceParameters' fields and
-# docs/api.md's table of fields, written from api_schema[] by a tool built
+# openapi.yaml's AttentionRequest and InferenceParameters' fields,
+# docs/api.md's table of fields and docs/reliability.md's table of limits,
+# written from api_schema[] and the table of options by a tool built
 # for this machine (tools/gen_contract.c, between its marker lines): `make`
 # writes a file over when the tool's output differs, and make test-contract
 # fails when a committed file is not what the tool writes.  A cross build
 # leaves them as committed.
 GEN_CONTRACT  := $(BUILD)/tools/gen_contract
-CONTRACT_DOCS := $(wildcard openapi.yaml docs/api.md)
+CONTRACT_DOCS := $(wildcard openapi.yaml docs/api.md docs/reliability.md)
+# (and the table of options, for docs/reliability.md's limits)
 $(GEN_CONTRACT): $(BUILD)/tools/gen_contract.o \
                  $(filter-out $(BUILD)/tools/gen_web_fields.o,\
-                   $(GEN_WEB_FIELDS_OBJ))
-	$(CC) $(CFLAGS) $^ -ljansson -lm -o $@
+                   $(GEN_WEB_FIELDS_OBJ)) \
+                 $(BUILD)/server/setup/config.o \
+                 $(BUILD)/server/setup/build_info.o \
+                 $(BUILD)/server/setup/blas_setup.o \
+                 $(BUILD)/core/attend_kernels.o
+	$(CC) $(CFLAGS) $^ -lopenblas -ljansson -lm -o $@
 
 ifeq ($(CROSS),)
 $(BUILD)/gen/contract.stamp: $(GEN_CONTRACT) $(CONTRACT_DOCS)

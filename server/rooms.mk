@@ -33,5 +33,6 @@ ROOM_server/http := core server/base server/web server/setup server/obs \
                     server/api
 # wires them together
 ROOM_server/main.c := core server/base server/setup server/obs server/http
-# build-time generators (the page's field list reads the schema table)
-ROOM_tools := core server/base server/request
+# build-time generators (the page's field list and the contract read the
+# schema table; the docs' table of limits the table of options)
+ROOM_tools := core server/base server/request server/setup

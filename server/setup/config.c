@@ -36,80 +36,138 @@ typedef struct {
     /* --help's default when it is not a value of set_defaults() (depends on
      * the machine, or is empty), or NULL */
     const char *default_note;
+    /* the default, which set_defaults() writes and --help and
+     * docs/reliability.md's table of limits print: `initial` for a number,
+     * a choice or on/off (1), `text` for a string or the address (as the
+     * flag takes it); the online CPUs when per_cpu */
+    double initial;
+    const char *text;
+    bool per_cpu;
+    /* docs/reliability.md's table of limits: what a request or connection
+     * beyond it gets (tools/gen_contract.c), or NULL when not a limit */
+    const char *beyond;
 } option_spec;
 
 #define FIELD(f) offsetof(config, f)
 
 static const option_spec options[] = {
-    {"listen", "HOST:PORT", OPT_LISTEN, 0, 0, "the address to serve on", NULL},
+    {"listen", "HOST:PORT", OPT_LISTEN, 0, 0, "the address to serve on", NULL,
+     .text = "127.0.0.1:8080"},
     {"threads", "N", OPT_SIZE, FIELD(threads), 0, "worker threads",
-     "online CPUs"},
+     "online CPUs", .per_cpu = true},
     {"event-threads", "N", OPT_SIZE, FIELD(event_threads), 0,
-     "HTTP event threads (libmicrohttpd's)", "online CPUs"},
+     "HTTP event threads (libmicrohttpd's)", "online CPUs", .per_cpu = true},
     {"fast-lane", "auto|off|all", OPT_LANE, FIELD(fast_lane), 0,
      "requests computed on the event thread that received them: auto "
      "(small ones), off (none: all go to the workers) or all",
-     NULL},
+     NULL, .initial = CONFIG_LANE_AUTO},
     {"max-body", "BYTES", OPT_BYTES, FIELD(max_body), 0,
-     "largest request body in bytes", NULL},
+     "largest request body in bytes", NULL, .initial = LIMIT_DEFAULT_MAX_BODY,
+     .beyond = "413, decided from Content-Length before reading; a chunked "
+               "body is cut off"},
     {"max-tokens", "N", OPT_SIZE, FIELD(request.max_tokens), 0,
-     "largest n or m", NULL},
+     "largest n or m", NULL, .initial = LIMIT_DEFAULT_MAX_TOKENS,
+     .beyond = "413 `limit_exceeded` for a larger n or m"},
     {"max-width", "N", OPT_SIZE, FIELD(request.max_width), 0,
-     "largest d, d_c, h*d_k, h*d_v or d_out", NULL},
+     "largest d, d_c, h*d_k, h*d_v or d_out", NULL,
+     .initial = LIMIT_DEFAULT_MAX_WIDTH,
+     .beyond = "413 for a larger d, d_c, h·d_k, h·d_v or d_out"},
     {"max-heads", "N", OPT_SIZE, FIELD(request.max_heads), 0,
-     "largest num_heads", NULL},
+     "largest num_heads", NULL, .initial = LIMIT_DEFAULT_MAX_HEADS,
+     .beyond = "413 for more heads"},
     {"max-elements", "N", OPT_SIZE, FIELD(request.max_elements), 0,
-     "most numbers in one request", NULL},
+     "most numbers in one request", NULL, .initial = LIMIT_DEFAULT_MAX_ELEMENTS,
+     .beyond = "413 for more numbers in one request"},
     {"max-work", "OPS", OPT_WORK, FIELD(request.max_work), 0,
      "most operations one request may ask for (its work estimate), then 413 "
      "limit_exceeded before it runs; 0: no cap",
-     NULL},
+     NULL, .initial = -1, /* derived from --compute-timeout */
+     .beyond = "413 `limit_exceeded` at once, before the request runs, the "
+               "detail naming its work estimate and the cap ([The work "
+               "cap](#the-work-cap)); 0: no cap"},
     {"max-request-memory", "BYTES", OPT_BYTES,
      FIELD(request.max_request_memory), 0,
-     "bytes one request may need to compute", NULL},
+     "bytes one request may need to compute", NULL,
+     .initial = LIMIT_DEFAULT_MAX_REQUEST_MEMORY,
+     .beyond = "413: the memory a request needs (inputs, every stage it "
+               "keeps, its reply) is computed with overflow-checked "
+               "arithmetic before anything is allocated"},
     {"memory-budget", "BYTES", OPT_BYTES, FIELD(memory_budget), 0,
-     "bytes all in-flight requests may hold", NULL},
+     "bytes all in-flight requests may hold", NULL,
+     .initial = LIMIT_DEFAULT_MEMORY_BUDGET,
+     .beyond =
+         "503 `overloaded` with `Retry-After`: the memory all requests in "
+         "flight hold, reserved before it is allocated ([Memory](#memory) "
+         "below); an upload that does not fit now is refused from its "
+         "Content-Length before its body is read. A body that would not fit "
+         "even an idle server's budget (with what parsing it needs: more than "
+         "`--memory-budget` / 37 bytes) is 413 `limit_exceeded` at once, the "
+         "detail naming the largest body the budget admits: a retry could "
+         "never help; so is a computation whose memory (inputs, stages, "
+         "reply) is more than the whole budget, the detail naming both in "
+         "bytes (`make test-http`, `test_overload`)"},
     {"max-queue", "N", OPT_SIZE, FIELD(max_queue), 0,
-     "requests waiting for a worker before 503", NULL},
+     "requests waiting for a worker before 503", NULL,
+     .initial = LIMIT_DEFAULT_MAX_QUEUE,
+     .beyond = "503 `overloaded` with `Retry-After`: requests waiting for a "
+               "worker"},
     {"max-connections", "N", OPT_UINT, FIELD(max_connections), 0,
-     "open connections in all", NULL},
+     "open connections in all", NULL, .initial = LIMIT_DEFAULT_MAX_CONNECTIONS,
+     .beyond = "new connections refused"},
     {"max-connections-per-ip", "N", OPT_UINT, FIELD(max_connections_per_ip), 0,
-     "open connections per client address", NULL},
+     "open connections per client address", NULL,
+     .initial = LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP,
+     .beyond = "new connections from that address refused"},
     {"idle-timeout", "SECONDS", OPT_UINT, FIELD(idle_timeout), 0,
-     "seconds a silent connection stays open", NULL},
+     "seconds a silent connection stays open", NULL,
+     .initial = LIMIT_DEFAULT_IDLE_TIMEOUT,
+     .beyond = "a silent connection is closed"},
     {"request-timeout", "SECONDS", OPT_UINT, FIELD(request_timeout), 0,
-     "seconds a request may take to arrive", NULL},
+     "seconds a request may take to arrive", NULL,
+     .initial = LIMIT_DEFAULT_REQUEST_TIMEOUT,
+     .beyond = "a request that has not fully arrived is cut off, however "
+               "slowly it trickles (slowloris, slow bodies)"},
     {"min-send-rate", "BYTES", OPT_BYTES, FIELD(min_send_rate), 0,
-     "bytes a second a reply must be read at (after --request-timeout)", NULL},
+     "bytes a second a reply must be read at (after --request-timeout)", NULL,
+     .initial = LIMIT_DEFAULT_MIN_SEND_RATE,
+     .beyond = "bytes a second: a reply not read within `--request-timeout` "
+               "plus its size at this rate is cut off (the connection is "
+               "reset) and its memory freed"},
     {"compute-timeout", "SECONDS", OPT_UINT, FIELD(compute_timeout), 0,
      "seconds a computation may take from its request's arrival, then 503 "
      "compute_timeout (0: no limit)",
-     NULL},
+     NULL, .initial = LIMIT_DEFAULT_COMPUTE_TIMEOUT,
+     .beyond = "503 `compute_timeout` with `Retry-After`: a computation still "
+               "running this long after its request arrived is stopped "
+               "([Stopping a computation](#stopping-a-computation)); 0: no "
+               "limit"},
     {"grace", "SECONDS", OPT_UINT, FIELD(grace), 0,
-     "seconds SIGTERM waits for in-flight requests", NULL},
+     "seconds SIGTERM waits for in-flight requests", NULL,
+     .initial = LIMIT_DEFAULT_GRACE},
     {"api-key-file", "PATH", OPT_STRING, FIELD(api_key_file),
      sizeof(((config *)0)->api_key_file),
      "file holding the bearer token that POST /v1/attention, "
      "/v2/models/attention/infer and "
      "/v2/models/attention/versions/1/infer require",
-     "none"},
+     "none", .text = ""},
     {"cors-origins", "ORIGINS", OPT_STRING, FIELD(cors_origins),
      sizeof(((config *)0)->cors_origins),
-     "comma-separated origins allowed by CORS, or *", NULL},
+     "comma-separated origins allowed by CORS, or *", NULL, .text = "*"},
     {"frame-ancestors", "SOURCES", OPT_SOURCES, FIELD(frame_ancestors),
      sizeof(((config *)0)->frame_ancestors),
      "the pages that may frame GET /embed (its Content-Security-Policy "
      "frame-ancestors: space-separated sources such as 'self' "
      "https://lms.example; * any page)",
-     NULL},
+     NULL, .text = "*"},
     {"access-log", "on|off", OPT_BOOL, FIELD(access_log), 0,
-     "one JSON line per request on stderr: on or off", NULL},
+     "one JSON line per request on stderr: on or off", NULL, .initial = 1},
     {"spread-loops", "on|off", OPT_BOOL, FIELD(spread_loops), 0,
-     "a parallel loop's helpers leave its caller's CPU: on or off", NULL},
+     "a parallel loop's helpers leave its caller's CPU: on or off", NULL,
+     .initial = 1},
     {"kernels", "auto|avx2|generic", OPT_SIMD, FIELD(kernels), 0,
      "SIMD the core may use: auto (the CPU's best), avx2 (no AVX-512: "
      "products by OpenBLAS) or generic",
-     "auto"},
+     "auto", .initial = ARCH_SIMD_COUNT - 1 /* no cap: what the CPU runs */},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof *options)
@@ -126,36 +184,58 @@ static void env_name(const option_spec *opt, char *env, size_t size)
     env[len] = '\0';
 }
 
+static bool set_option(config *cfg, const option_spec *opt, const char *value);
+
+/* The option's default (its row's initial, text or per_cpu) into cfg. */
+static void set_default(config *cfg, const option_spec *opt)
+{
+    char *field = (char *)cfg + opt->offset;
+    double value = opt->initial;
+    if (opt->per_cpu) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        value = cpus > 0 ? (double)cpus : 1;
+    }
+    size_t size = (size_t)value;
+    unsigned u = (unsigned)value;
+    bool on = value != 0;
+    arch_simd level = (arch_simd)value;
+    config_lane lane = (config_lane)value;
+    switch (opt->kind) {
+    case OPT_SIZE:
+    case OPT_BYTES:
+        memcpy(field, &size, sizeof size);
+        return;
+    case OPT_UINT:
+        memcpy(field, &u, sizeof u);
+        return;
+    case OPT_BOOL:
+        memcpy(field, &on, sizeof on);
+        return;
+    case OPT_SIMD:
+        memcpy(field, &level, sizeof level);
+        return;
+    case OPT_LANE:
+        memcpy(field, &lane, sizeof lane);
+        return;
+    case OPT_WORK:
+        memcpy(field, &value, sizeof value);
+        return;
+    case OPT_LISTEN:
+    case OPT_STRING:
+    case OPT_SOURCES:
+        /* a text the flag itself takes: a row's typo stops every start */
+        if (opt->text && !set_option(cfg, opt, opt->text))
+            abort();
+        return;
+    }
+}
+
+/* Every option's default, from its row. */
 static void set_defaults(config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    strcpy(cfg->host, "127.0.0.1");
-    cfg->port = 8080;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = cpus > 0 ? (size_t)cpus : 1;
-    cfg->event_threads = cfg->threads;
-    cfg->fast_lane = CONFIG_LANE_AUTO;
-    cfg->max_body = LIMIT_DEFAULT_MAX_BODY;
-    cfg->request.max_tokens = LIMIT_DEFAULT_MAX_TOKENS;
-    cfg->request.max_width = LIMIT_DEFAULT_MAX_WIDTH;
-    cfg->request.max_heads = LIMIT_DEFAULT_MAX_HEADS;
-    cfg->request.max_elements = LIMIT_DEFAULT_MAX_ELEMENTS;
-    cfg->request.max_request_memory = LIMIT_DEFAULT_MAX_REQUEST_MEMORY;
-    cfg->request.max_work = -1; /* derived from --compute-timeout */
-    cfg->memory_budget = LIMIT_DEFAULT_MEMORY_BUDGET;
-    cfg->max_queue = LIMIT_DEFAULT_MAX_QUEUE;
-    cfg->max_connections = LIMIT_DEFAULT_MAX_CONNECTIONS;
-    cfg->max_connections_per_ip = LIMIT_DEFAULT_MAX_CONNECTIONS_PER_IP;
-    cfg->idle_timeout = LIMIT_DEFAULT_IDLE_TIMEOUT;
-    cfg->request_timeout = LIMIT_DEFAULT_REQUEST_TIMEOUT;
-    cfg->min_send_rate = LIMIT_DEFAULT_MIN_SEND_RATE;
-    cfg->compute_timeout = LIMIT_DEFAULT_COMPUTE_TIMEOUT;
-    cfg->grace = LIMIT_DEFAULT_GRACE;
-    strcpy(cfg->cors_origins, "*");
-    strcpy(cfg->frame_ancestors, "*");
-    cfg->access_log = true;
-    cfg->spread_loops = true;
-    cfg->kernels = ARCH_SIMD_COUNT - 1; /* no cap: what the CPU runs */
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+        set_default(cfg, &options[i]);
 }
 
 /* "16 MiB" for a byte count that is a whole number of a binary unit. */
@@ -303,6 +383,22 @@ static void print_help(FILE *out, const char *argv0)
     print_wrapped(out, (size_t)flag,
                   "print the version, the architecture and the kernels in "
                   "use");
+}
+
+void config_print_limits(FILE *out)
+{
+    config defaults;
+    set_defaults(&defaults);
+    fprintf(out, "| flag | default | beyond it |\n| --- | --- | --- |\n");
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_spec *opt = &options[i];
+        char value[sizeof defaults.cors_origins];
+        if (!opt->beyond)
+            continue;
+        format_default(value, sizeof value, opt, &defaults);
+        fprintf(out, "| `--%s` | %s%s | %s |\n", opt->name, value,
+                strcmp(opt->value, "SECONDS") == 0 ? " s" : "", opt->beyond);
+    }
 }
 
 static void print_version(const config *cfg)

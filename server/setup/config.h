@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CONFIG_VERSION "1.0.0"
 
@@ -52,5 +53,10 @@ typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;
 /* Fills cfg from defaults, environment and argv.  Prints --help/--version
  * or an error to the given streams and says whether to run. */
 config_action config_parse(config *cfg, int argc, char **argv);
+
+/* docs/reliability.md's table of limits, from the table of options that
+ * set_defaults() and --help read: each limit's flag, its default and what
+ * lies beyond it (tools/gen_contract.c writes it into the page). */
+void config_print_limits(FILE *out);
 
 #endif

@@ -31,7 +31,7 @@ TEST_BUILD += $(PRINT_SCHEMA)
 
 test-contract: $(SERVER_BIN) $(PRINT_SCHEMA) $(GEN_CONTRACT)
 	$(PYTHON) tests/contract/check_generated.py --gen $(GEN_CONTRACT) \
-	  openapi.yaml docs/api.md
+	  openapi.yaml docs/api.md docs/reliability.md
 	$(PYTHON) tests/contract/check_openapi.py --server $(SERVER_BIN) \
 	  --print-schema $(PRINT_SCHEMA)
 	$(PYTHON) tests/contract/check_docs_fields.py --print-schema $(PRINT_SCHEMA)
