@@ -259,7 +259,7 @@ TEST_SUITES :=
 
 # `make test`: test-build first, then every suite, each a make of its own
 # (tests/run_suites.py), and a table of what each took, in wall-clock and
-# CPU seconds (also in $(BUILD)/suites/times.txt; README.md, "Development",
+# CPU seconds (also in $(BUILD)/suites/times.txt; docs/development.md
 # keeps its figures).  `make -k test` runs every suite whatever fails; the
 # status is a failure if any did.
 # TEST_BESIDE: suites that time nothing, run in a second lane beside the
@@ -294,8 +294,8 @@ test-build:
 # The fast tier, run before landing a change: the suites that take seconds,
 # HTTP in one --fast-lane (auto) instead of three.  The build may run in
 # parallel (make -j2 check); the suites run one at a time, as the HTTP
-# suite's timings expect.  It prints its own time; README.md says what it
-# and `make test` take.
+# suite's timings expect.  It prints its own time; docs/development.md says
+# what it and `make test` take.
 CHECK_SUITES := test-format test-layout test-hooks test-unit test-http \
                 test-lessons test-contract
 check: deps-test

@@ -1,19 +1,17 @@
 #!/usr/bin/python3
-"""README.md's and docs/api.md's tables of request fields name exactly the
-fields of the server's schema table.
+"""docs/api.md's table of request fields names exactly the fields of the
+server's schema table (tools/gen_contract.c writes it from that table; this
+reads it as a reader would).
 
 The schema table (server/request/schema.c) is printed by --print-schema, a
-build of tests/contract/print_schema.c.  In each document's table of fields
+build of tests/contract/print_schema.c.  In its table of fields
 a row documents the fields named in backticks in its first cell, outside
 parentheses; names inside them ("`x` (required, or `q`, `k`, `v`)") point
-to other rows.  Checked, for each document:
+to other rows.  Checked:
   - every field of the table is documented by exactly one row;
   - every name in a first cell, inside parentheses or not, is a field;
   - an enum field's row names each of its choices, quoted ("float32");
-  - the stages a row lists (README's `return` row, docs/api.md's table of
-    stages) are the core's stages, in its order.
-README.md's table also lists routes: a row whose first name is a method or
-a path is a route's and is not read here.
+  - docs/api.md's table of stages lists the core's stages, in its order.
 
     tests/contract/check_docs_fields.py --print-schema build/tests/print_schema
 """
@@ -23,14 +21,10 @@ import re
 import subprocess
 import sys
 
-README = "README.md"
-README_HEADER = "| route, or field of the request body | what |"
 API = "docs/api.md"
 API_HEADER = "| field | what it takes | meaning |"
 API_STAGES_HEADER = "| stage | shape | what |"
-METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS")
 NAME = re.compile(r"`([^`]+)`")
-STAGE = re.compile(r"^[a-z_]+$")
 
 
 def table_rows(path, header):
@@ -47,12 +41,6 @@ def table_rows(path, header):
         cells = re.split(r"(?<!\\)\|", line)[1:-1]
         rows.append((cells[0].strip(), "|".join(cells[1:])))
     return rows
-
-
-def is_route(first_cell):
-    names = NAME.findall(first_cell)
-    return bool(names) and (names[0].split()[0] in METHODS or
-                            names[0].startswith("/"))
 
 
 def outside_parentheses(cell):
@@ -110,15 +98,6 @@ def main():
                                       capture_output=True, text=True).stdout)
     failures = []
 
-    readme = [row for row in table_rows(README, README_HEADER)
-              if not is_route(row[0])]
-    failures += check_fields(README, readme, table)
-    returns = [rest for first, rest in readme
-               if NAME.findall(first) == ["return"]]
-    listed = [name for name in NAME.findall(returns[0] if returns else "")
-              if STAGE.match(name)]
-    failures += check_stages(f"{README}'s row of `return`", listed, table)
-
     failures += check_fields(API, table_rows(API, API_HEADER), table)
     stages = [NAME.findall(first)[0]
               for first, _ in table_rows(API, API_STAGES_HEADER)]
@@ -127,7 +106,7 @@ def main():
     for f in failures:
         print("FAIL", f)
     print(f"docs: {len(table['fields'])} request fields and "
-          f"{len(table['stages'])} stages checked in {README} and {API}")
+          f"{len(table['stages'])} stages checked in {API}")
     print(f"{0 if failures else 1} passed, {1 if failures else 0} failed")
     return 1 if failures else 0
 

@@ -1,10 +1,11 @@
 # tests/contract - openapi.yaml and docs/api.md describe exactly what the
 # server does: its request fields, its error codes (the table of
-# server/base/error_codes.c) and its routes; README.md's and docs/api.md's
-# tables of fields name exactly the schema table's fields
-# (check_docs_fields.py), and openapi.yaml's request schemas and
-# docs/api.md's table of fields are, as committed, what
-# tools/gen_contract.c writes from the table (check_generated.py); --help fits 100 columns, shows every flag's
+# server/base/error_codes.c) and its routes; docs/api.md's table of fields
+# names exactly the schema table's fields (check_docs_fields.py);
+# openapi.yaml's request schemas, docs/api.md's table of fields and
+# docs/reliability.md's table of limits are, as committed, what
+# tools/gen_contract.c writes from the schema table and the table of
+# options (check_generated.py); --help fits 100 columns, shows every flag's
 # placeholder and variable, and names the routes the API key guards
 # (check_help.py); /metrics reads as Prometheus's own parser reads it, in
 # its naming conventions (check_metrics.py).

@@ -15,7 +15,8 @@ exists.
 generic: attention-server --kernels), to see what another CPU prints.
 
 An example is a ```sh block holding one `curl ...` line, then the word
-`prints`, then a ```json block.  A Python example is a ```python block, then
+`prints`, then a ```json block, pretty-printed or not; an object of it
+whose last member is "…": "…" is shortened (ELIDED).  A Python example is a ```python block, then
 `prints`, then a ```text block; in a file that has one, every ```python block
 runs, in order, in one interpreter (a notebook's cells: tests/readme/
 run_cells.py), with clients/python on the path, and each example must print
@@ -59,6 +60,11 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 # moves (1e-3 and more).
 TOLERANCE = 1e-14
 
+# A shown object shortened: its last member "…": "…" stands for members of
+# the printed one left out, which must hold the others, in their order, and
+# at least one more (README.md's lesson shows some of its shapes).
+ELIDED = "…"
+
 # what the comparisons saw: numbers compared, those not identical, and the
 # largest difference as a share of its stage's largest magnitude
 SEEN = {"numbers": 0, "inexact": 0, "largest": 0.0}
@@ -89,9 +95,14 @@ def same(a, b, path="$", scale=None):
     if type(a) is not type(b):
         return f"{path}: {a!r} vs {b!r}"
     if isinstance(a, dict):
-        if list(a) != list(b):
+        keys = list(a)
+        if b.get(ELIDED) == ELIDED:  # shown shortened: its keys, in order
+            keys = [k for k in a if k in b]
+            if keys + [ELIDED] != list(b) or len(keys) == len(a):
+                return f"{path}: keys {list(a)} vs {list(b)}"
+        elif keys != list(b):
             return f"{path}: keys {list(a)} vs {list(b)}"
-        for k in a:
+        for k in keys:
             diff = same(a[k], b[k], f"{path}.{k}",
                         largest(b[k]) if scale is None else scale)
             if diff:
