@@ -1,7 +1,7 @@
 """Where a request's time goes in build/attention-server, under wrk load.
 
     profile_server.py --server build/attention-server [--body lesson|n16]
-                      [--seconds 5] [--work build/bench]
+                      [--seconds 5] [--connections 8] [--work build/bench]
 
 Starts the server, drives it with wrk (post.lua) and records it with
 `perf record --call-graph dwarf` (cpu-clock, so only time on a CPU counts).
@@ -115,6 +115,9 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--body", choices=["lesson", "n16"], default="lesson")
     ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--connections", type=int,
+                    default=harness.WRK_CONNECTIONS,
+                    help="wrk's connections (32 saturate the server)")
     ap.add_argument("--work", default="build/bench")
     args = ap.parse_args()
     args.work = os.path.abspath(args.work)
@@ -133,7 +136,8 @@ def main():
              "--call-graph", "dwarf,16384", "-p", str(server.proc.pid),
              "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_for_perf(perf, data)
-        load = harness.run_wrk(args, server.port, body_path, args.seconds)
+        load = harness.run_wrk(args, server.port, body_path, args.seconds,
+                               args.connections)
         perf.send_signal(signal.SIGINT)
         perf.wait(timeout=60)
     finally:
@@ -152,7 +156,8 @@ def main():
         print("perf recorded no samples", file=sys.stderr)
         return 1
     requests = load["requests"]
-    print(f"## Profile: {args.body} body, wrk -t1 -c8 {args.seconds} s under "
+    print(f"## Profile: {args.body} body, wrk -t{harness.WRK_THREADS} "
+          f"-c{args.connections} {args.seconds} s under "
           f"perf ({requests} requests, {load['rps']:.0f} req/s while "
           f"profiled; perf slows the server)")
     print(f"\n{total} samples at {SAMPLE_HZ} Hz = {total / SAMPLE_HZ:.2f} CPU s;"

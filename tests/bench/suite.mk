@@ -3,7 +3,8 @@
 #   make bench              the full run (5 to 10 minutes), prints one table;
 #                           ONNX Runtime's fused MHA in the core's table
 #   make bench-profile      perf: where a lesson-sized request's time goes
-#                           (PROFILE_BODY=n16 for the n=16, d=64 request)
+#                           (PROFILE_BODY=n16 for the n=16, d=64 request;
+#                           PROFILE_CONNECTIONS=32 saturates the server)
 #   make bench-lanes        what handing a request to a worker costs, beside
 #                           what requests of growing size cost on the event
 #                           thread: the fast lane's thresholds come from it
@@ -36,6 +37,7 @@ TEST_BUILD  += $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA) ort-modules
         ort-modules
 
 PROFILE_BODY ?= lesson
+PROFILE_CONNECTIONS ?= 8
 
 deps-bench:
 	$(call apt_install,$(BENCH_DEB))
@@ -87,7 +89,8 @@ bench-ort: deps-bench ort-modules $(BENCH_CORE)
 
 bench-profile: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
-	  --work $(BENCH_DIR) --body $(PROFILE_BODY) --seconds 5
+	  --work $(BENCH_DIR) --body $(PROFILE_BODY) --seconds 5 \
+	  --connections $(PROFILE_CONNECTIONS)
 
 bench-lanes: deps-bench $(SERVER_BIN)
 	$(PYTHON) tests/bench/lane_cost.py --server $(SERVER_BIN) --work $(BENCH_DIR)
