@@ -7,6 +7,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import signal
 import socket
 import statistics
@@ -196,6 +197,7 @@ def start_ours(args, threads=None, server=None):
             "--max-body", str(64 << 20)]
     if threads:
         argv += ["--threads", str(threads)]
+    argv += shlex.split(getattr(args, "server_args", None) or "")
     return Server("attention-server", argv, read_port=True,
                   log_path=os.path.join(args.work, "attention-server.log"))
 

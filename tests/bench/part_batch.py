@@ -13,6 +13,14 @@ BATCH_SEQUENCES = 8  # B of the batch row: the size the API's users batch
 BATCH_SIZE, BATCH_QUICK_SIZE = (256, 256, 8), (32, 32, 4)  # n, d, h
 
 
+def answer(reply, which):
+    """The output of a 200 reply; anything else fails the run."""
+    status, data = reply
+    if status != 200:
+        raise BenchError(f"{which} answered {status}: {data[:300]!r}")
+    return json.loads(data)["output"]
+
+
 def run(args):
     """B sequences in one request vs the same B sent one after another on
     one keep-alive connection (the same numbers either way)."""
@@ -27,12 +35,9 @@ def run(args):
     srv = start_ours(args)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=600)
-        status, data = post(None, batch, conn)
-        whole = json.loads(data)["output"]
+        whole = answer(post(None, batch, conn), "the batch")
         for b, payload in enumerate(singles):
-            status_one, one = post(None, payload, conn)
-            if status != 200 or status_one != 200 or \
-                    json.loads(one)["output"] != whole[b]:
+            if answer(post(None, payload, conn), f"sequence {b}") != whole[b]:
                 raise BenchError(f"batch sequence {b} differs from alone")
         lat = {"one batch": [], "one by one": []}
         for r in range(args.mid_reps):

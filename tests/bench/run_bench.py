@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--fair-baseline",
                     help="another build of the server: part 5 measures it "
                     "in the same rounds, side by side")
+    ap.add_argument("--server-args",
+                    help="more arguments for our server, after the "
+                    "harness's own (the smoke run's refusal check)")
     ap.add_argument("--mhd-minimal",
                     help="mhd_minimal.c's binary, printed beside nginx")
     ap.add_argument("--work", default="build/bench",

@@ -101,6 +101,10 @@ test-bench-smoke: $(SERVER_BIN) $(BENCH_CORE) $(BENCH_MINIMAL) $(BENCH_FMA) \
 	qemu-x86_64 -cpu Haswell $(BENCH_FMA) 0.01 2>/dev/null \
 	  | grep -q '"isa32":"avx2","isa64":"avx2"'
 	$(BENCH_RUN) --quick --out $(BENCH_DIR)/smoke.md
+	@echo "== the harness fails on a refused request (a server of 1 KiB bodies)"
+	! $(BENCH_RUN) --quick --parts 4 --server-args "--max-body 1024" \
+	  2>$(BENCH_DIR)/refused.log
+	grep -q "bench FAILED: the batch answered 413" $(BENCH_DIR)/refused.log
 	$(PYTHON) tests/bench/profile_server.py --server $(SERVER_BIN) \
 	  --work $(BENCH_DIR) --seconds 1
 	$(PYTHON) tests/bench/bench_variants.py --bench-core $(BENCH_CORE) --quick \
