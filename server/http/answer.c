@@ -15,8 +15,11 @@
  *              which keeps the connection alive.
  *   next calls body chunks, appended to a buffer capped at --max-body.
  *   last call  (no more data) inline routes answer at once; a pool route
- *              is computed in its fast lane or handed to a pool job
+ *              is computed in its fast lane or left for a pool job
  *              (lanes.c).
+ *   next call  (a pool job's request) the connection is suspended and the
+ *              request handed to the job: a call later, so that a client
+ *              that half-closes still gets its reply (lanes.c says why).
  *   after the job resumes the connection, one more call queues its reply.
  * How long a request may take to arrive, and its reply to be read, is
  * enforced in one place, conn_deadline.c, which also sees a client that
@@ -198,6 +201,7 @@ static enum MHD_Result access_first(http_server *srv,
     const union MHD_ConnectionInfo *fd_info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     req->fd = fd_info ? fd_info->connect_fd : -1;
+    req->interim_ok = strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
     if (framing_refused(conn, method, url, version, &req->rep)) {
         req->state = REQ_REPLIED;
         req->close = true;
@@ -276,6 +280,8 @@ enum MHD_Result answer_access(void *cls, struct MHD_Connection *conn,
     switch (req->state) {
     case REQ_RECEIVING:
         return lanes_start(req);
+    case REQ_HANDING:
+        return lanes_hand_over(req);
     case REQ_WORKING:
         return MHD_YES; /* spurious call while suspended */
     case REQ_REPLIED:

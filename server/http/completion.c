@@ -161,6 +161,8 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
                    entry.total_seconds, req->body_len, entry.bytes_out);
     conn_deadlines_rearm(srv->deadlines, req->watch);
     upload_release(req);
+    if (req->deferred) /* closed before its job took what was decoded */
+        req->route->drop(req->deferred);
     reply_clear(&req->rep); /* and what the reply held of the budget */
     block_free(req->body);
     coding_free(req);

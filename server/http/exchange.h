@@ -72,6 +72,7 @@ struct http_server {
 
 typedef enum {
     REQ_RECEIVING, /* headers seen, body arriving            */
+    REQ_HANDING,   /* whole, for a pool job on the next call */
     REQ_WORKING,   /* suspended, a pool job owns the request */
     REQ_REPLIED,   /* reply ready to queue                   */
 } request_state;
@@ -95,6 +96,7 @@ typedef struct {
     bool close;        /* close the connection after the answer */
     conn_watch *watch; /* this connection's deadline, may be NULL */
     int fd;            /* the client's socket, to notice it hanging up */
+    bool interim_ok;   /* HTTP/1.1: an interim 1xx may precede the reply */
     size_t discarded;  /* body bytes dropped after an early answer */
     struct content_coding *coding; /* the body's inflater, or NULL */
     char *body;
@@ -150,8 +152,11 @@ bool coding_finish(request *req);
 void coding_free(request *req);
 
 /* lanes.c: the body has arrived (and is reserved): the request is answered
- * in its route's fast lane or handed to a pool job. */
+ * in its route's fast lane, or left REQ_HANDING for a pool job. */
 enum MHD_Result lanes_start(request *req);
+/* lanes.c: the call after lanes_start() left the request REQ_HANDING: the
+ * connection is suspended and the request handed to a pool job. */
+enum MHD_Result lanes_hand_over(request *req);
 
 /* reply_queue.c: queues req->rep on its connection. */
 enum MHD_Result reply_queue(request *req);

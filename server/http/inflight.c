@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* A socket the watcher polls, and the entry it stood for when listed: an
@@ -72,13 +74,42 @@ static bool gather(inflight *in, size_t *count)
                 return false;
             in->cap = cap;
         }
-        in->fds[1 + n] = (struct pollfd){.fd = e->fd, .events = POLLRDHUP};
+        /* once the end of its stream was seen, only a reset or an error
+         * (always polled) is news */
+        in->fds[1 + n] =
+            (struct pollfd){.fd = e->fd, .events = e->probed ? 0 : POLLRDHUP};
         in->seen[n] = (watched){e, e->serial};
         n++;
     }
     in->fds[0] = (struct pollfd){.fd = in->wake_fd, .events = POLLIN};
     *count = n;
     return true;
+}
+
+/* The client's stream ended: a half-close, or a close() of both
+ * directions.  An interim 100 tells them apart (inflight.h): a closed
+ * socket answers it with a reset, which the next poll() sees; one that
+ * cannot be written whole is a hang-up now.  Under the lock, so that the
+ * bytes go out before inflight_remove() returns and never after. */
+static void stream_ended(inflight_entry *e)
+{
+    static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    e->probed = true;
+    if (!e->interim_ok)
+        return;
+    ssize_t sent =
+        send(e->fd, interim, strlen(interim), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent != (ssize_t)strlen(interim))
+        cancel(e, INFLIGHT_CLIENT_GONE);
+}
+
+/* What poll() said of a listed entry's socket.  Under the lock. */
+static void look_at(inflight_entry *e, short revents)
+{
+    if (revents & (POLLHUP | POLLERR | POLLNVAL))
+        cancel(e, INFLIGHT_CLIENT_GONE);
+    else if ((revents & POLLRDHUP) && !e->probed)
+        stream_ended(e);
 }
 
 /* Sleeps in poll() until a listed client hangs up or the list changes. */
@@ -101,9 +132,8 @@ static void *watcher_main(void *arg)
         }
         pthread_mutex_lock(&in->lock);
         for (size_t i = 0; ready > 0 && i < n; i++)
-            if ((in->fds[1 + i].revents & (POLLRDHUP | POLLHUP | POLLERR)) &&
-                listed(in, &in->seen[i]))
-                cancel(in->seen[i].entry, INFLIGHT_CLIENT_GONE);
+            if (in->fds[1 + i].revents && listed(in, &in->seen[i]))
+                look_at(in->seen[i].entry, in->fds[1 + i].revents);
     }
     pthread_mutex_unlock(&in->lock);
     return NULL;
@@ -148,10 +178,12 @@ void inflight_stop(inflight *in)
     free(in);
 }
 
-void inflight_add(inflight *in, inflight_entry *e, int fd,
+void inflight_add(inflight *in, inflight_entry *e, int fd, bool interim_ok,
                   struct attn_stop *stop)
 {
     e->fd = fd;
+    e->interim_ok = interim_ok;
+    e->probed = false;
     e->stop = stop;
     atomic_init(&e->why, INFLIGHT_RUNNING);
     pthread_mutex_lock(&in->lock);

@@ -7,7 +7,15 @@
  * until the job is done.  Each such computation is listed here with its
  * socket and its stop (core/attn_stop.h); a thread of this module sleeps in
  * poll() on the listed sockets and, when one hangs up, cancels that stop: the
- * core leaves its pass within a block of work.  At the end of the shutdown's
+ * core leaves its pass within a block of work.  A hang-up is a reset, an
+ * error or both directions shut (POLLHUP, POLLERR), or a failed write.  The
+ * end of a client's stream alone may be a half-close (shutdown(SHUT_WR) once
+ * the request is sent, as `nc -N` does) or a close() of both directions: to
+ * an HTTP/1.1 client the watcher then writes an interim "100 Continue",
+ * which a half-closed client reads and a closed socket answers with a reset
+ * (RFC 9110 15.2 allows a 1xx before any final response, and no 1xx to an
+ * HTTP/1.0 client: such a client is taken as gone only on a reset or when
+ * its reply cannot be written).  At the end of the shutdown's
  * grace every listed stop is cancelled too.  Each entry says which of the
  * two stopped it, so that the HTTP layer answers 499 (logged only: nobody
  * reads it) or 503 draining.
@@ -32,6 +40,8 @@ typedef enum {
 /* One computation; lives in its request.  Fields are the module's. */
 typedef struct inflight_entry {
     int fd;
+    bool interim_ok; /* an interim 100 may be written to fd */
+    bool probed;     /* the end of its stream was seen (watcher only) */
     struct attn_stop *stop;
     atomic_int why; /* an inflight_why, set once before the stop fires */
     unsigned long long serial;
@@ -43,9 +53,10 @@ inflight *inflight_start(void);
 /* Stops it; every entry must have been removed. */
 void inflight_stop(inflight *in);
 
-/* Lists e, for the client on socket fd, whose computation reads stop.  When
- * cancel_all() has run, the stop is cancelled at once. */
-void inflight_add(inflight *in, inflight_entry *e, int fd,
+/* Lists e, for the client on socket fd, whose computation reads stop;
+ * interim_ok when an interim 100 may be written to fd (HTTP/1.1) until e is
+ * removed.  When cancel_all() has run, the stop is cancelled at once. */
+void inflight_add(inflight *in, inflight_entry *e, int fd, bool interim_ok,
                   struct attn_stop *stop);
 /* Unlists e; after this, nothing of the module touches e or its stop. */
 void inflight_remove(inflight *in, inflight_entry *e);

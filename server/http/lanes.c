@@ -7,18 +7,18 @@
  * its route's fast lane: decoded here, and when its work is at most
  * LIMIT_FAST_LANE_MAX_FLOPS computed and its reply queued here too, with
  * no other thread involved.  Any other request (or one the lane decoded and
- * found big, handing over what it decoded) suspends the connection and
- * becomes a pool job.  --fast-lane off|all sends every request one way.
- * The job frees the body and gives its memory back; the reply keeps its
- * bytes reserved (reply_hold) until the "request completed" callback.
- * Every computation reads its request's stop: a deadline --compute-timeout
- * after the body arrived (which the request may shorten), cancelled by
- * inflight.c when the client hangs up or the shutdown's grace ends.  The
- * core then leaves its pass within a block of work, and the request is
- * answered here: 499 (logged, never sent), 503 compute_timeout or 503
- * draining.  The reply's compression is watched too: a client gone, or the
- * grace over, stops it between two pieces (its deadline does not: the
- * reply is made by then).
+ * found big, handing over what it decoded) becomes a pool job, its
+ * connection suspended on the library's next call.  --fast-lane off|all
+ * sends every request one way.  The job frees the body and gives its
+ * memory back; the reply keeps its bytes reserved (reply_hold) until the
+ * "request completed" callback.  Every computation reads its request's
+ * stop: a deadline --compute-timeout after the body arrived (which the
+ * request may shorten), cancelled by inflight.c when the client hangs up
+ * or the shutdown's grace ends.  The core then leaves its pass within a
+ * block of work, and the request is answered here: 499 (logged, never
+ * sent), 503 compute_timeout or 503 draining.  The reply's compression is
+ * watched too: a client gone, or the grace over, stops it between two pieces
+ * (its deadline does not: the reply is made by then).
  */
 #include "server/http/exchange.h"
 
@@ -34,14 +34,15 @@
 
 /* A suspended connection does not notice its client leaving; a job peeks at
  * the socket before spending time on a request nobody waits for (the
- * watcher, inflight.c, sees it too, but a moment later). */
+ * watcher, inflight.c, sees it too, but a moment later).  Gone is a reset
+ * or a hang-up of both directions: the end of the client's stream alone is
+ * a half-close, which inflight.c tells from a hang-up. */
 static bool client_gone(const request *req)
 {
     if (req->fd < 0)
         return false;
-    struct pollfd p = {.fd = req->fd, .events = POLLRDHUP};
-    return poll(&p, 1, 0) > 0 &&
-           (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+    struct pollfd p = {.fd = req->fd, .events = 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 /* Nobody to answer: 499 (as nginx logs it) is only logged. */
@@ -149,16 +150,35 @@ static void pool_job(void *arg)
     MHD_resume_connection(req->conn);
 }
 
+/* A request for a pool job is suspended on the library's next call, not
+ * this one.  libmicrohttpd 0.9.75 works out which events a connection waits
+ * for (MHD_connection_update_event_loop_info()) at the end of each pass over
+ * it, except while it is suspended.  Suspended in the pass its body ended
+ * in, a connection keeps the read interest it had while the body arrived;
+ * once resumed, the end of a half-closed client's stream polls readable,
+ * MHD_connection_handle_read() reads 0 bytes and closes the connection
+ * before the reply is queued.  A pass that ends with the request whole and
+ * no reply queued leaves it waiting for errors only (and calls the handler
+ * again at once): suspended from that call, the connection is read no more
+ * and its resume queues the reply (docs/reliability.md, "A client that
+ * half-closes"). */
+static enum MHD_Result hand_over_next_call(request *req)
+{
+    req->state = REQ_HANDING;
+    return MHD_YES;
+}
+
 /* Suspends the connection and queues the request (and what the fast lane
  * deferred, if anything) as a pool job; 503 when the queue is full.  From
  * now until the job ends, a client that hangs up cancels its stop. */
-static enum MHD_Result submit_job(request *req)
+enum MHD_Result lanes_hand_over(request *req)
 {
     http_server *srv = req->srv;
     req->state = REQ_WORKING;
     req->t_queued = clock_seconds();
     MHD_suspend_connection(req->conn);
-    inflight_add(srv->computing, &req->watched, req->fd, &req->stop);
+    inflight_add(srv->computing, &req->watched, req->fd, req->interim_ok,
+                 &req->stop);
     if (pool_submit(srv->workers, pool_job, req) != 0) {
         inflight_remove(srv->computing, &req->watched);
         MHD_resume_connection(req->conn);
@@ -203,7 +223,8 @@ static enum MHD_Result answer_inline(request *req)
     bool all = srv->cfg->fast_lane == CONFIG_LANE_ALL;
     double max_work = all ? HUGE_VAL : LIMIT_FAST_LANE_MAX_FLOPS;
     if (all)
-        inflight_add(srv->computing, &req->watched, req->fd, &req->stop);
+        inflight_add(srv->computing, &req->watched, req->fd, req->interim_ok,
+                     &req->stop);
     bool answered =
         req->route->try_inline(&job, max_work, &req->rep, &req->deferred);
     if (answered && req->rep.status == 0)
@@ -213,7 +234,7 @@ static enum MHD_Result answer_inline(request *req)
     if (all)
         inflight_remove(srv->computing, &req->watched);
     if (!answered)
-        return submit_job(req);
+        return hand_over_next_call(req);
     req->lane = "inline";
     req->t_work_end = clock_seconds();
     block_free(req->body);
@@ -230,5 +251,5 @@ enum MHD_Result lanes_start(request *req)
     req->t_received = attn_stop_now();
     attn_stop_init(&req->stop, timeout ? req->t_received + timeout : 0);
     upload_fit_parsing(req);
-    return takes_fast_lane(req) ? answer_inline(req) : submit_job(req);
+    return takes_fast_lane(req) ? answer_inline(req) : hand_over_next_call(req);
 }

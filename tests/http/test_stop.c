@@ -1,7 +1,8 @@
 /*
  * test_stop.c - a computation stops when nobody waits for it any more: a
  * client that hangs up leaves the server's CPU idle within 100 ms and is
- * logged 499 with how long its computation ran; past --compute-timeout the
+ * logged 499 with how long its computation ran (one that only half-closes
+ * is still waited for, until it closes); past --compute-timeout the
  * request is answered 503 compute_timeout (problem+json on /v1, the Open
  * Inference Protocol's error object on /v2) and the workers are free at
  * once; OIP's `timeout` parameter (microseconds) sets a shorter deadline.
@@ -175,6 +176,34 @@ a_client_that_hangs_up_is_logged_499_with_its_compute_time(void **state)
     json_decref(line);
 }
 
+/* A half-close (shutdown(SHUT_WR) once the request is sent) is no hang-up:
+ * the computation goes on; the close() that follows is one, and leaves the
+ * CPU idle as any hang-up does. */
+static void a_half_close_computes_on_and_a_close_then_stops(void **state)
+{
+    (void)state;
+    char *body = long_body_v1();
+    int fd = raw_post_v1(body, "X-Request-ID: half-then-close\r\n");
+    free(body);
+    assert_int_equal(shutdown(fd, SHUT_WR), 0);
+    sleep_ms(500);
+    json_t *early = access_log_wait(g_log_path, "half-then-close", 0);
+    if (early) {
+        json_decref(early);
+        fail_msg("a half-closed client's request ended within 500 ms");
+    }
+    close(fd);
+    sleep_ms(IDLE_AFTER_MS);
+    double before = server_cpu_ms();
+    sleep_ms(IDLE_WINDOW_MS);
+    double used = server_cpu_ms() - before;
+    print_message("CPU used in the %d ms after the close's first %d ms: "
+                  "%.0f ms\n",
+                  IDLE_WINDOW_MS, IDLE_AFTER_MS, used);
+    assert_true(used <= IDLE_CPU_MAX_MS);
+    json_decref(expect_logged_client_gone(g_log_path, "half-then-close", 5000));
+}
+
 /* ======================================================================= */
 /* group "deadline": --compute-timeout 1                                    */
 /* ======================================================================= */
@@ -322,6 +351,7 @@ int main(void)
         cmocka_unit_test(a_client_that_hangs_up_leaves_the_cpu_idle),
         cmocka_unit_test(
             a_client_that_hangs_up_is_logged_499_with_its_compute_time),
+        cmocka_unit_test(a_half_close_computes_on_and_a_close_then_stops),
     };
     const struct CMUnitTest deadline[] = {
         cmocka_unit_test(past_the_compute_timeout_is_503_compute_timeout),
