@@ -363,7 +363,7 @@ static attn_status stop_status(attn_stop_reason why)
     return why == ATTN_STOP_DEADLINE ? ATTN_ERR_DEADLINE : ATTN_ERR_CANCELLED;
 }
 
-/* RoPE's cos and sin of every query and new key (attention_impl.inc's
+/* RoPE's cos and sin of every query and new key (attention_state.inc's
  * rope_q, rope_k), made by a batch's first sequence and read by the others:
  * the angles are computed once per request. */
 typedef struct {

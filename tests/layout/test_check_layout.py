@@ -63,8 +63,9 @@ def main():
     expect(check_layout.web_violations(top), "import cycle a.js → b.js → a.js")
     calls()
     rooms()
+    lengths()
     print("check_layout: the page's imports (6 cases), calls and includes "
-          "(3 cases), rooms (3 cases) pass")
+          "(3 cases), rooms (3 cases), lengths (1 case) pass")
 
 
 def tree(files):
@@ -143,6 +144,17 @@ def rooms():
     found = check_layout.room_violations(top)
     assert len(found) == 1 and found[0].startswith(
         "docs/architecture.md: its table of rooms lists "), found
+
+
+def lengths():
+    # the core's templates count as the server's sources do: 650 lines
+    top = tree({"core/pass_long.inc": "x;\n" * 651,
+                "core/pass_fits.inc": "x;\n" * 650,
+                "server/json/long.c": "/* x */\n" * 651})
+    found, read = check_layout.too_long(top)
+    assert found == ["core/pass_long.inc: 651 lines, more than 650",
+                     "server/json/long.c: 651 lines, more than 650"], found
+    assert read == 3, read
 
 
 if __name__ == "__main__":
