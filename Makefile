@@ -337,6 +337,7 @@ clean:
 # language (tools/check_words.py)
 test-layout: $(CORE_OBJ) $(LIB_OBJ) $(BUILD)/server/main.o
 	$(PYTHON) tools/check_layout.py --build $(BUILD)
+	$(PYTHON) tools/long_functions.py core server
 	$(PYTHON) tools/check_words.py
 	$(PYTHON) tests/layout/test_check_layout.py
 

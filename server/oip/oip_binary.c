@@ -131,8 +131,8 @@ bool oip_read_binary_data(oip_reader *rd, api_field f, size_t i,
         }
         return true;
     }
-    /* FP32 stays float (t->is_float32, read_input sized it), FP64 double;
-     * FP16 and BF16 become floats, which hold each of their values */
+    /* FP32 stays float (t->is_float32, read_input_numbers sized it), FP64
+     * double; FP16 and BF16 become floats, which hold each of their values */
     if (dt->size == HALF_SIZE)
         half_to_floats(half_of((api_wire)dt->dtype), src, count, t->data);
     else

@@ -451,7 +451,8 @@ static bool read_input_parameters(api_field f, json_t *params, size_t i,
 static const char *const input_members[] = {"name", "shape", "datatype",
                                             "parameters", "data"};
 
-static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
+/* Input i is an object of the members an input has, and no other. */
+static bool read_input_members(json_t *in, size_t i, codec_error *err)
 {
     char ptr[CODEC_POINTER_MAX];
     oip_input_pointer(ptr, i, NULL);
@@ -474,40 +475,95 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
                               key);
         }
     }
+    return true;
+}
+
+/* The request's tensor field input i names, taken by it (a second input of
+ * the same name is refused); -1 with err set when it names none. */
+static int read_input_name(oip_reader *rd, json_t *in, size_t i,
+                           codec_error *err)
+{
+    char ptr[CODEC_POINTER_MAX];
     oip_input_pointer(ptr, i, "name");
     const char *name = json_string_value(json_object_get(in, "name"));
     int f = name ? schema_tensor_of(name) : -1;
     if (f < 0) {
         char names[SCHEMA_LIST_MAX];
         oip_field_names(names, is_input);
+        int meant = name ? schema_suggest(name, is_input) : -1;
         if (!name)
-            return codec_fail(err, ERR_MISSING_FIELD, ptr,
-                              "an input needs a name (inputs are %s)", names);
-        int meant = schema_suggest(name, is_input);
-        if (meant >= 0)
-            return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
-                              "unknown input \"%.64s\"; did you mean "
-                              "\"%s\"? (inputs are %s)",
-                              name, api_schema[meant].name, names);
-        return codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
-                          "unknown input \"%.64s\" (inputs are %s)", name,
-                          names);
+            codec_fail(err, ERR_MISSING_FIELD, ptr,
+                       "an input needs a name (inputs are %s)", names);
+        else if (meant >= 0)
+            codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
+                       "unknown input \"%.64s\"; did you mean "
+                       "\"%s\"? (inputs are %s)",
+                       name, api_schema[meant].name, names);
+        else
+            codec_fail(err, ERR_UNKNOWN_FIELD, ptr,
+                       "unknown input \"%.64s\" (inputs are %s)", name, names);
+        return -1;
     }
-    if (rd->input_of[f] >= 0)
-        return codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
-                          "input %s appears twice, as inputs/%d and inputs/%zu",
-                          name, rd->input_of[f], i);
+    if (rd->input_of[f] >= 0) {
+        codec_fail(err, ERR_CONFLICTING_FIELDS, ptr,
+                   "input %s appears twice, as inputs/%d and inputs/%zu", name,
+                   rd->input_of[f], i);
+        return -1;
+    }
     rd->input_of[f] = (int)i;
+    return f;
+}
 
-    const oip_datatype *dt = NULL;
+/* Input i's count numbers of datatype dt into field f's tensor t, from
+ * its "data" (JSON, or what the fast parser took of it) or, when data is
+ * NULL, binary_size bytes after the JSON. */
+static bool read_input_numbers(oip_reader *rd, api_field f, json_t *data,
+                               size_t i, const oip_datatype *dt,
+                               double binary_size, size_t count,
+                               codec_error *err)
+{
     schema_tensor *t = &rd->fields.tensor[f];
+    const oip_fast_data *flat =
+        rd->fast && i < rd->fast->inputs && rd->fast->data[i].present
+            ? &rd->fast->data[i]
+            : NULL;
+    t->is_bool = dt->element == OIP_BOOL;
+    /* binary FP32 is kept as float: a float32 request never widens it;
+     * FP16 and BF16 are widened to floats (oip_binary.c) */
+    t->is_float32 =
+        !flat && !data && dt->element == OIP_FLOAT && dt->size <= sizeof(float);
+    t->data = malloc(count * (t->is_bool      ? 1
+                              : t->is_float32 ? sizeof(float)
+                                              : sizeof(double)) +
+                     1);
+    if (!t->data)
+        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
+    bool ok =
+        flat   ? take_flat_data(flat, dt, t, count, err)
+        : data ? read_json_data(rd, f, data, i, dt, t, count, err)
+               : oip_read_binary_data(rd, f, i, dt, binary_size, t, count, err);
+    t->present = ok;
+    return ok;
+}
+
+/* Input i: its members, name, datatype, shape and parameters checked, its
+ * numbers (data or binary) counted against the request's budget and read. */
+static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
+{
+    char ptr[CODEC_POINTER_MAX];
+    int f =
+        read_input_members(in, i, err) ? read_input_name(rd, in, i, err) : -1;
+    if (f < 0)
+        return false;
+    const char *name = api_schema[f].name;
+    const oip_datatype *dt = NULL;
     size_t count = 0;
     double binary_size;
     json_t *data = json_object_get(in, "data");
     if (!read_datatype(rd, (api_field)f, json_object_get(in, "datatype"), i,
                        &dt, err) ||
-        !read_shape((api_field)f, json_object_get(in, "shape"), i, t, &count,
-                    err) ||
+        !read_shape((api_field)f, json_object_get(in, "shape"), i,
+                    &rd->fields.tensor[f], &count, err) ||
         !read_input_parameters((api_field)f, json_object_get(in, "parameters"),
                                i, &binary_size, err))
         return false;
@@ -529,28 +585,8 @@ static bool read_input(oip_reader *rd, json_t *in, size_t i, codec_error *err)
                           "(--max-elements)");
     }
     rd->budget -= count;
-    const oip_fast_data *flat =
-        rd->fast && i < rd->fast->inputs && rd->fast->data[i].present
-            ? &rd->fast->data[i]
-            : NULL;
-    t->is_bool = dt->element == OIP_BOOL;
-    /* binary FP32 is kept as float: a float32 request never widens it;
-     * FP16 and BF16 are widened to floats (oip_binary.c) */
-    t->is_float32 =
-        !flat && !data && dt->element == OIP_FLOAT && dt->size <= sizeof(float);
-    t->data = malloc(count * (t->is_bool      ? 1
-                              : t->is_float32 ? sizeof(float)
-                                              : sizeof(double)) +
-                     1);
-    if (!t->data)
-        return codec_fail(err, ERR_OUT_OF_MEMORY, NULL, "out of memory");
-    bool ok = flat ? take_flat_data(flat, dt, t, count, err)
-              : data
-                  ? read_json_data(rd, (api_field)f, data, i, dt, t, count, err)
-                  : oip_read_binary_data(rd, (api_field)f, i, dt, binary_size,
-                                         t, count, err);
-    t->present = ok;
-    return ok;
+    return read_input_numbers(rd, (api_field)f, data, i, dt, binary_size, count,
+                              err);
 }
 
 bool oip_read_inputs(oip_reader *rd, json_t *inputs, codec_error *err)

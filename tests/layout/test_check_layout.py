@@ -15,6 +15,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "tools"))
 import check_layout  # noqa: E402
+import long_functions  # noqa: E402
 
 
 def page(modules):
@@ -64,8 +65,10 @@ def main():
     calls()
     rooms()
     lengths()
+    functions()
     print("check_layout: the page's imports (6 cases), calls and includes "
-          "(3 cases), rooms (3 cases), lengths (1 case) pass")
+          "(3 cases), rooms (3 cases), lengths (1 case), long functions "
+          "(1 case) pass")
 
 
 def tree(files):
@@ -155,6 +158,18 @@ def lengths():
     assert found == ["core/pass_long.inc: 651 lines, more than 650",
                      "server/json/long.c: 651 lines, more than 650"], found
     assert read == 3, read
+
+
+def functions():
+    # tools/long_functions.py (make test-layout): a template's SFX(name) of
+    # 81 lines, signature to closing brace, is named; one of 80 is not
+    top = tree({"core/pass.inc":
+                "static void SFX(long_task)(void *ctx,\n"
+                "                           size_t i)\n{\n"
+                + "    x;\n" * 77 + "}\n\n"
+                "static int fits(void)\n{\n" + "    x;\n" * 77 + "}\n"})
+    found = long_functions.functions(os.path.join(top, "core", "pass.inc"))
+    assert found == [("long_task", 1, 81), ("fits", 83, 80)], found
 
 
 if __name__ == "__main__":
