@@ -15,20 +15,8 @@ set -euo pipefail
 SERVER_START_TIMEOUT=60 # seconds for the first stdout line (cold chroot set-up on a busy 2-CPU machine)
 DRAIN_TIMEOUT=30        # seconds for the server to stop after SIGTERM (its --grace is 20)
 
-store=(--root "$DOCKER_ROOT" --runroot "$DOCKER_RUNROOT" --storage-driver vfs)
+. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image
 mkdir -p "$OUT"
-t_start=$(date +%s)
-step_start=$t_start
-step() { # print how long the previous step took
-    local now
-    now=$(date +%s)
-    printf '   (%ss)\n== %s\n' $((now - step_start)) "$1"
-    step_start=$now
-}
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 ctr=
 server_pid=
@@ -42,10 +30,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
-echo "== base image"
-# the first FROM's image (after its --platform flag)
-base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
-docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
+base_image
 
 step "buildah bud docker/Dockerfile -> $IMAGE"
 # --format docker: the OCI image format has no HEALTHCHECK; --pull=never: the FROM must come from local storage.
@@ -158,6 +143,4 @@ server_pid=
 grep -q '"event":"stopped","clean":true' "$OUT/server.err" || fail "no clean stop in the server's log"
 echo "   ok   exit status 0, $(grep -c '"path":"/v1/attention"' "$OUT/server.err") requests in its access log, clean stop"
 
-now=$(date +%s)
-printf '   (%ss)\n' $((now - step_start))
-echo "docker-test: image $IMAGE, $size bytes, passed in $((now - t_start))s"
+steps_done "docker-test: image $IMAGE, $size bytes, passed"

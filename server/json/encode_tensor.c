@@ -150,7 +150,9 @@ static void encode_in_pieces(buf_chain *out, pool *workers, size_t units,
         buf_chain_adopt(out, &job.piece[i]);
 }
 
-/* What a piece of rows needs to write them. */
+/* What a piece of a tensor needs to write its numbers: its rows
+ * (encode_rows_span: dims and rank) or a run of its flat list
+ * (encode_flat_span). */
 typedef struct {
     const void *data;
     const size_t *dims;
@@ -158,11 +160,11 @@ typedef struct {
     tensor_dtype dtype;
     const char *neg_inf;
     struct attn_stop *stop;
-} encode_rows_job;
+} encode_numbers_job;
 
 static void encode_rows_span(const void *ctx, buf *out, size_t r0, size_t r1)
 {
-    const encode_rows_job *job = ctx;
+    const encode_numbers_job *job = ctx;
     encode_rows(out, job->data, job->dims, job->rank, r0, r1, job->dtype,
                 job->neg_inf, job->stop);
 }
@@ -180,12 +182,12 @@ void encode_tensor(buf_chain *out, pool *workers, struct attn_stop *stop,
                     neg_inf, stop);
         return;
     }
-    encode_rows_job job = {.data = data,
-                           .dims = dims,
-                           .rank = rank,
-                           .dtype = dtype,
-                           .neg_inf = neg_inf,
-                           .stop = stop};
+    encode_numbers_job job = {.data = data,
+                              .dims = dims,
+                              .rank = rank,
+                              .dtype = dtype,
+                              .neg_inf = neg_inf,
+                              .stop = stop};
     encode_in_pieces(out, workers, rows, dims[rank - 1] * ENCODE_TYPICAL + 8, 0,
                      encode_rows_span, &job);
 }
@@ -210,16 +212,9 @@ static void encode_run(buf *out, const char *data, size_t n0, size_t n1,
 
 /* A flat list of a large tensor's numbers, cut into ENCODE_PIECES runs
  * written by the workers; piece i > 0 starts with its comma. */
-typedef struct {
-    const char *data;
-    tensor_dtype dtype;
-    const char *neg_inf;
-    struct attn_stop *stop;
-} encode_flat_job;
-
 static void encode_flat_span(const void *ctx, buf *out, size_t n0, size_t n1)
 {
-    const encode_flat_job *job = ctx;
+    const encode_numbers_job *job = ctx;
     encode_run(out, job->data, n0, n1, job->dtype, job->neg_inf, job->stop);
 }
 
@@ -231,7 +226,7 @@ void encode_flat(buf_chain *out, pool *workers, struct attn_stop *stop,
     if (!workers || count < ENCODE_PARALLEL_MIN) {
         encode_run(buf_chain_tail(out), data, 0, count, dtype, neg_inf, stop);
     } else { /* every piece holds numbers: count ≥ ENCODE_PIECES */
-        encode_flat_job job = {
+        encode_numbers_job job = {
             .data = data, .dtype = dtype, .neg_inf = neg_inf, .stop = stop};
         encode_in_pieces(out, workers, count, ENCODE_TYPICAL, 1,
                          encode_flat_span, &job);

@@ -435,35 +435,41 @@ static bool decode_jansson(const char *body, size_t len, size_t json_len,
     return ok;
 }
 
+/* The body decoded within its parse account: by simdjson's reading first
+ * when `fast` (any refusal is worded from jansson's reading, which then
+ * decodes it again), else by jansson's alone. */
+static bool decode_accounted(bool fast, const char *body, size_t len,
+                             size_t json_len, const request_limits *limits,
+                             api_request *req, oip_reply_plan *plan,
+                             codec_error *err)
+{
+    parse_account account;
+    parse_account_open(&account, parse_budget_account_limit(len));
+    oip_fast parsed;
+    bool ok = false;
+    if (fast && oip_parse_fast(body, json_len, limits->max_elements, &parsed)) {
+        ok = decode_root(parsed.root, &parsed, body, len, json_len, limits, req,
+                         plan, err);
+        oip_fast_free(&parsed);
+    }
+    if (!ok)
+        ok = decode_jansson(body, len, json_len, limits, req, plan, err);
+    parse_account_close(&account);
+    return ok;
+}
+
 bool oip_decode_jansson(const char *body, size_t len, size_t json_len,
                         const request_limits *limits, api_request *req,
                         oip_reply_plan *plan, codec_error *err)
 {
-    parse_account account;
-    parse_account_open(&account, parse_budget_account_limit(len));
-    bool ok = decode_jansson(body, len, json_len, limits, req, plan, err);
-    parse_account_close(&account);
-    return ok;
+    return decode_accounted(false, body, len, json_len, limits, req, plan, err);
 }
 
 bool oip_decode(const char *body, size_t len, size_t json_len,
                 const request_limits *limits, api_request *req,
                 oip_reply_plan *plan, codec_error *err)
 {
-    parse_account account;
-    parse_account_open(&account, parse_budget_account_limit(len));
-    oip_fast fast;
-    bool ok = false;
-    if (oip_parse_fast(body, json_len, limits->max_elements, &fast)) {
-        ok = decode_root(fast.root, &fast, body, len, json_len, limits, req,
-                         plan, err);
-        oip_fast_free(&fast);
-        /* any refusal is worded from jansson's reading */
-    }
-    if (!ok)
-        ok = decode_jansson(body, len, json_len, limits, req, plan, err);
-    parse_account_close(&account);
-    return ok;
+    return decode_accounted(true, body, len, json_len, limits, req, plan, err);
 }
 
 void oip_reply_plan_free(oip_reply_plan *plan)

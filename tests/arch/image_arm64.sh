@@ -22,21 +22,9 @@ IMAGE=attention-server-build:arm64 # the build stage only, tagged to be inspecte
 # sets TARGETARCH from --platform but not BUILDPLATFORM.
 BUILD_PLATFORM=linux/$(dpkg --print-architecture)
 
-store=(--root "$DOCKER_ROOT" --runroot "$DOCKER_RUNROOT" --storage-driver vfs)
+. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
-t_start=$(date +%s)
-step_start=$t_start
-step() { # print how long the previous step took
-    local now
-    now=$(date +%s)
-    printf '   (%ss)\n== %s\n' $((now - step_start)) "$1"
-    step_start=$now
-}
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
 
 ctr=
 cleanup() {
@@ -48,10 +36,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
-echo "== base image"
-# the first FROM's image (after its --platform flag)
-base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
-docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
+base_image
 
 step "buildah bud --platform linux/arm64 --target build (the build stage on $BUILD_PLATFORM, cross-compiling)"
 buildah "${store[@]}" bud --isolation chroot --pull=never --format docker --platform linux/arm64 \
@@ -95,6 +80,4 @@ chmod +x "$server"
 "$PYTHON" tests/lessons/run_lessons.py --server "$server" | sed 's/^/   /'
 [ "${PIPESTATUS[0]}" = 0 ] || fail "lesson requests"
 
-now=$(date +%s)
-printf '   (%ss)\n' $((now - step_start))
-echo "test-arm64-image: build stage, runtime libraries and lessons passed in $((now - t_start))s"
+steps_done "test-arm64-image: build stage, runtime libraries and lessons passed"

@@ -363,14 +363,20 @@ static frame_status read_chunked(cursor *c)
     }
 }
 
-static bool all_digits(const char *s, size_t len)
+/* RFC 9110 8.6: Content-Length = 1*DIGIT, DIGIT = %x30-39 (RFC 5234 B.1).
+ * Read from the grammar, not from the server's code: the run of DIGITs the
+ * value starts with, which must be the whole value and not empty. */
+static size_t digit_run(const char *s, size_t len)
 {
-    if (len == 0)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-    return true;
+    size_t run = 0;
+    while (run < len && s[run] >= 0x30 && s[run] <= 0x39)
+        run++;
+    return run;
+}
+
+static bool is_content_length(const char *s, size_t len)
+{
+    return len >= 1 && digit_run(s, len) == len;
 }
 
 /* The requests of the input as RFC 9112 frames them. */
@@ -426,7 +432,7 @@ static frame_status read_request(cursor *c, bool *head, bool *last)
     if (f.content_lengths == 0)
         return FRAME_OK;
     if (f.content_lengths > 1 ||
-        !all_digits(f.content_length, f.content_length_len))
+        !is_content_length(f.content_length, f.content_length_len))
         return FRAME_STOP;
     /* leading zeros are digits too (1*DIGIT) */
     size_t length = 0, left = (size_t)(c->end - c->p);
@@ -574,7 +580,7 @@ static void check_answers(const char *out, size_t len, const framing *f)
             header_value(fields_at, head_end, "Connection", &conn_len);
         size_t body_len = 0;
         if (!head && status != 204 && status != 304) {
-            CHECK(cl && all_digits(cl, cl_len),
+            CHECK(cl && is_content_length(cl, cl_len),
                   "a %u answer without a Content-Length", status);
             body_len = strtoul(cl, NULL, 10);
         }

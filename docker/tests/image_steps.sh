@@ -1,0 +1,29 @@
+# image_steps.sh - what the image tests share (docker/tests/image_test.sh, tests/arch/image_arm64.sh): the
+# containers-storage flags, each step's time, a failure's words and the base image. Sourced, from the repository
+# root, after DOCKER_ROOT and DOCKER_RUNROOT are checked.
+
+store=(--root "$DOCKER_ROOT" --runroot "$DOCKER_RUNROOT" --storage-driver vfs)
+t_start=$(date +%s)
+step_start=$t_start
+step() { # print how long the previous step took, then the next step's name
+    local now
+    now=$(date +%s)
+    printf '   (%ss)\n== %s\n' $((now - step_start)) "$1"
+    step_start=$now
+}
+steps_done() { # print how long the last step took, then "$1 in <total>s"
+    local now
+    now=$(date +%s)
+    printf '   (%ss)\n' $((now - step_start))
+    echo "$1 in $((now - t_start))s"
+}
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+base_image() { # the first FROM's image of docker/Dockerfile (after its --platform flag), into local storage
+    echo "== base image"
+    local base
+    base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
+    docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
+}
