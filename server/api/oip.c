@@ -73,8 +73,9 @@ void api_oip_server_metadata(const api_env *env, reply *out)
 
 /* A tensor's metadata: every dimension variable (-1). */
 static void metadata_tensor(buf *b, const char *name, const char *datatype,
-                            int rank)
+                            int rank, bool input)
 {
+    (void)input;
     buf_puts(b, "{\"name\":\"");
     buf_puts(b, name);
     buf_puts(b, "\",\"datatype\":\"");
@@ -88,47 +89,21 @@ static void metadata_tensor(buf *b, const char *name, const char *datatype,
 static buf model_metadata;
 static pthread_once_t model_metadata_once = PTHREAD_ONCE_INIT;
 
-/* Inputs: the schema's tensor rows at their lowest rank (one sequence);
- * outputs: the stages of a one-sequence problem. */
 static void write_model_metadata(void)
 {
     buf *b = &model_metadata;
     buf_puts(b, "{\"name\":\"" OIP_MODEL_NAME
                 "\",\"versions\":[\"" OIP_MODEL_VERSION
                 "\"],\"platform\":\"attention\",\"inputs\":[");
-    bool first = true;
-    for (int f = 0; f < API_FIELD_COUNT; f++) {
-        const schema_field *row = &api_schema[f];
-        if (row->kind != SCHEMA_TENSOR)
-            continue;
-        if (!first)
-            buf_puts(b, ",");
-        first = false;
-        metadata_tensor(b, row->name, oip_input_datatype(row), row->min_rank);
-    }
-    buf_puts(b, "],\"outputs\":[");
-    attn_problem one = {.heads = 1, .n = 1, .m = 1, .d = 1, .d_k = 1};
-    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
-        size_t dims[ATTN_MAX_RANK];
-        int rank = attn_stage_shape(&one, (attn_stage)s, dims);
-        if (s)
-            buf_puts(b, ",");
-        metadata_tensor(b, attn_stage_name((attn_stage)s), "FP64", rank);
-    }
+    oip_model_tensors(b, metadata_tensor, "],\"outputs\":[");
     buf_puts(b, "]}\n");
 }
 
 void api_oip_model_metadata(const api_env *env, reply *out)
 {
     (void)env;
-    pthread_once(&model_metadata_once, write_model_metadata);
-    if (buf_failed(&model_metadata)) {
-        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
-                      "the server could not allocate the metadata");
-        return;
-    }
-    reply_set_static(out, 200, "application/json", model_metadata.data,
-                     model_metadata.len);
+    oip_model_document(out, &model_metadata_once, write_model_metadata,
+                       &model_metadata, "metadata");
 }
 
 /* ---- paths that name nothing ------------------------------------------- */

@@ -48,6 +48,41 @@ const char *oip_input_datatype(const schema_field *row)
                                              : "BOOL";
 }
 
+void oip_model_tensors(buf *b, oip_tensor_writer *tensor, const char *between)
+{
+    bool first = true;
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        const schema_field *row = &api_schema[f];
+        if (row->kind != SCHEMA_TENSOR)
+            continue;
+        if (!first)
+            buf_puts(b, ",");
+        first = false;
+        tensor(b, row->name, oip_input_datatype(row), row->min_rank, true);
+    }
+    buf_puts(b, between);
+    attn_problem one = {.heads = 1, .n = 1, .m = 1, .d = 1, .d_k = 1};
+    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
+        size_t dims[ATTN_MAX_RANK];
+        int rank = attn_stage_shape(&one, (attn_stage)s, dims);
+        if (s)
+            buf_puts(b, ",");
+        tensor(b, attn_stage_name((attn_stage)s), "FP64", rank, false);
+    }
+}
+
+void oip_model_document(reply *out, pthread_once_t *once, void (*make)(void),
+                        const buf *doc, const char *what)
+{
+    pthread_once(once, make);
+    if (buf_failed(doc)) {
+        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
+                      "the server could not allocate the %s", what);
+        return;
+    }
+    reply_set_static(out, 200, "application/json", doc->data, doc->len);
+}
+
 /* ---- model configuration ------------------------------------------------ */
 
 /* One tensor of the configuration: "TYPE_" and its datatype, every
@@ -74,40 +109,15 @@ static void write_model_config(void)
                 "\"version_policy\":{\"specific\":{\"versions\":["
                 "\"" OIP_MODEL_VERSION "\"]}},\"max_batch_size\":0,"
                 "\"input\":[");
-    bool first = true;
-    for (int f = 0; f < API_FIELD_COUNT; f++) {
-        const schema_field *row = &api_schema[f];
-        if (row->kind != SCHEMA_TENSOR)
-            continue;
-        if (!first)
-            buf_puts(b, ",");
-        first = false;
-        config_tensor(b, row->name, oip_input_datatype(row), row->min_rank,
-                      true);
-    }
-    buf_puts(b, "],\"output\":[");
-    attn_problem one = {.heads = 1, .n = 1, .m = 1, .d = 1, .d_k = 1};
-    for (int s = 0; s < ATTN_STAGE_COUNT; s++) {
-        size_t dims[ATTN_MAX_RANK];
-        int rank = attn_stage_shape(&one, (attn_stage)s, dims);
-        if (s)
-            buf_puts(b, ",");
-        config_tensor(b, attn_stage_name((attn_stage)s), "FP64", rank, false);
-    }
+    oip_model_tensors(b, config_tensor, "],\"output\":[");
     buf_puts(b, "]}\n");
 }
 
 void api_oip_model_config(const api_env *env, reply *out)
 {
     (void)env;
-    pthread_once(&model_config_once, write_model_config);
-    if (buf_failed(&model_config)) {
-        problem_reply(out, ERR_OUT_OF_MEMORY, NULL,
-                      "the server could not allocate the configuration");
-        return;
-    }
-    reply_set_static(out, 200, "application/json", model_config.data,
-                     model_config.len);
+    oip_model_document(out, &model_config_once, write_model_config,
+                       &model_config, "configuration");
 }
 
 /* ---- statistics --------------------------------------------------------- */
