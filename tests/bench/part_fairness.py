@@ -122,6 +122,9 @@ def fairness_round(port, bodies, seconds):
     r["big_alone"], r["big_alone_cores"] = big_rate(
         port, bodies["big"], seconds,
         lambda: busy_cores(lambda: time.sleep(seconds))[1])
+    if r["big_alone"] == 0:  # every rate beside it would be read against 0
+        raise BenchError(f"no big request finished in {seconds} s alone: "
+                         "a longer --wrk-seconds, or a quieter machine")
     for name, load in loads.items():
         pause()
         r["big_beside_" + name], r[name + "_beside"] = big_rate(
