@@ -68,7 +68,7 @@ export const fire = (node, type, detail) => node.dispatchEvent(new CustomEvent(t
 export const widthOf = (node) => Math.max(240, Math.floor(node.getBoundingClientRect().width) - 20);
 
 // One MatrixView of a 2-D plane: `tensor` its numbers from `off`.
-function matrixView(spec, node, onPoint) {
+export function matrixView(spec, node, onPoint) {
   const view = new MatrixView({ id: spec.id, stage: spec.stage, name: spec.name, title: spec.title, dtype: spec.dtype || "float64",
     rows: spec.rows, cols: spec.cols, src: { data: spec.data }, off: spec.off || 0, shape: spec.shape, formula: spec.formula,
     rowLabels: spec.rowLabels || range(spec.rows).map(String), colLabels: spec.colLabels || range(spec.cols).map(String),

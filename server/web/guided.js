@@ -282,14 +282,9 @@ export function show(R, focusId) {
   if (!guided.on || !R) { box.hidden = true; box.replaceChildren(); $("summary-panel").after(box); anchorMarks(null); return; }
   clampCell(R);
   const N = lessonNames(R), k = kind(), last = steps.length - 1, button = (id, msg, attrs) => el("button", { type: "button", id, ...attrs }, ...nodes(msg));
-  const what = { qkv: "Q, K, V", scores: N.raw ? `${N.raw} = QKᵀ` : "QKᵀ",
-                 scale: `${N.scaled} = ${N.raw || "QKᵀ"} ${R.body.scale === undefined ? `÷ √${N.dk}` : "× scale"}`,
-                 mask: "masked_scores", softmax: `${N.weights} = softmax(${masking(R) ? "masked_scores" : N.scaled})`,
-                 mix: `${N.head} = ${N.weights} · ${N.v}`, concat: N.concat || "concat", wo: `output = ${R.H > 1 ? N.concat || "concat" : N.head} · W_o` }[k];
-  const title = k === "scale" && R.body.scale !== undefined ? "guided.step.scaleGiven" : `guided.step.${k}`;
   box.hidden = false;
   box.replaceChildren(...present(
-    el("h2", { id: "guided-h" }, ...nodes("guided.heading", { n: guided.step + 1, count: steps.length, title: nodes(title, { what: code(what) }) })),
+    el("h2", { id: "guided-h" }, ...heading(R, N, k)),
     el("div", { class: "toolbar" },
       button("guided-prev", "guided.prev", { disabled: guided.step === 0, onclick: () => go(-1) }),
       button("guided-next", "guided.next", { class: "primary", disabled: guided.step === last, onclick: () => go(1) }),
@@ -310,6 +305,34 @@ export function show(R, focusId) {
   const again = had && $(had);
   if (again && !again.disabled) again.focus({ preventScroll: true });
   else if (had) ($("guided-next").disabled ? $("guided-prev") : $("guided-next")).focus({ preventScroll: true });
+}
+
+// "Step n of N: title" of step k, its formula in the lesson's names.
+function heading(R, N, k) {
+  const what = { qkv: "Q, K, V", scores: N.raw ? `${N.raw} = QKᵀ` : "QKᵀ",
+                 scale: `${N.scaled} = ${N.raw || "QKᵀ"} ${R.body.scale === undefined ? `÷ √${N.dk}` : "× scale"}`,
+                 mask: "masked_scores", softmax: `${N.weights} = softmax(${masking(R) ? "masked_scores" : N.scaled})`,
+                 mix: `${N.head} = ${N.weights} · ${N.v}`, concat: N.concat || "concat", wo: `output = ${R.H > 1 ? N.concat || "concat" : N.head} · W_o` }[k];
+  const title = k === "scale" && R.body.scale !== undefined ? "guided.step.scaleGiven" : `guided.step.${k}`;
+  return nodes("guided.heading", { n: steps.indexOf(k) + 1, count: steps.length, title: nodes(title, { what: code(what) }) });
+}
+
+// Step `step` of the guide of R for the chosen cell (`cell`: {i, j, c, o})
+// of head `head`, drawn elsewhere than the page (embed-guided.js, a course
+// page's <attention-guided>): its kind, the steps there are, its heading,
+// the lesson's line and the formula, as nodes.  The page's guide is left as it was.
+export function stepNodes(R, step, cell, head) {
+  const keep = { ...guided }, keepSteps = steps, keepHead = ui.selectedHead;
+  steps = stepsFor(R);
+  Object.assign(guided, { on: false, predict: false, step: Math.max(0, Math.min(steps.length - 1, step)), ...cell });
+  ui.selectedHead = head;
+  try {
+    clampCell(R);
+    const N = lessonNames(R), k = kind();
+    return { kind: k, step: guided.step, steps: steps.slice(), cell: { i: guided.i, j: guided.j, c: guided.c, o: guided.o },
+             heading: heading(R, N, k), code: N.code[k] ? p("guided.lessonCode", { code: code(N.code[k]) }, { class: "lesson-code" }) : null,
+             formula: present(FORMULAS[k](R, N)) };
+  } finally { Object.assign(guided, keep); steps = keepSteps; ui.selectedHead = keepHead; }
 }
 
 function clampCell(R) {

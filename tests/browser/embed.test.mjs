@@ -454,6 +454,72 @@ test("budgets: the client and one element's bytes, and lesson 001's first render
   assert.ok(best <= FIRST_RENDER_MS * load, `a new element drew lesson 001 in ${best.toFixed(0)} ms at best`);
 });
 
+// Lesson 000 (Spanish, two heads) computed by NumPy as the lesson writes it: per head Q, scores (already ÷ √head_dim)
+// and its softmax without the row's max.
+const L000 = JSON.parse(fs.readFileSync(path.join(REPO, "tests/lessons/lesson_000.json"), "utf8"));
+const NUMPY_000 = JSON.parse(execFileSync(PYTHON, ["-c", `
+import json, sys
+import numpy as np
+L = json.loads(sys.argv[1])
+x, W_q, W_k, W_v = (np.array(L[k]) for k in ("x", "w_q", "w_k", "w_v"))
+head_dim = x.shape[1] // L["num_heads"]
+out = {"q": [], "scores": [], "weights": []}
+for head in range(L["num_heads"]):
+    Q = x @ W_q[head]
+    K = x @ W_k[head]
+    scores = Q @ K.T / np.sqrt(head_dim)
+    attention_weights = np.exp(scores) / np.sum(np.exp(scores), axis=-1, keepdims=True)
+    out["q"].append(Q.tolist()); out["scores"].append(scores.tolist()); out["weights"].append(attention_weights.tolist())
+print(json.dumps(out))
+`, JSON.stringify(L000)]));
+
+test("<attention-guided> in a Spanish course page: lesson 000 step by step as NumPy computes it, attention-step, axe-core clean", async () => {
+  await page.goto(course + "guided-000.html");
+  await waitEvents("attention-render", "guia", 1);
+  const es = (await import(path.join(REPO, "server/web/words-es.js"))).default;
+  const guide = () => page.evaluate(() => {
+    const root = document.getElementById("guia").shadowRoot;
+    return { heading: root.querySelector(".guided-heading").textContent, code: root.querySelector(".lesson-code")?.textContent || "",
+             result: Number(root.querySelector('.guided-formula [data-term="result"]').dataset.exact),
+             focus: root.activeElement ? root.activeElement.className : "" };
+  });
+  // step 1 of 6: Q of head 0, the lesson's own line; the words Spanish
+  close((await shadowCells("guia")).map((c) => c.value), NUMPY_000.q[0].flat(), "Q of head 0");
+  let g = await guide();
+  assert.ok(g.heading.startsWith(es["guided.heading"].split("{")[0]), g.heading);
+  assert.match(g.heading, /1\D+6/);
+  assert.match(g.code, /Q = x @ W_q\[head\]/);
+  close([g.result], [NUMPY_000.q[0][0][0]], "the formula's Q[0, 0]");
+  assert.equal((await eventsOf("attention-step", "guia")).length, 0, "no step event before the learner moves");
+  // Next three times: QKᵀ, ÷ √head_dim, softmax; an event each, the focus kept on Next
+  const next = page.locator("#guia").locator("button.guided-next");
+  for (let k = 1; k <= 3; k++) {
+    await next.click();
+    await waitEvents("attention-step", "guia", k);
+  }
+  const steps = (await eventsOf("attention-step", "guia")).map((e) => e.detail);
+  assert.deepEqual(steps.map((s) => [s.step, s.count, s.kind, s.stage]),
+                   [[1, 6, "scores", "scores"], [2, 6, "scale", "scaled_scores"], [3, 6, "softmax", "weights"]]);
+  close((await shadowCells("guia")).map((c) => c.value), NUMPY_000.weights[0].flat(), "the weights of head 0");
+  g = await guide();
+  assert.match(g.code, /attention_weights = np\.exp\(scores\)/, "lesson 000's softmax, as it writes it");
+  assert.match(g.focus, /guided-next/);
+  // a click on a weight: the formula is written for that query and key
+  await page.locator("#guia").locator('td[data-row="2"][data-col="1"]').click();
+  await page.waitForFunction(() => window.events.some((e) => e.type === "attention-point" && e.id === "guia"));
+  close([(await guide()).result], [NUMPY_000.weights[0][2][1]], "the formula's weight of query 2, key 1");
+  // the other head, by its attribute
+  await page.evaluate(() => document.getElementById("guia").setAttribute("head", "1"));
+  await page.waitForFunction(() => document.getElementById("guia").shadowRoot.querySelector("td[data-value]") &&
+    window.events.filter((e) => e.type === "attention-render" && e.id === "guia").at(-1).detail.head === 1);
+  close((await shadowCells("guia")).map((c) => c.value), NUMPY_000.weights[1].flat(), "the weights of head 1");
+  close([(await guide()).result], [NUMPY_000.weights[1][2][1]], "head 1's weight of query 2, key 1");
+  await page.addScriptTag({ path: path.join(HERE, "node_modules/axe-core/axe.min.js") });
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  assert.deepEqual(r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), []);
+  await page.screenshot({ path: path.join(ARTIFACTS, "embed-guided.png"), fullPage: true });
+});
+
 test("no console error, nothing fetched from a third origin", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(outside, []);
