@@ -18,9 +18,11 @@ export function textWidth(text, font) {
   if (measureCtx.fontSet !== font) { measureCtx.font = font; measureCtx.fontSet = font; }
   return measureCtx.measureText(text).width;
 }
-export let monoStack = null; // the table's font: 12 px, 11 px on a phone (as the CSS says)
-export const monoFont = () => `${matchMedia("(max-width: 600px)").matches ? 11 : 12}px `
-  + (monoStack = monoStack || getComputedStyle(document.body).getPropertyValue("--mono").trim());
+// The table's font: 12 px, 11 px on a phone (as the CSS says), in the --mono
+// of the element drawn (inside an embed's shadow root, a course page's own).
+export const monoFont = (node) => `${matchMedia("(max-width: 600px)").matches ? 11 : 12}px `
+  + (getComputedStyle(node).getPropertyValue("--mono").trim()
+     || getComputedStyle(document.documentElement).getPropertyValue("--mono").trim() || "monospace"); // not in a document yet
 export const shorten = (s, k) => (s.length > k ? s.slice(0, k - 1) + "…" : s);
 
 export class MatrixView {
@@ -108,7 +110,7 @@ export class MatrixView {
   draw() {
     this.legend();
     const avail = this.avail;
-    const mono = monoFont(), charW = textWidth("0", mono);
+    const mono = monoFont(this.root), charW = textWidth("0", mono);
     if (this.rows > TABLE_MAX_ROWS || this.cols * (3 * charW + 12) > avail) { this.buildCanvas(); return; }
     // each column as wide as its longest number (or label): one long number (6.21e−4) widens its column only
     const chars = new Array(this.cols).fill(1);
@@ -261,7 +263,7 @@ export class MatrixView {
       }
     }
     // numbers, all or none: when zoomed in far enough for every one to fit
-    const mono = monoFont(), charW = textWidth("0", mono);
+    const mono = monoFont(this.root), charW = textWidth("0", mono);
     if (this.ch >= 14 && this.cw >= 3 * charW + 6 && this.rows * this.cols <= 20000) {
       let chars = 1;
       for (let k = 0; k < this.rows * this.cols; k++) chars = Math.max(chars, fmt(this.data[this.off + k]).length);

@@ -110,6 +110,22 @@ test("axe-core finds no serious or critical accessibility violation (lessons, ca
   }
 });
 
+// A matrix measures its numbers in the --mono of the element it is drawn in: an embed's shadow root (or a course
+// page) sets its own, which document.body does not hold.
+test("a matrix measures its numbers in its own element's --mono (a shadow root's), not the page body's", async () => {
+  const got = await page.evaluate(async () => {
+    const { monoFont } = await import(new URL("web/matrix.js", location.href));
+    const host = document.body.appendChild(document.createElement("div"));
+    const inner = host.attachShadow({ mode: "open" }).appendChild(document.createElement("div"));
+    inner.style.setProperty("--mono", '"Liberation Mono", monospace');
+    const out = { inside: monoFont(inner), page: monoFont(document.querySelector("#results") || document.body) };
+    host.remove();
+    return out;
+  });
+  assert.match(got.inside, /^1[12]px "Liberation Mono", monospace$/);
+  assert.match(got.page, /^1[12]px ui-monospace/);
+});
+
 test("head view: one SVG line per pair, as thick as its weight on the head's scale; long inputs draw one query's lines", async () => {
   const l = LESSONS["002"];
   await rendered(() => page.click('button[data-preset="002"]'));
