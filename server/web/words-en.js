@@ -393,7 +393,7 @@ export default {
   "explain.name.qRope": "Q after RoPE",
   "explain.name.kRope": "K after RoPE",
   "explain.name.kCache": "K cache",
-  "explain.pair.dot": "{q} row {query} times {k} row {key}, term by term, then summed: score = {score}",
+  "explain.pair.dot": "{q} row {query} times {k} row {key}, term by term, then summed: QKᵀ = {score}",
   "explain.pair.root": "Divide by √d_k = √{dk}: {value}",
   "explain.pair.times": "Times the scale {scale}: {value}",
   "explain.pair.masked": "Masked: the score becomes −∞ ({why}).",

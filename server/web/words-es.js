@@ -393,7 +393,7 @@ export default {
   "explain.name.qRope": "Q tras RoPE",
   "explain.name.kRope": "K tras RoPE",
   "explain.name.kCache": "caché de K",
-  "explain.pair.dot": "Fila {query} de {q} por fila {key} de {k}, término a término, y luego la suma: puntuación = {score}",
+  "explain.pair.dot": "Fila {query} de {q} por fila {key} de {k}, término a término, y luego la suma: QKᵀ = {score}",
   "explain.pair.root": "Dividir por √d_k = √{dk}: {value}",
   "explain.pair.times": "Multiplicar por la escala {scale}: {value}",
   "explain.pair.masked": "Enmascarada: la puntuación pasa a ser −∞ ({why}).",

@@ -393,7 +393,7 @@ export default {
   "explain.name.qRope": "Q dopo RoPE",
   "explain.name.kRope": "K dopo RoPE",
   "explain.name.kCache": "cache di K",
-  "explain.pair.dot": "Riga {query} di {q} per riga {key} di {k}, termine per termine, poi sommati: punteggio = {score}",
+  "explain.pair.dot": "Riga {query} di {q} per riga {key} di {k}, termine per termine, poi sommati: QKᵀ = {score}",
   "explain.pair.root": "Dividere per √d_k = √{dk}: {value}",
   "explain.pair.times": "Moltiplicare per la scala {scale}: {value}",
   "explain.pair.masked": "Mascherato: il punteggio diventa −∞ ({why}).",

@@ -393,7 +393,7 @@ export default {
   "explain.name.qRope": "RoPE sonrası Q",
   "explain.name.kRope": "RoPE sonrası K",
   "explain.name.kCache": "K önbelleği",
-  "explain.pair.dot": "{q} matrisinin {query} satırı ile {k} matrisinin {key} satırı terim terim çarpılıp toplanır: skor = {score}",
+  "explain.pair.dot": "{q} matrisinin {query} satırı ile {k} matrisinin {key} satırı terim terim çarpılıp toplanır: QKᵀ = {score}",
   "explain.pair.root": "√d_k = √{dk} ile böl: {value}",
   "explain.pair.times": "Verilen ölçek {scale} ile çarp: {value}",
   "explain.pair.masked": "Maskelendi: skor −∞ olur ({why}).",

@@ -102,6 +102,10 @@ test("an explanation names the API's raw product QKᵀ, never the lessons' word 
       const said = await page.$$eval("#explain .api", (spans) => spans.map((s) => [s.querySelector(".num").dataset.term, s.textContent, s.querySelector(".num").textContent]));
       const raw = said.find(([term]) => term === "api-scores");
       assert.equal(raw[1], cats[code]["explain.api"].replace("{stage}", cats[code]["views.stage.scores"]).replace("{value}", raw[2]), code);
+      // the dot product's line names its result QKᵀ, not the word the lessons use for the scaled matrix
+      const dot = await page.locator("#explain li").first().textContent();
+      assert.match(dot, /QKᵀ = /, `${code}: ${dot}`);
+      assert.doesNotMatch(dot, /\b(score|puntuación|punteggio|skor) =/, `${code}: ${dot}`);
       for (const [term, text] of said) assert.doesNotMatch(text.replace(/scaled_scores|masked_scores/g, ""), /\bscores\b|\bskor\b/, `${code} ${term}: ${text}`);
       await page.keyboard.press("Escape");
     }
