@@ -1,24 +1,34 @@
 // End-to-end test of the visualizer page, read as a person reads it: a sweep of a fixed list of states (each lesson,
 // each guided step, the explanation, the head view, the compare panel, the share and export panel, the model view)
-// in each language the page speaks: English at 375, 1366 and 1920 px, Spanish, Italian and Turkish at 1366 px (every
-// state in every language at one width, the widths in English: each language more at every width would cost about
-// as much again as at 1366 px; READ_WIDTHS=375,1366,1920 reads them all).  In every state: no value printed as text
+// in each language the page speaks at 375, 1366 and 1920 px: every state of every lesson at 1366 px; at 375 and
+// 1920 px English reads the three lessons' core states and Spanish, Italian and Turkish every state of their own
+// lesson (000, 001, 002).  reading-widths.test.mjs runs this file's sweep of Spanish, Italian and Turkish at 375
+// and 1920 px, beside this one (READ_LANGS=es READ_WIDTHS=375 reads fewer, in either file).  In every state: no value printed as text
 // (null, undefined, NaN, [object …]), no missing message (⟦id⟧), no English in a page of another language, no text
 // cut or outside its box, every number the reply's as the one rule writes it; axe-core finds nothing moderate or
 // worse.  Screenshots of a fixed list of states: tests/artifacts/read-<lang>-<width>-<state>.png; every fault found:
-// tests/artifacts/reading-faults.txt (harness.mjs: the server, Chromium and the helpers).
+// tests/artifacts/<file>-faults.txt (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { LANG_NAMES } from "../../server/web/locale.js";
-import { api, ARTIFACTS, axeFindings, base, catalogs, clippedText, englishWords, finalChecks, LESSON_NAMES, LESSONS, MATH_NAMES, numberFaults,
+import { api, artifact, axeFindings, FILE, base, catalogs, clippedText, englishWords, finalChecks, LESSON_NAMES, LESSONS, MATH_NAMES, numberFaults,
          numbersOf, openHead, openPage, page, panel, readable, rendered, shot, STAGES, test, wordFaults } from "./harness.mjs";
 
 openPage();
 
 // The languages the sweep reads, and the widths: a phone, a laptop, a projector.
-const SWEEP = { en: [375, 1366, 1920], es: [1366], it: [1366], tr: [1366] };
+// This file reads English at every width and the others at 1366 px; reading-widths.test.mjs the others at 375
+// and 1920 px (two files, side by side).
+const WIDTHS_PART = FILE === "reading-widths";
+const SWEEP = WIDTHS_PART ? { es: [375, 1920], it: [375, 1920], tr: [375, 1920] }
+  : { en: [375, 1366, 1920], es: [1366], it: [1366], tr: [1366] };
+// At 375 and 1920 px a language other than English reads its own lesson (the lessons are written in Spanish,
+// Italian and Turkish), in every state that shows a module's words: the lesson, an explanation, its guided
+// steps, head 1, Compare, Share and the presentation (1920 px); English reads the three lessons' core states.
+const OWN_LESSON = { es: "000", it: "001", tr: "002" };
+const lessonsAt = (lang, width) => (width === FULL || !OWN_LESSON[lang] ? ["000", "001", "002"] : [OWN_LESSON[lang]]);
+const allStates = (lang, width) => width === FULL || !!OWN_LESSON[lang];
 const LANGS = process.env.READ_LANGS ? process.env.READ_LANGS.split(",") : Object.keys(SWEEP);
 const widthsOf = (lang) => (process.env.READ_WIDTHS ? process.env.READ_WIDTHS.split(",").map(Number) : SWEEP[lang] || [1366]);
 const FULL = 1366; // every state at this width; the core states at every width
@@ -31,7 +41,7 @@ const SHOT_PART = [[/present/, "#presentation"], [/guided/, "#guided"], [/explai
 const SHOTS = (state) => /^lesson-\d+$|^002-guided-softmax|^000-explain$|compare|^000-share$|model-view|present-(4|guided)/.test(state);
 
 const cats = await catalogs();
-fs.rmSync(path.join(ARTIFACTS, "reading-faults.txt"), { force: true });
+fs.rmSync(artifact("faults.txt"), { force: true });
 const faults = []; // "lang width state: what"
 const timing = { states: 0, started: Date.now() };
 let known = null; // the numbers of the open lesson's reply and request
@@ -55,7 +65,7 @@ async function read(lang, width, state, lesson, { axe = true, names = [] } = {})
     for (const f of await axeFindings(axe === true ? "html" : axe)) faults.push(`${at} axe ${f}`);
     lap(axe === true ? "axePage" : "axePart");
   }
-  if (SHOTS(state) && (width === FULL || /^lesson-|present/.test(state))) {
+  if (SHOTS(state) && (width === FULL || /^lesson-|present/.test(state) || OWN_LESSON[lang])) {
     // what the window shows, scrolled to the part the state is about (the top of the page for a lesson)
     const part = SHOT_PART.find(([re]) => re.test(state))?.[1];
     if (part) await page.locator(part).first().scrollIntoViewIfNeeded();
@@ -86,6 +96,7 @@ async function openLesson(key) {
 // The guided steps of the open lesson (each lesson has its own: 001 has no heads, so no concat nor W_o step),
 // each read; the softmax step also with its exercise, guessed and revealed.
 async function guidedSteps(lang, width, key) {
+  const all = allStates(lang, width);
   await page.click("#guided-toggle");
   await page.waitForSelector("#guided-h");
   for (let k = 1; ; k++) {
@@ -93,8 +104,8 @@ async function guidedSteps(lang, width, key) {
     const state = softmax ? `${key}-guided-softmax` : `${key}-guided-${k}`;
     // axe-core on the guide's first and last steps (the rest share their markup; the softmax's below)
     const axe = (k === 1 || last) && ["#guided", "#stage-area .guided-current"];
-    if (width === FULL || CORE(state)) await read(lang, width, state, key, { axe });
-    if (softmax && width === FULL) {
+    if (all || CORE(state)) await read(lang, width, state, key, { axe });
+    if (softmax && all) {
       await page.check("#guided-predict");
       await page.fill("#guided input[data-key='0']", "0.5");
       await read(lang, width, `${key}-guided-softmax-predict`, key);
@@ -127,7 +138,7 @@ async function presentation(lang, width, key) {
 
 async function sweep(lang, width) {
   await page.setViewportSize({ width, height: HEIGHT[width] });
-  for (const key of ["000", "001", "002"]) {
+  for (const key of lessonsAt(lang, width)) {
     await openLesson(key);
     await read(lang, width, `lesson-${key}`, key);
     await explainCell("h0-weights", 1, 2);
@@ -135,8 +146,8 @@ async function sweep(lang, width) {
     await read(lang, width, `${key}-explain`, key, { axe: "#explain" });
     await page.click("#explain-close");
     await guidedSteps(lang, width, key);
-    if (key === "002" && width !== 375) await presentation(lang, width, key);
-    if (width !== FULL) continue;
+    if ((key === "002" || OWN_LESSON[lang] === key) && width !== 375) await presentation(lang, width, key);
+    if (!allStates(lang, width)) continue;
     if (LESSONS[key].num_heads > 1) {
       await openHead(1);
       await read(lang, width, `${key}-head-1`, key, { axe: "#stage-area" });
@@ -153,18 +164,20 @@ async function sweep(lang, width) {
     await read(lang, width, `${key}-share`, key, { axe: "#share-panel" });
     await panel("share-panel", false);
   }
-  if (width !== FULL) return;
+  if (!allStates(lang, width)) return;
   // the model view: a bundle of two layers (lessons 002 and 000) opened by the file picker
   const layer = (key) => { const l = LESSONS[key]; return { x: l.x, w_q: l.w_q, w_k: l.w_k, w_v: l.w_v, num_heads: l.num_heads, return: ["output", "weights"] }; };
   const bundle = { layers: [{ name: "lesson 002", request: layer("002") }, { name: "lesson 000", request: layer("000") }] };
   await page.setInputFiles("#bundle-file", { name: "lessons.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify(bundle)) });
   await page.waitForSelector("#model-panel:not([hidden]) .model-head");
-  // the bundle's names (its file's, its layers') are the test's words, as token labels are a student's
-  await read(lang, width, "model-view", "002", { axe: "#model-panel", names: ["lessons", "lesson"] });
+  // the bundle's names (its file's, its layers') are the test's words, as token labels are a student's; the
+  // cards still show the lesson opened last
+  await read(lang, width, "model-view", lessonsAt(lang, width).at(-1), { axe: "#model-panel",
+    names: ["lessons", "lesson", ...LESSON_NAMES["002"], ...LESSON_NAMES["000"]] });
 }
 
 // Faults of one kind (the same words, other numbers, cells or states) once, with their count; all of them in
-// tests/artifacts/reading-faults.txt.
+// tests/artifacts/<file>-faults.txt.
 function kinds(list) {
   const seen = new Map();
   for (const f of list) {
@@ -175,7 +188,10 @@ function kinds(list) {
   return [...seen.values()].map(({ first, n }) => (n > 1 ? `${first} (and ${n - 1} more like it)` : first));
 }
 
-test("the reader finds each fault it looks for: a value as text, a missing key, English, cut text, a wrong number", async () => {
+// The reader's own checks and the file picker: once, in this file (not again in reading-widths.test.mjs).
+const once = WIDTHS_PART ? () => {} : test;
+
+once("the reader finds each fault it looks for: a value as text, a missing key, English, cut text, a wrong number", async () => {
   await page.evaluate(() => {
     const box = document.createElement("div");
     box.id = "reader-fixture";
@@ -208,7 +224,7 @@ test("the reader finds each fault it looks for: a value as text, a missing key, 
 
 // A native control the browser labels in its own language (a file input's "Choose File", "No file chosen") is
 // never on show: a button of the page, in the page's words, opens it.
-test("no control speaks the browser's language: a file is chosen with a button in the page's words", async () => {
+once("no control speaks the browser's language: a file is chosen with a button in the page's words", async () => {
   await page.goto(`${base}?lang=tr`);
   await page.waitForFunction(() => window.attentionVisualizer?.renders >= 1);
   const native = await page.evaluate(() => [...document.querySelectorAll("input[type=file]")].filter((e) => e.checkVisibility()).map((e) => e.id));
@@ -231,7 +247,7 @@ for (const lang of LANGS) {
       }
       console.log(`# reading ${lang} at ${width} px: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       const mine = faults.slice(before);
-      if (mine.length) fs.appendFileSync(path.join(ARTIFACTS, "reading-faults.txt"), mine.join("\n") + "\n");
+      if (mine.length) fs.appendFileSync(artifact("faults.txt"), mine.join("\n") + "\n");
       assert.deepEqual(kinds(mine), []);
     });
   }
