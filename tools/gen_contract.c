@@ -195,8 +195,7 @@ static void scalar(const schema_field *row, int in)
         break;
     case SCHEMA_BOOLEAN:
         printf("%*stype: boolean\n%*sdefault: %s\n", in, "", in, "",
-               row->bind.as == SCHEMA_BIND_FLAG && row->bind.absent ? "true"
-                                                                    : "false");
+               row->bind.absent ? "true" : "false");
         break;
     case SCHEMA_ENUM:
         printf("%*stype: string\n%*senum: [", in, "", in, "");
@@ -309,8 +308,7 @@ static void takes(const schema_field *row)
         break;
     case SCHEMA_BOOLEAN:
         printf("`true` or `false` (default `%s`)",
-               row->bind.as == SCHEMA_BIND_FLAG && row->bind.absent ? "true"
-                                                                    : "false");
+               row->bind.absent ? "true" : "false");
         break;
     case SCHEMA_ENUM:
         for (size_t i = 0; i < row->choice_count; i++)

@@ -424,6 +424,21 @@ const schema_field api_schema[API_FIELD_COUNT] = {
              "in a batch), as nn.MultiheadAttention returns them by default.",
 
          .kind = SCHEMA_BOOLEAN, LANDS(SCHEMA_BIND_FLAG, average_weights, 0)},
+    /* nn.MultiheadAttention's need_weights: false returns output alone
+     * (validate.c) */
+    [API_NEED_WEIGHTS] =
+        {"need_weights",
+         .doc = "nn.MultiheadAttention's need_weights, as its forward() takes "
+                "it: false returns output alone, as the module then returns "
+                "no weights (a reply without weights, the largest stage, "
+                "(h, n, m), is a fraction of the size); true (its default) the "
+                "default stages, output and weights. Not with return, which "
+                "names the stages itself (conflicting_fields); not on /v2, "
+                "whose outputs name them.",
+         .kind = SCHEMA_BOOLEAN, .invalid_code = ERR_CONFLICTING_FIELDS,
+         /* a rule reads it; absent, as true, the default stages */
+         .bind = {.as = SCHEMA_BIND_NONE, .absent = 1},
+         .oip_instead = "name the stages to return as outputs"},
     /* nn.MultiheadAttention's batch_first: false takes a batch of x and
      * context sequence first, (L, N, E), and returns it so (batch_first.h) */
     [API_BATCH_FIRST] =

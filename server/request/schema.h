@@ -88,6 +88,7 @@ typedef enum {
     API_KEY_PADDING_MASK,
     API_IS_CAUSAL,
     API_AVERAGE_ATTN_WEIGHTS,
+    API_NEED_WEIGHTS,
     API_BATCH_FIRST,
     API_STATE_DICT,
     API_BIAS_K,
@@ -159,7 +160,8 @@ typedef struct {
     schema_bind_as as;
     size_t to;     /* offsetof(api_request, ...) */
     size_t view;   /* SCHEMA_BIND_NUMBERS: offsetof(api_request, problem.x) */
-    double absent; /* the value when the field is absent */
+    double absent; /* the value when the field is absent (of a
+                    * SCHEMA_BIND_NONE row, what its rule takes then) */
     double most;   /* SCHEMA_BIND_COUNT: larger ones all mean the same */
 } schema_binding;
 

@@ -310,6 +310,28 @@ static bool take_heads(api_fields *fields, api_request *req, codec_error *err)
     return true;
 }
 
+/* need_weights, nn.MultiheadAttention's: false drops weights from the
+ * default stages, as the module returns none; return names the stages
+ * itself, so the two do not go together. */
+static bool take_need_weights(const api_fields *fields, api_request *req,
+                              codec_error *err)
+{
+    const schema_value *need = &fields->value[API_NEED_WEIGHTS];
+    if (!need->present)
+        return true;
+    if (fields->value[API_RETURN].present) {
+        char ptr[CODEC_POINTER_MAX];
+        return codec_fail(err, ERR_CONFLICTING_FIELDS,
+                          schema_pointer(API_NEED_WEIGHTS, ptr),
+                          "need_weights is nn.MultiheadAttention's choice "
+                          "of the stages returned, which return names: send "
+                          "one of them");
+    }
+    if (!need->boolean)
+        req->want &= ~ATTN_WANT(ATTN_WEIGHTS);
+    return true;
+}
+
 /* Every stage asked for exists for this request. */
 static bool check_stages(const api_request *req, codec_error *err)
 {
@@ -376,7 +398,8 @@ static bool take_all(api_fields *fields, const request_limits *limits,
         !take_scale(req, err) ||
         !masks_take(fields, given_qkv(fields), req, err) ||
         !positions_take(fields, req, err) ||
-        !positions_rotations(fields, req, err) || !check_stages(req, err) ||
+        !positions_rotations(fields, req, err) ||
+        !take_need_weights(fields, req, err) || !check_stages(req, err) ||
         !take_heads(fields, req, err) ||
         !take_labels(fields, API_TOKENS, p->n, p->batch, &req->tokens, err))
         return false;

@@ -147,6 +147,12 @@ static const rejection rejections[] = {
     /* PyTorch's mask names beside ours; a batch's (N·h, L, S) attn_mask */
     {"{\"x\":[[1,2]],\"mask\":[[true]],\"attn_mask\":[[false]]," VALID_TAIL "}",
      400, "conflicting_fields", "/attn_mask"},
+    /* need_weights names the stages as return does */
+    {"{\"x\":[[1,2]],\"need_weights\":false,\"return\":[\"output\"]," VALID_TAIL
+     "}",
+     400, "conflicting_fields", "/need_weights"},
+    {"{\"x\":[[1,2]],\"need_weights\":0," VALID_TAIL "}", 400, "wrong_type",
+     "/need_weights"},
     {"{\"x\":[[1,2]],\"key_padding\":[false],\"key_padding_mask\":[false]"
      "," VALID_TAIL "}",
      400, "conflicting_fields", "/key_padding_mask"},

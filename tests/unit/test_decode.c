@@ -280,11 +280,32 @@ static void defaults_are_one_head_float64_and_output_plus_weights(void **state)
     api_request_free(&req);
 }
 
+/* need_weights false: output alone, as the module returns no weights;
+ * true: the default stages. */
+static void need_weights_false_returns_output_alone(void **state)
+{
+    (void)state;
+    const char *without =
+        "{\"x\":[[1,2]],\"need_weights\":false," VALID_TAIL "}";
+    const char *with = "{\"x\":[[1,2]],\"need_weights\":true," VALID_TAIL "}";
+    api_request req;
+    codec_error err;
+    assert_true(
+        decode_request(without, strlen(without), &limits, NULL, &req, &err));
+    assert_int_equal(req.want, ATTN_WANT(ATTN_OUTPUT));
+    api_request_free(&req);
+    assert_true(decode_request(with, strlen(with), &limits, NULL, &req, &err));
+    assert_int_equal(req.want,
+                     ATTN_WANT(ATTN_OUTPUT) | ATTN_WANT(ATTN_WEIGHTS));
+    api_request_free(&req);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
         cmocka_unit_test(every_hinted_refusal_says_how_to_fix_it),
+        cmocka_unit_test(need_weights_false_returns_output_alone),
         cmocka_unit_test(a_nul_byte_is_invalid_json),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
