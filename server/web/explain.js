@@ -6,7 +6,7 @@ import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { kvHead, nested, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
-import { views } from "./cards.js";
+import { STAGE_WORDS, views } from "./cards.js";
 import { PAIR_STAGES } from "./fields.js";
 import { afterRenderHooks } from "./hooks.js";
 import { nodes, t } from "./words.js";
@@ -23,9 +23,10 @@ export function num(v, term, extra = {}) {
   return focusExact(el("span", { class: "num", dataset: { term, exact: full(v), ...extra } }, fmt(v)), v, "float64");
 }
 // The API's number beside the page's, its stage named as the page's cards name
-// it (the raw product "QKᵀ": lesson 000's `scores` and 002's `skor` are scaled).
+// it (the raw product "QKᵀ": lesson 000's `scores` and 002's `skor` are scaled);
+// a stage with no word (q_rope, x_pe) by the API's field name.
 export function apiNum(R, v, stage) {
-  return el("span", { class: "api" }, ...nodes("explain.api", { stage: t(`views.stage.${stage}`),
+  return el("span", { class: "api" }, ...nodes("explain.api", { stage: STAGE_WORDS.includes(stage) ? t(`views.stage.${stage}`) : el("code", {}, stage),
     value: focusExact(el("span", { class: "num", dataset: { term: `api-${stage}`, exact: full(v) } }, fmt(v)), v, R.dtype) }));
 }
 export function rowOf(R, stage, h, i) {
