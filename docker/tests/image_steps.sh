@@ -21,9 +21,9 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
-base_image() { # the first FROM's image of docker/Dockerfile (after its --platform flag), into local storage
+base_image() { # the first FROM's image of docker/Dockerfile (after its --platform flag), into local storage;
+    # sets $base to its name for the caller (image_test.sh reports its size)
     echo "== base image"
-    local base
     base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
     docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
 }
