@@ -283,8 +283,9 @@ test: deps-test
 	@echo "all test suites passed"
 
 # What the suites build, built at once on every core (the suites themselves
-# run one at a time and find it made): each suite.mk adds its programs and
-# its other builds (sanitizers, other CPUs) to TEST_BUILD.
+# run after it, in the lanes tests/run_suites.py gives them, and find it
+# made): each suite.mk adds its programs and its other builds (sanitizers,
+# other CPUs) to TEST_BUILD.
 TEST_JOBS  ?= $(shell nproc)
 TEST_BUILD := all
 .PHONY: test-build test-programs

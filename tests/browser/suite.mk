@@ -47,9 +47,9 @@ test-browser: $(SERVER_BIN) $(BROWSER_NODE)
 	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
 	@mkdir -p tests/artifacts && rm -f tests/artifacts/*-health.txt
 	cd $(BROWSER_DIR) && status=0; \
-	  $(if $(BROWSER_SIDE),$(BROWSER_RUN) --test-concurrency=$(BROWSER_JOBS) \
+	  $(if $(strip $(BROWSER_SIDE)),$(BROWSER_RUN) --test-concurrency=$(BROWSER_JOBS) \
 	    $(BROWSER_SIDE) || status=1;) \
-	  $(if $(BROWSER_SOLO),$(BROWSER_RUN) --test-concurrency=1 \
+	  $(if $(strip $(BROWSER_SOLO)),$(BROWSER_RUN) --test-concurrency=1 \
 	    $(BROWSER_SOLO) || status=1;) \
 	  for health in $(abspath tests/artifacts)/*-health.txt; do \
 	    [ -s "$$health" ] || continue; \
