@@ -252,6 +252,7 @@ export function v2Body(request) {
   for (const [name, v] of Object.entries(request)) {
     if (v === undefined || name === "dtype" || name === "return" || name === "tokens") continue; // undefined: absent, as in JSON
     if (v === null) return null;
+    /** @type {{ shape: number[], data: ArrayLike<number | boolean>, bool: boolean } | null} */
     let t = null;
     if (isTensor(v)) t = { shape: v.shape, data: v.data, bool: false };
     else if (Array.isArray(v)) {
@@ -266,7 +267,7 @@ export function v2Body(request) {
     else if (WHOLE.includes(name)) Object.assign(input, { datatype: "INT64", data: Array.from(t.data) });
     else if (half) Object.assign(input, { datatype: type, data: Array.from(t.data) });
     else {
-      const a = t.data instanceof Arr ? t.data : Arr.from(t.data), bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      const a = t.data instanceof Arr ? t.data : Arr.from(/** @type {ArrayLike<number>} */ (t.data)), bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
       Object.assign(input, { datatype: type, parameters: { binary_data_size: bytes.length } });
       parts.push(bytes);
     }
@@ -401,6 +402,7 @@ export const TRANSPORT = "v2";
  */
 export async function compute(request, { signal, lang, base = SERVICE, token, transport = TRANSPORT } = {}) {
   const langCode = lang || docLang(), v2 = transport === "v2" ? v2Body(request) : null;
+  /** @type {{ resp: Response, bytes: Uint8Array, length?: number }} */
   let got;
   try { got = v2 ? await sendV2(v2, { signal, base, token }) : await send(requestText(request), { signal, base, token }); }
   catch (e) {

@@ -43,8 +43,13 @@ BROWSER_RUN = ATTENTION_SERVER=$(abspath $(SERVER_BIN)) PYTHON=$(PYTHON) \
 BROWSER_SIDE := $(foreach f,$(BROWSER_FIRST),$(filter $(f),$(BROWSER_TESTS))) \
   $(filter-out $(BROWSER_ALONE) $(BROWSER_FIRST),$(BROWSER_TESTS))
 BROWSER_SOLO := $(filter $(BROWSER_ALONE),$(BROWSER_TESTS))
+# client.js's JSDoc types as a course platform's editor reads them (docs/embed.md)
+CLIENT_TYPES = $(BROWSER_DIR)/node_modules/.bin/tsc --noEmit --allowJs --checkJs \
+  --target es2022 --module es2022 --moduleResolution bundler --lib es2022,dom \
+  $(BROWSER_DIR)/client-types/course.js
 test-browser: $(SERVER_BIN) $(BROWSER_NODE)
 	$(PYTHON) tools/gen_presets.py --check server/web/presets.js
+	$(CLIENT_TYPES) && echo "client.js: its types read by TypeScript as course.js uses them"
 	@mkdir -p tests/artifacts && rm -f tests/artifacts/*-health.txt
 	cd $(BROWSER_DIR) && status=0; \
 	  $(if $(strip $(BROWSER_SIDE)),$(BROWSER_RUN) --test-concurrency=$(BROWSER_JOBS) \
