@@ -125,22 +125,33 @@ export function splitViews(R) {
   return [g, [all, ...heads]];
 }
 
-export function renderResult(R) {
+// The head and sequence shown, kept within what the reply holds.
+function clampChoice(R) {
   if (ui.selectedHead >= R.H) ui.selectedHead = 0;
   if (R.heads && !R.heads.includes(ui.selectedHead)) ui.selectedHead = R.heads[0];
   if (ui.selectedSeq >= Math.max(1, R.B)) ui.selectedSeq = 0;
-  const h = ui.selectedHead, n = R.n, m = R.m, b = R.body;
-  $("summary").replaceChildren(...summaryItems(R));
-  const area = $("stage-area");
-  resetViews();
-  // measure the width a card may take, once, with an empty group
+}
+
+// The width a card may take, measured once with an empty group in area.
+function cardWidth(area) {
   const probe = group("probe", "");
   probe.sec.append(probe.cards);
   area.replaceChildren(probe.sec);
   // less a card's padding and border, as the stylesheet sets them (narrower on a phone)
   const card = probe.cards.appendChild(el("div", { class: "card" })), cs = getComputedStyle(card);
-  const avail = probe.cards.clientWidth - ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"].reduce((a, k) => a + parseFloat(cs[k]), 0);
-  const idx = (k) => range(k).map(String);
+  return probe.cards.clientWidth - ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"].reduce((a, k) => a + parseFloat(cs[k]), 0);
+}
+
+const idx = (k) => range(k).map(String);
+// A per-head stack (h, d, d_k) gives head h its own matrix W[h]; a 2-D W
+// gives it a block of d_k columns.
+const stacked = (w) => Array.isArray(w) && Array.isArray(w[0]) && Array.isArray(w[0][0]);
+const part = (w, name, k) => (stacked(w) ? `${name}[${k}]` : name);
+
+// What head h's cards share: its hidden scores and empty rows, its columns
+// of W, its caption, the key/value head g it reads and the keys this request adds.
+function headFacts(R, h) {
+  const b = R.body;
   const masked = mayMask(R) ? (() => {
     const s = slice(R, "masked_scores", h);
     let d = null;
@@ -149,52 +160,56 @@ export function renderResult(R) {
   const empty = emptyRows(R, h);
   const emptyNote = () => (empty.size ? [el("p", { class: "warn" }, t("views.empty_rows", { rows: listOf([...empty].map((i) => R.ql[i])) }))] : []);
   const kvFrom = b.context ? "context" : "X";
-  // A per-head stack (h, d, d_k) gives head h its own matrix W[h]; a 2-D W
-  // gives it a block of d_k columns.
-  const stacked = (w) => Array.isArray(w) && Array.isArray(w[0]) && Array.isArray(w[0][0]);
   const cols = stacked(b.w_q) ? t("views.head.stacks", { mats: `W_q[${h}], W_k[${kvHead(R, h)}], W_v[${kvHead(R, h)}]` })
     : t("views.head.columns", { first: h * R.dk, last: (h + 1) * R.dk - 1 });
-  const part = (w, name, k) => (stacked(w) ? `${name}[${k}]` : name);
-  const out = [], caption = R.B ? t("views.caption.head_seq", { head: h, seq: ui.selectedSeq }) : t("cmp.head", { head: h });
-  const g = kvHead(R, h);
+  const caption = R.B ? t("views.caption.head_seq", { head: h, seq: ui.selectedSeq }) : t("cmp.head", { head: h });
+  return { h, masked, empty, emptyNote, kvFrom, cols, caption, g: kvHead(R, h), newKeys: R.kl.slice(R.m0) };
+}
 
-  // 1. the input (none when Q, K and V are given)
+// 1. the input (none when Q, K and V are given): its group and its cards.
+function inputGroup(R, newKeys) {
+  const b = R.body;
   const gi = group("group-input", R.B ? t("views.input.title_seq", { seq: ui.selectedSeq, seqs: R.B }) : t("views.input.title"));
   const inputs = R.T.x ? [makeView(R, "x", 0, { id: "input-x", title: "X", name: "x", kind: "div", rowLabels: R.ql,
     colLabels: idx(R.T.x.shape.at(-1)), formula: t("views.input.formula"),
     caption: R.B ? t("views.caption.input_seq", { seq: ui.selectedSeq }) : t("views.caption.input") })] : [];
-  const newKeys = R.kl.slice(R.m0); // the keys this request adds (after a cache's)
   if (b.context) inputs.push(makeView(R, "context", 0, { id: "input-context", title: t("views.card.context"), name: "context", kind: "div",
     rowLabels: newKeys, colLabels: idx(R.T.context.shape.at(-1)), formula: t("views.context.formula") }));
   if (R.T.x_pe) inputs.push(makeView(R, "x_pe", 0, { id: "input-x_pe", title: "X + PE", name: "x_pe", kind: "div", rowLabels: R.ql,
     colLabels: idx(R.T.x_pe.shape.at(-1)), formula: t("views.x_pe.formula") }));
   gi.add(gi.cards);
-  if (R.B) out.push([seqStrip(R), []]);
-  if (inputs.length) out.push([gi, inputs]);
+  return [gi, inputs];
+}
 
-  // one projection split into heads (lesson 002's reshape)
-  const split = splitViews(R);
-  if (split) out.push(split);
-
-  // every head at once: one click opens a head
-  if (R.H > 1) out.push([headStrip(R), []]);
-
-  // 2. one head, step by step
-  const gh = group(`group-head`, R.H > 1 ? t("views.heads.button", { head: h }) : t("views.head.only"), R.H > 1 ? el("span", { class: "shape" }, cols) : null);
-  const pv = (stage, spec) => makeView(R, stage, h, { id: `h${h}-${stage}`, caption, ...spec });
+// The pieces of head f.h's formulas: the input's name, the transpose and
+// bias marks, the key/value head's sharing, the word for a given matrix.
+function formulaFacts(R, f) {
+  const b = R.body;
   const biased = b.b_q || b.in_proj_bias, wt = b.layout === "torch" || b.in_proj_weight || b.q_proj_weight ? "ᵀ" : "";
   const plus = (k) => (biased ? ` + b_${k}` : "");
-  const X = R.T.x_pe ? "(X + PE)" : "X", ctx = b.context && R.T.x_pe ? "(context + PE)" : kvFrom;
-  const sharedBy = R.Hkv !== R.H ? t("views.head.shared", { kv: g, heads: listOf(range(R.H).filter((k) => kvHead(R, k) === g).map(String)) }) : null;
-  const shared = (f) => (sharedBy ? t("views.formula.and", { first: f, second: sharedBy }) : f);
-  const given = t("views.formula.given");
+  const X = R.T.x_pe ? "(X + PE)" : "X", ctx = b.context && R.T.x_pe ? "(context + PE)" : f.kvFrom;
+  const sharedBy = R.Hkv !== R.H ? t("views.head.shared", { kv: f.g, heads: listOf(range(R.H).filter((k) => kvHead(R, k) === f.g).map(String)) }) : null;
+  const shared = (s) => (sharedBy ? t("views.formula.and", { first: s, second: sharedBy }) : s);
+  return { ...f, wt, plus, X, ctx, shared, given: t("views.formula.given") };
+}
+
+// What hides head h's scores (an additive mask, ALiBi, the reasons a
+// score is −∞), joined by "and"; null when nothing is said.
+function maskFormula(R, h) {
+  const b = R.body;
   const maskParts = [
     b.mask && maskForm(b.mask, !!R.B).kind === "add"
       ? (maskScope(R) ? t("views.formula.additive_of", { scope: maskScope(R) }) : t("views.formula.additive")) : null,
     R.slopes ? t("views.formula.alibi", { term: `−${fmt(R.slopes[h])}·|p_i − p_j|`, head: h, slope: exactText(R.slopes[h], "float64") }) : null,
     maskReasons(R).length ? t("views.formula.hidden", { reasons: maskReasons(R).reduce((a, c) => t("views.formula.and", { first: a, second: c })) })
       : R.slopes || b.mask ? null : t("views.formula.none_hidden")].filter(Boolean);
-  const steps = [
+  return maskParts.length ? maskParts.reduce((a, c) => t("views.formula.and", { first: a, second: c })) : null;
+}
+
+// Q, K and V of head f.h (given or projected), rotated, after a cache's keys.
+function projectSteps(R, f, pv) {
+  const b = R.body, { h, g, newKeys, cols, X, ctx, wt, plus, shared, given } = f;
+  return [
     [t(b.q ? "views.step.given" : "views.step.project"), [
       pv("q", { title: "Q", name: "q", kind: "div", rowLabels: R.ql, colLabels: idx(R.dk),
                 formula: b.q ? given : stacked(b.w_q)
@@ -216,6 +231,13 @@ export function renderResult(R) {
                       formula: shared(plural(R.T.k_rope ? "views.formula.k_cache_rope" : "views.formula.k_cache", R.m0)) }),
       pv("v_cache", { title: t("views.card.v_cache"), name: "v_cache", kind: "div", rowLabels: R.kl, colLabels: idx(R.dv),
                       formula: shared(plural("views.formula.v_cache", R.m0)) })]]] : []),
+  ];
+}
+
+// The scores of head f.h (raw, scaled, masked), its weights and its output.
+function scoreSteps(R, f, pv) {
+  const b = R.body, { masked, empty, emptyNote } = f, maskText = maskFormula(R, f.h);
+  return [
     [t("views.step.scores"), [
       // named QKᵀ, not `scores`: lessons 000 and 002 call the scaled matrix `scores` / `skor`
       pv("scores", { title: t("views.card.scores"), name: "QKᵀ", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
@@ -225,7 +247,7 @@ export function renderResult(R) {
                             formula: b.scale === undefined ? t("views.formula.scaled", { dk: R.dk, scale: R.scale })
                               : t("views.formula.scaled_given", { scale: exactText(b.scale, "float64") }) }),
       pv("masked_scores", { title: t("views.card.masked_scores"), name: "masked_scores", kind: "div", rowLabels: R.ql, colLabels: R.kl, arrow: true,
-                            masked, emptyRows: empty, formula: maskParts.length ? maskParts.reduce((a, c) => t("views.formula.and", { first: a, second: c })) : null })]],
+                            masked, emptyRows: empty, formula: maskText })]],
     [t("views.step.softmax"), [
       pv("weights", { title: t("views.card.weights"), name: "weights", kind: "seq", rowLabels: R.ql, colLabels: R.kl, arrow: true,
                       masked, emptyRows: empty, sum: true, notes: emptyNote(), formula: t("views.formula.weights") })]],
@@ -233,25 +255,24 @@ export function renderResult(R) {
       pv("head_outputs", { title: t("views.card.head_outputs"), name: "head_outputs", kind: "div", rowLabels: R.ql, colLabels: idx(R.dv),
                            emptyRows: empty, formula: t("views.formula.head_outputs") })]],
   ];
-  // One colour scale: Q, K and V (rotated and cached too) on one scale, every
-  // score stage on another, so that the scaling shows and one colour is one
-  // number from card to card; otherwise each card runs to its own maximum.
-  const shown = [...steps.flatMap(([, vs]) => vs), ...(split ? split[1] : [])];
-  if ($("one-scale").checked) {
-    for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"], "views.scale.one_qkv"],
-                                  [["scores", "scaled_scores", "masked_scores"], "views.scale.one_scores"]]) {
-      const same = shown.filter((v) => stages.includes(v.stage));
-      const M = Math.max(0, ...same.map((v) => v.max));
-      for (const v of same) Object.assign(v, { maxAbs: M, scaleNote: t(note) });
-    }
-  }
-  for (const [title, vs] of steps) {
-    const cards = el("div", { class: "cards" });
-    gh.sec.append(el("h3", { class: "step" }, title), cards);
-    out.push([{ cards }, vs]);
-  }
+}
 
-  // 3. all heads together
+// One colour scale: Q, K and V (rotated and cached too) on one scale, every
+// score stage on another, so that the scaling shows and one colour is one
+// number from card to card; otherwise each card runs to its own maximum.
+function oneScale(shown) {
+  if (!$("one-scale").checked) return;
+  for (const [stages, note] of [[["q", "k", "v", "q_rope", "k_rope", "k_cache", "v_cache", "q_all", "q_head"], "views.scale.one_qkv"],
+                                [["scores", "scaled_scores", "masked_scores"], "views.scale.one_scores"]]) {
+    const same = shown.filter((v) => stages.includes(v.stage));
+    const M = Math.max(0, ...same.map((v) => v.max));
+    for (const v of same) Object.assign(v, { maxAbs: M, scaleNote: t(note) });
+  }
+}
+
+// 3. all heads together: the concatenation and the output.
+function allGroup(R, wt) {
+  const b = R.body;
   const ga = group("group-all", t(`views.all.${R.H > 1 ? "heads" : "one"}${R.B ? "_seq" : ""}`, { seq: ui.selectedSeq }));
   const groups = R.H > 1 ? range(R.H).map((k) => ({ start: k * R.dv, size: R.dv, label: t("cmp.head", { head: k }) })) : null;
   const whole = [
@@ -261,8 +282,12 @@ export function renderResult(R) {
       colLabels: idx(R.T.output.shape.at(-1)), formula: b.w_o || b.out_proj_weight
         ? `concat · W_o${wt}${b.b_o || b.out_proj_bias ? " + b_o" : ""}` : t("views.formula.no_wo") })];
   ga.add(ga.cards);
-  out.push([ga, whole]);
+  return [ga, whole];
+}
 
+// Each card laid out to the width avail, into its group (the weights'
+// group gets head h's picture of its weights too).
+function placeCards(R, h, out, avail) {
   for (const [g, vs] of out) {
     for (const v of vs) {
       if (!v.scaleNote) v.scaleNote = t(v.kind === "seq" ? "views.scale.weights.card" : "views.scale.own_card");
@@ -270,6 +295,43 @@ export function renderResult(R) {
     }
     if (vs.some((v) => v.stage === "weights")) g.cards.append(headView(R, h, avail));
   }
+}
+
+export function renderResult(R) {
+  clampChoice(R);
+  const h = ui.selectedHead;
+  $("summary").replaceChildren(...summaryItems(R));
+  const area = $("stage-area");
+  resetViews();
+  const avail = cardWidth(area);
+  const f = headFacts(R, h), out = [];
+
+  const [gi, inputs] = inputGroup(R, f.newKeys);
+  if (R.B) out.push([seqStrip(R), []]);
+  if (inputs.length) out.push([gi, inputs]);
+
+  // one projection split into heads (lesson 002's reshape)
+  const split = splitViews(R);
+  if (split) out.push(split);
+
+  // every head at once: one click opens a head
+  if (R.H > 1) out.push([headStrip(R), []]);
+
+  // 2. one head, step by step
+  const gh = group(`group-head`, R.H > 1 ? t("views.heads.button", { head: h }) : t("views.head.only"), R.H > 1 ? el("span", { class: "shape" }, f.cols) : null);
+  const pv = (stage, spec) => makeView(R, stage, h, { id: `h${h}-${stage}`, caption: f.caption, ...spec });
+  const ff = formulaFacts(R, f);
+  const steps = [...projectSteps(R, ff, pv), ...scoreSteps(R, ff, pv)];
+  oneScale([...steps.flatMap(([, vs]) => vs), ...(split ? split[1] : [])]);
+  for (const [title, vs] of steps) {
+    const cards = el("div", { class: "cards" });
+    gh.sec.append(el("h3", { class: "step" }, title), cards);
+    out.push([{ cards }, vs]);
+  }
+
+  const [ga, whole] = allGroup(R, ff.wt);
+  out.push([ga, whole]);
+  placeCards(R, h, out, avail);
   area.replaceChildren(...out.filter(([g2]) => g2.sec && g2 !== ga).map(([g2]) => g2.sec), gh.sec, ga.sec);
   compareSlot();
   showGuided(R);
