@@ -127,7 +127,9 @@ export function decodeStep() {
 export let resizeTimer = null;
 
 
-export function init() {
+// The lesson buttons, their titles in the page's language, and what redraws
+// the cards without a request (the one-scale box, a new language).
+function initPresets() {
   $("one-scale").addEventListener("change", () => { if (lastGood) renderResult(lastGood); });
   for (const key of Object.keys(PRESETS)) {
     $("presets").append(el("button", { type: "button", "aria-pressed": "false", dataset: { preset: key },
@@ -139,6 +141,11 @@ export function init() {
   titles();
   // a new language redraws every word from the numbers on show: no request
   onLangChange(() => { titles(); updatePanelStates(); if (lastGood) renderResult(lastGood); });
+}
+
+// The edits of W_o, the scale, the tokens, the masks, the positions and
+// the key/value heads (each one sends the request again).
+function initEdits() {
   $("wo-identity").addEventListener("click", () => {
     editors.w_o.setValue(identity(concatWidth()));
     $("use-w_o").checked = true;
@@ -170,6 +177,11 @@ export function init() {
     }
     changed(null);
   });
+}
+
+// The layout of the weights, their biases and state_dict, ALiBi, and
+// where Q, K and V come from.
+function initWeights() {
   $("layout").addEventListener("change", () => {
     const T = (m) => m[0].map((_, j) => m.map((r) => r[j]));
     for (const k of ["w_q", "w_k", "w_v", "w_o"]) {
@@ -197,6 +209,10 @@ export function init() {
       : editors.x.gridShape() === "3d" ? editors.x.value.length : "";
     showControls(); renderMask(); changed();
   });
+}
+
+// A batch of sequences, rotary positions and a cache of keys and values.
+function initBatchAndCache() {
   $("batch").addEventListener("input", () => {
     const B = batchSize();
     const eds = direct() ? [editors.q, editors.k, editors.v] : [editors.x, editors.context];
@@ -225,6 +241,10 @@ export function init() {
     }
     showControls(); changed(); // the mask and padding cover the cached keys too
   });
+}
+
+// Decoding X a row at a time, sending the form, and a window resized.
+function initDecoding() {
   $("decode-start").addEventListener("click", () => {
     const x = editors.x.value;
     if (editors.x.gridShape() !== "2d" || x.length < 2) { setStatus(msg("lessons.decode.short"), "bad"); return; }
@@ -246,4 +266,12 @@ export function init() {
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(() => { if (lastGood) renderResult(lastGood); }, 150);
   });
+}
+
+export function init() {
+  initPresets();
+  initEdits();
+  initWeights();
+  initBatchAndCache();
+  initDecoding();
 }
