@@ -294,12 +294,29 @@ export function curlCommand(R) {
 // output as JSON.  It carries a leading batch axis B throughout (1 without a
 // batch) and writes only the steps the request uses.
 // words-check: off (a Python script: code and its comments, for Python, not the page)
+// A JSON value written as a Python literal, and as a NumPy array of dtype.
+const pyText = (a) => JSON.stringify(a).replace(/true/g, "True").replace(/false/g, "False");
+const npArray = (a) => `np.array(${pyText(a)}, dtype=dtype)`;
+
 export function numpyScript(R) {
-  const b = R.body, py = (a) => JSON.stringify(a).replace(/true/g, "True").replace(/false/g, "False");
-  const arr = (a) => `np.array(${py(a)}, dtype=dtype)`;
-  const sd = b.in_proj_weight || b.q_proj_weight, biased = b.b_q || b.in_proj_bias;
-  const rope = b.rope === true ? {} : b.rope;
-  const L = [
+  const b = R.body, rope = b.rope === true ? {} : b.rope;
+  const L = scriptHeader(R);
+  scriptFunctions(b, rope, L);
+  if (b.q) {
+    L.push(`q = ${npArray(b.q)}  # (h, n, d_k)`, `k = ${npArray(b.k)}  # (h_kv, m, d_k)`, `v = ${npArray(b.v)}  # (h_kv, m, d_v)`,
+           `batched = q.ndim == 4`, "q, k, v = (t if batched else t[None] for t in (q, k, v))  # a leading batch axis B");
+  } else {
+    scriptProjections(R, L);
+  }
+  scriptKeys(R, rope, L);
+  scriptScores(R, L);
+  scriptSoftmax(b, L);
+  return L.join("\n") + "\n";
+}
+
+// The script's first lines: its imports, the dtype, the heads and the positions.
+function scriptHeader(R) {
+  return [
     "#!/usr/bin/python3",
     '"""Reproduces the attention visualizer\'s numbers with NumPy (row vectors, x @ W)."""',
     "import json",
@@ -309,10 +326,14 @@ export function numpyScript(R) {
     `dtype = np.${R.dtype}`,
     `num_heads = ${R.H}`,
     `num_kv_heads = ${R.Hkv === R.H ? "num_heads" : R.Hkv}  # key/value heads`,
-    `p_q = np.array(${py(R.pq)})  # the queries' positions`,
-    `p_k = np.array(${py(R.pk)})  # the keys' positions${R.m0 ? `: ${R.m0} cached, then this request's` : ""}`,
+    `p_q = np.array(${pyText(R.pq)})  # the queries' positions`,
+    `p_k = np.array(${pyText(R.pk)})  # the keys' positions${R.m0 ? `: ${R.m0} cached, then this request's` : ""}`,
     `m0 = ${R.m0}  # keys already in the cache`,
   ];
+}
+
+// The functions the script needs: a sinusoidal encoding, RoPE.
+function scriptFunctions(b, rope, L) {
   if (b.positional_encoding) L.push("", "",
     "def sinusoidal(pos, d):",
     '    """"Attention Is All You Need": sin(pos / 10000^(2i/d)) at component 2i, cos at 2i + 1."""',
@@ -329,46 +350,63 @@ export function numpyScript(R) {
     "    out[first] = t[first] * cos - t[second] * sin",
     "    out[second] = t[second] * cos + t[first] * sin",
     "    return out", "");
-  if (b.q) {
-    L.push(`q = ${arr(b.q)}  # (h, n, d_k)`, `k = ${arr(b.k)}  # (h_kv, m, d_k)`, `v = ${arr(b.v)}  # (h_kv, m, d_v)`,
-           `batched = q.ndim == 4`, "q, k, v = (t if batched else t[None] for t in (q, k, v))  # a leading batch axis B");
+}
+
+// X (and the context) projected to every head's Q, K and V, from the
+// lessons' weights or PyTorch's.
+function scriptProjections(R, L) {
+  const b = R.body, biased = b.b_q || b.in_proj_bias;
+  L.push(`x = ${npArray(b.x)}`, b.context ? `context = ${npArray(b.context)}` : "context = x",
+         "batched = x.ndim == 3", "xs, cs = (t if batched else t[None] for t in (x, context))  # (B, n, d), (B, m, d_c)");
+  if (b.positional_encoding) L.push("xs = xs + sinusoidal(p_q, xs.shape[-1])  # X + PE",
+    b.context ? "cs = cs + sinusoidal(p_k[m0:], cs.shape[-1])" : "cs = xs");
+  scriptWeights(b, L);
+  L.push("", "", "def heads(w, k):", '    """(d, k·d_k) split into k heads by columns -> (k, d, d_k); a per-head stack stays."""',
+         "    return w if w.ndim == 3 else w.reshape(w.shape[0], k, -1).transpose(1, 0, 2)", "");
+  if (biased) L.push("", "def bias(b, k):", '    """k·d_k numbers (or k × d_k) -> (k, 1, d_k), added to every row of its head."""',
+                     "    return b.reshape(k, 1, -1)", "");
+  L.push("",
+    `q = np.stack([xs @ w for w in heads(w_q, num_heads)], axis=1)${biased ? " + bias(b_q, num_heads)" : ""}  # (B, h, n, d_k)`,
+    `k = np.stack([cs @ w for w in heads(w_k, num_kv_heads)], axis=1)${biased ? " + bias(b_k, num_kv_heads)" : ""}  # (B, h_kv, m, d_k)`,
+    `v = np.stack([cs @ w for w in heads(w_v, num_kv_heads)], axis=1)${biased ? " + bias(b_v, num_kv_heads)" : ""}  # (B, h_kv, m, d_v)`);
+}
+
+// The weights, in the lessons' layout (in×out).
+function scriptWeights(b, L) {
+  const sd = b.in_proj_weight || b.q_proj_weight;
+  if (sd) {
+    L.push("# PyTorch's nn.MultiheadAttention stores each weight out×in: transposed here to in×out");
+    if (b.in_proj_weight) L.push(`in_proj_weight = ${npArray(b.in_proj_weight)}  # (3·e, e): [W_q; W_k; W_v]`,
+                                 "w_q, w_k, w_v = (w.T for w in np.split(in_proj_weight, 3))");
+    else for (const p of ["q", "k", "v"]) L.push(`w_${p} = ${npArray(b[`${p}_proj_weight`])}.T`);
+    if (b.in_proj_bias) L.push(`b_q, b_k, b_v = np.split(${npArray(b.in_proj_bias)}, 3)`);
+    if (b.out_proj_weight) L.push(`w_o = ${npArray(b.out_proj_weight)}.T`);
+    if (b.out_proj_bias) L.push(`b_o = ${npArray(b.out_proj_bias)}`);
   } else {
-    L.push(`x = ${arr(b.x)}`, b.context ? `context = ${arr(b.context)}` : "context = x",
-           "batched = x.ndim == 3", "xs, cs = (t if batched else t[None] for t in (x, context))  # (B, n, d), (B, m, d_c)");
-    if (b.positional_encoding) L.push("xs = xs + sinusoidal(p_q, xs.shape[-1])  # X + PE",
-      b.context ? "cs = cs + sinusoidal(p_k[m0:], cs.shape[-1])" : "cs = xs");
-    if (sd) {
-      L.push("# PyTorch's nn.MultiheadAttention stores each weight out×in: transposed here to in×out");
-      if (b.in_proj_weight) L.push(`in_proj_weight = ${arr(b.in_proj_weight)}  # (3·e, e): [W_q; W_k; W_v]`,
-                                   "w_q, w_k, w_v = (w.T for w in np.split(in_proj_weight, 3))");
-      else for (const p of ["q", "k", "v"]) L.push(`w_${p} = ${arr(b[`${p}_proj_weight`])}.T`);
-      if (b.in_proj_bias) L.push(`b_q, b_k, b_v = np.split(${arr(b.in_proj_bias)}, 3)`);
-      if (b.out_proj_weight) L.push(`w_o = ${arr(b.out_proj_weight)}.T`);
-      if (b.out_proj_bias) L.push(`b_o = ${arr(b.out_proj_bias)}`);
-    } else {
-      for (const k of ["w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o"]) if (b[k]) L.push(`${k} = ${arr(b[k])}`);
-      if (b.layout === "torch") {
-        L.push("", "", "def lesson(w):", '    """PyTorch\'s layout (out×in) turned in×out, as the lessons write it."""',
-               "    return w.T if w.ndim == 2 else w.transpose(0, 2, 1)", "", "",
-               `w_q, w_k, w_v = lesson(w_q), lesson(w_k), lesson(w_v)${b.w_o ? "\nw_o = lesson(w_o)" : ""}`);
-      }
+    for (const k of ["w_q", "w_k", "w_v", "w_o", "b_q", "b_k", "b_v", "b_o"]) if (b[k]) L.push(`${k} = ${npArray(b[k])}`);
+    if (b.layout === "torch") {
+      L.push("", "", "def lesson(w):", '    """PyTorch\'s layout (out×in) turned in×out, as the lessons write it."""',
+             "    return w.T if w.ndim == 2 else w.transpose(0, 2, 1)", "", "",
+             `w_q, w_k, w_v = lesson(w_q), lesson(w_k), lesson(w_v)${b.w_o ? "\nw_o = lesson(w_o)" : ""}`);
     }
-    L.push("", "", "def heads(w, k):", '    """(d, k·d_k) split into k heads by columns -> (k, d, d_k); a per-head stack stays."""',
-           "    return w if w.ndim == 3 else w.reshape(w.shape[0], k, -1).transpose(1, 0, 2)", "");
-    if (biased) L.push("", "def bias(b, k):", '    """k·d_k numbers (or k × d_k) -> (k, 1, d_k), added to every row of its head."""',
-                       "    return b.reshape(k, 1, -1)", "");
-    L.push("",
-      `q = np.stack([xs @ w for w in heads(w_q, num_heads)], axis=1)${biased ? " + bias(b_q, num_heads)" : ""}  # (B, h, n, d_k)`,
-      `k = np.stack([cs @ w for w in heads(w_k, num_kv_heads)], axis=1)${biased ? " + bias(b_k, num_kv_heads)" : ""}  # (B, h_kv, m, d_k)`,
-      `v = np.stack([cs @ w for w in heads(w_v, num_kv_heads)], axis=1)${biased ? " + bias(b_v, num_kv_heads)" : ""}  # (B, h_kv, m, d_v)`);
   }
+}
+
+// The keys turned by RoPE, after a cache's, and shared by query heads.
+function scriptKeys(R, rope, L) {
+  const b = R.body;
   if (rope) L.push(`q = rope(q, p_q, ${rope.base ?? 10000}, ${rope.dims ?? R.dk}, "${rope.style || "half"}")  # RoPE`,
                    `k = rope(k, p_k[m0:], ${rope.base ?? 10000}, ${rope.dims ?? R.dk}, "${rope.style || "half"}")`);
-  if (b.past_k) L.push(`past_k = ${arr(b.past_k)}  # the cache: keys after RoPE`, `past_v = ${arr(b.past_v)}`,
+  if (b.past_k) L.push(`past_k = ${npArray(b.past_k)}  # the cache: keys after RoPE`, `past_v = ${npArray(b.past_v)}`,
     "k = np.concatenate([past_k if batched else past_k[None], k], axis=-2)  # (B, h_kv, m0 + m, d_k)",
     "v = np.concatenate([past_v if batched else past_v[None], v], axis=-2)");
   if (R.Hkv !== R.H) L.push("shared = np.arange(num_heads) * num_kv_heads // num_heads  # query head i reads key/value head i·h_kv // h",
                             "k, v = k[:, shared], v[:, shared]");
+}
+
+// The scores, scaled, and which keys each query may attend (or an added mask).
+function scriptScores(R, L) {
+  const b = R.body;
   L.push("scores = q @ k.swapaxes(-1, -2)  # (B, h, n, m)",
     b.scale === undefined ? "scaled = scores / np.sqrt(dtype(q.shape[-1]))" : `scaled = scores * dtype(${b.scale})`,
     "n, m = scores.shape[-2:]",
@@ -378,12 +416,16 @@ export function numpyScript(R) {
   if (b.mask) {
     // (n, m), (h, n, m), (B, n, m) (one per sequence: a head axis added) or (B, h, n, m)
     const f = maskForm(b.mask, !!R.B), lead = f.perSeq && !f.perHead ? "[:, None]" : "";
-    L.push(f.kind === "bool" ? `allowed = allowed & np.array(${py(b.mask)})${lead}  # the mask: true = may attend`
-      : `scaled = scaled + np.array(${py(b.mask)}, dtype=dtype)${lead}  # the additive mask`);
+    L.push(f.kind === "bool" ? `allowed = allowed & np.array(${pyText(b.mask)})${lead}  # the mask: true = may attend`
+      : `scaled = scaled + np.array(${pyText(b.mask)}, dtype=dtype)${lead}  # the additive mask`);
   }
-  if (b.key_padding) L.push(`allowed &= ~np.array(${py(b.key_padding)}).reshape(-1, 1, 1, m)  # padding keys`);
-  if (R.slopes) L.push(`slopes = np.array(${py(R.slopes)})  # ALiBi: one per head`,
+  if (b.key_padding) L.push(`allowed &= ~np.array(${pyText(b.key_padding)}).reshape(-1, 1, 1, m)  # padding keys`);
+  if (R.slopes) L.push(`slopes = np.array(${pyText(R.slopes)})  # ALiBi: one per head`,
     "scaled = scaled - (slopes[:, None, None] * np.abs(p_q[:, None] - p_k[None, :])).astype(dtype)");
+}
+
+// Softmax, the heads' outputs, their concatenation, the output, printed.
+function scriptSoftmax(b, L) {
   L.push(
     "masked = np.where(allowed, scaled, -np.inf)",
     "row_max = masked.max(axis=-1, keepdims=True)",
@@ -397,7 +439,6 @@ export function numpyScript(R) {
     "if not batched:",
     "    weights, output = weights[0], output[0]",
     'print(json.dumps({"weights": weights.tolist(), "output": output.tolist()}))');
-  return L.join("\n") + "\n";
 }
 
 // words-check: on
