@@ -68,59 +68,47 @@ export const nextFrame = () => new Promise((resolve) => {
   requestAnimationFrame(() => { clearTimeout(late); setTimeout(resolve, 0); });
 });
 
-export async function compute() {
-  clearTimeout(timer);
-  const my = ++seq;
-  if (inflight) inflight.abort();
-  clearErrors();
-  const results = $("results");
-  const t0 = performance.now();
-  let body;
-  try { body = readBody(); }
-  catch (e) {
-    if (!(e instanceof ClientError)) throw e;
-    const field = fieldOf(e.pointer);
-    showFieldError(field, { client: true, words: e.words, pointer: e.pointer });
-    results.dataset.state = "error"; results.classList.add("stale");
-    statusError(field, e.words);
-    return;
-  }
-  const text = requestText(body);
-  results.dataset.state = "pending"; results.setAttribute("aria-busy", "true");
-  setStatus(msg("request.computing"));
-  inflight = new AbortController();
-  const t1 = performance.now();
-  // the page's transport is the client's (client.js), relative to the page: it also works behind a path prefix
-  const ask = (t) => send(t, { signal: inflight.signal, base: "" });
-  // with one head in the reply: every head's weights for the small multiples, asked at the same time
-  // (kept from the last result while only the open head changes)
+// The form could not be read (a ClientError: anything else is thrown on):
+// its field's message, the results marked stale, the status line.
+function refuseUnread(e, results) {
+  if (!(e instanceof ClientError)) throw e;
+  const field = fieldOf(e.pointer);
+  showFieldError(field, { client: true, words: e.words, pointer: e.pointer });
+  results.dataset.state = "error"; results.classList.add("stale");
+  statusError(field, e.words);
+}
+
+// With one head in the reply: every head's weights for the small multiples,
+// asked at the same time (kept from the last result while only the open head
+// changes).  allKey names the request of every head, keptAll is the last
+// result's, allAsked the bytes asked for (null when refused or unreachable).
+function askEveryHead(body, ask) {
   const { heads: _heads, ...everyHead } = body;
   const allKey = body.heads ? JSON.stringify(everyHead) : null;
   const keptAll = allKey && lastGood && lastGood.allKey === allKey ? lastGood.all : null;
   const allAsked = allKey && !keptAll ? ask(requestText({ ...everyHead,
     return: mayMask({ res: body, body }) ? ["masked_scores", "weights"] : ["weights"] }))
     .then((r) => (r.resp.ok ? r.bytes : null)).catch(() => null) : null;
-  let resp, reply, allBytes = null;
-  try {
-    ({ resp, bytes: reply } = await ask(text));
-    if (allAsked) allBytes = await allAsked;
-  } catch (e) {
-    if (my !== seq) return;
-    results.removeAttribute("aria-busy");
-    results.dataset.state = "error"; results.classList.add("stale");
-    showFieldError("general", { client: true, words: msg(noServer() ? "request.saved.no_server" : "request.unreachable", { why: e.message }) });
-    setStatus(msg(noServer() ? "request.saved.status" : "request.no_answer"), "bad");
-    return;
-  }
-  if (my !== seq) return; // a newer request owns the page
+  return { allKey, keptAll, allAsked };
+}
+
+// No answer came (e): the general message, the results marked stale.
+function unreachable(e, results) {
   results.removeAttribute("aria-busy");
-  const t2 = performance.now();
+  results.dataset.state = "error"; results.classList.add("stale");
+  showFieldError("general", { client: true, words: msg(noServer() ? "request.saved.no_server" : "request.unreachable", { why: e.message }) });
+  setStatus(msg(noServer() ? "request.saved.status" : "request.no_answer"), "bad");
+}
+
+// A reply that is not ok: its problem shown at its field (a saved page says
+// it answers only the requests it was saved with); true when so.
+function refused(resp, reply, body, results) {
   if (!resp.ok && noServer()) {
     // a saved page answers only the requests it was saved with
     showFieldError("general", { client: true, words: msg("request.saved.no_server") });
     results.dataset.state = "error"; results.classList.add("stale");
     setStatus(msg("request.saved.status"), "bad");
-    return;
+    return true;
   }
   if (!resp.ok) {
     let problem;
@@ -130,18 +118,15 @@ export async function compute() {
     showFieldError(field, problem, body);
     results.dataset.state = "error"; results.classList.add("stale");
     statusError(field, studentWords(problem, body));
-    return;
+    return true;
   }
-  const R = makeResult(body, parseReply(reply));
-  if (allKey) Object.assign(R, { allKey, all: keptAll || (allBytes ? parseReply(allBytes) : null) });
-  const t3 = performance.now();
-  setLastGood(R);
-  renderResult(R);
-  results.classList.remove("stale");
-  const t4 = performance.now();
-  await nextFrame(); // layout and paint of what was drawn
-  if (my !== seq) return;
-  const t5 = performance.now();
+  return false;
+}
+
+// R drawn and painted: the timings (t0 read, t1 sent, t2 answered, t3
+// decoded, t4 drawn, t5 painted), the body sent, the count of renders, the
+// status line, then what follows a render.
+function settled(R, body, reply, allBytes, results, [t0, t1, t2, t3, t4, t5]) {
   const ms = (a, b) => Math.round((b - a) * 10) / 10;
   window.attentionVisualizer.timings = {
     read_ms: ms(t0, t1), server_ms: ms(t1, t2), decode_ms: ms(t2, t3), render_ms: ms(t3, t4),
@@ -155,6 +140,49 @@ export async function compute() {
   setStatus(noServer() ? msg("request.saved.shown", { drawn: Math.round(t5 - t2) })
     : msg("request.computed", { server: Math.round(t2 - t1), drawn: Math.round(t5 - t2) }), "ok");
   afterRender(R);
+}
+
+export async function compute() {
+  clearTimeout(timer);
+  const my = ++seq;
+  if (inflight) inflight.abort();
+  clearErrors();
+  const results = $("results");
+  const t0 = performance.now();
+  let body;
+  try { body = readBody(); }
+  catch (e) { refuseUnread(e, results); return; }
+  const text = requestText(body);
+  results.dataset.state = "pending"; results.setAttribute("aria-busy", "true");
+  setStatus(msg("request.computing"));
+  inflight = new AbortController();
+  const t1 = performance.now();
+  // the page's transport is the client's (client.js), relative to the page: it also works behind a path prefix
+  const ask = (t) => send(t, { signal: inflight.signal, base: "" });
+  const { allKey, keptAll, allAsked } = askEveryHead(body, ask);
+  let resp, reply, allBytes = null;
+  try {
+    ({ resp, bytes: reply } = await ask(text));
+    if (allAsked) allBytes = await allAsked;
+  } catch (e) {
+    if (my !== seq) return;
+    unreachable(e, results);
+    return;
+  }
+  if (my !== seq) return; // a newer request owns the page
+  results.removeAttribute("aria-busy");
+  const t2 = performance.now();
+  if (refused(resp, reply, body, results)) return;
+  const R = makeResult(body, parseReply(reply));
+  if (allKey) Object.assign(R, { allKey, all: keptAll || (allBytes ? parseReply(allBytes) : null) });
+  const t3 = performance.now();
+  setLastGood(R);
+  renderResult(R);
+  results.classList.remove("stale");
+  const t4 = performance.now();
+  await nextFrame(); // layout and paint of what was drawn
+  if (my !== seq) return;
+  settled(R, body, reply, allBytes, results, [t0, t1, t2, t3, t4, performance.now()]);
 }
 
 
