@@ -218,21 +218,9 @@ export class MatrixView {
   buildCanvas() {
     this.mode = "canvas";
     this.cells = null;
-    const avail = this.avail, dpr = window.devicePixelRatio || 1;
-    const fitW = Math.min(CELL_MAX_PX, Math.max(1, avail - 40) / this.cols);
-    const cw = fitW * this.zoom;
-    const ch = Math.max(1, Math.min(fitW, GRID_MAX_H / this.rows)) * this.zoom;
-    const rowEvery = Math.ceil(12 / ch), colText = (j) => (this.groups ? "" : this.colLabels[j]);
-    const rowText = (i) => (rowEvery === 1 ? shorten(this.rowLabels[i], 12) : String(i));
-    let left = 4;
-    for (let i = 0; i < this.rows; i += rowEvery) left = Math.max(left, textWidth(rowText(i), LABEL_FONT) + 6);
-    left = Math.ceil(Math.min(left, 96));
-    const top = this.groups ? 18 : 16;
-    const maxDim = 8192 / dpr;
-    const gridW = Math.min(this.cols * cw, maxDim - left), gridH = Math.min(this.rows * ch, maxDim - top);
-    Object.assign(this, { cw: gridW / this.cols, ch: gridH / this.rows, left, top, gridW, gridH });
+    const dpr = window.devicePixelRatio || 1, { rowEvery, rowText } = this.canvasGeometry(dpr);
     this.zoomBar.hidden = false;
-    const W = Math.ceil(left + gridW), Hh = Math.ceil(top + gridH);
+    const W = Math.ceil(this.left + this.gridW), Hh = Math.ceil(this.top + this.gridH);
     const mk = (cls) => {
       const c = el("canvas", { class: cls, width: Math.round(W * dpr), height: Math.round(Hh * dpr),
                                style: `width:${W}px;height:${Hh}px` });
@@ -242,7 +230,40 @@ export class MatrixView {
     // one canvas on the page; the drawn cells and labels are kept off-page in
     // `base`, and each highlight repaints from it (fewer, cheaper layers)
     const base = mk("base"), over = mk("overlay");
-    // the cells, one pixel each, scaled up without smoothing
+    const g = base.getContext("2d");
+    this.paintCells(g);
+    this.paintNumbers(g);
+    this.paintLabels(g, rowEvery, rowText);
+    this.listenOverlay(over);
+    this.base = base; this.over = over;
+    this.body.className = "canvas-wrap";
+    this.body.replaceChildren(over);
+    this.drawOverlay();
+  }
+
+  // The cells' size and the grid's place on the canvas (this.cw, ch, left,
+  // top, gridW, gridH), at zoom, for a device pixel ratio of dpr; which rows
+  // are labelled, and how.
+  canvasGeometry(dpr) {
+    const avail = this.avail;
+    const fitW = Math.min(CELL_MAX_PX, Math.max(1, avail - 40) / this.cols);
+    const cw = fitW * this.zoom;
+    const ch = Math.max(1, Math.min(fitW, GRID_MAX_H / this.rows)) * this.zoom;
+    const rowEvery = Math.ceil(12 / ch);
+    const rowText = (i) => (rowEvery === 1 ? shorten(this.rowLabels[i], 12) : String(i));
+    let left = 4;
+    for (let i = 0; i < this.rows; i += rowEvery) left = Math.max(left, textWidth(rowText(i), LABEL_FONT) + 6);
+    left = Math.ceil(Math.min(left, 96));
+    const top = this.groups ? 18 : 16;
+    const maxDim = 8192 / dpr;
+    const gridW = Math.min(this.cols * cw, maxDim - left), gridH = Math.min(this.rows * ch, maxDim - top);
+    Object.assign(this, { cw: gridW / this.cols, ch: gridH / this.rows, left, top, gridW, gridH });
+    return { rowEvery, rowText };
+  }
+
+  // The cells drawn into g, one pixel each, scaled up without smoothing.
+  paintCells(g) {
+    const { left, top, gridW, gridH } = this;
     const img = new ImageData(this.cols, this.rows), px = img.data, pal = PALETTES[this.kind].rgb;
     for (let i = 0; i < this.rows; i++) for (let j = 0; j < this.cols; j++) {
       const v = this.get(i, j), o = 4 * (i * this.cols + j);
@@ -251,7 +272,6 @@ export class MatrixView {
     }
     const off = el("canvas", { width: this.cols, height: this.rows });
     off.getContext("2d").putImageData(img, 0, 0);
-    const g = base.getContext("2d");
     g.imageSmoothingEnabled = false;
     g.drawImage(off, left, top, gridW, gridH);
     // masked cells hatched when big enough to see it
@@ -262,7 +282,12 @@ export class MatrixView {
         g.beginPath(); g.moveTo(x, y + this.ch); g.lineTo(x + this.cw, y); g.stroke();
       }
     }
-    // numbers, all or none: when zoomed in far enough for every one to fit
+  }
+
+  // The numbers drawn into g, all or none: when zoomed in far enough for
+  // every one to fit.
+  paintNumbers(g) {
+    const { left, top } = this;
     const mono = monoFont(this.root), charW = textWidth("0", mono);
     if (this.ch >= 14 && this.cw >= 3 * charW + 6 && this.rows * this.cols <= 20000) {
       let chars = 1;
@@ -277,7 +302,12 @@ export class MatrixView {
         }
       }
     }
-    // labels
+  }
+
+  // The rows' labels (every rowEvery-th, as rowText writes it), the columns'
+  // labels or their groups', drawn into g.
+  paintLabels(g, rowEvery, rowText) {
+    const { left, top, gridH } = this, colText = (j) => (this.groups ? "" : this.colLabels[j]);
     g.fillStyle = "#545c6b"; g.font = LABEL_FONT; g.textAlign = "right"; g.textBaseline = "middle";
     for (let i = 0; i < this.rows; i += rowEvery) g.fillText(rowText(i), left - 4, top + (i + 0.5) * this.ch);
     g.textAlign = "center"; g.textBaseline = "bottom";
@@ -294,6 +324,11 @@ export class MatrixView {
       for (let j = 0; j < this.cols; j += colEvery)
         g.fillText(colEvery === 1 ? shorten(colText(j), 10) : String(j), left + (j + 0.5) * this.cw, top - 2);
     }
+  }
+
+  // The overlay canvas: its name for a screen reader, and what the pointer
+  // and the keys do on it.
+  listenOverlay(over) {
     over.tabIndex = 0;
     over.setAttribute("role", "img");
     over.setAttribute("aria-label", t(this.caption ? "views.canvas_label.caption" : "views.canvas_label",
@@ -304,10 +339,6 @@ export class MatrixView {
     over.addEventListener("focus", () => this.onPoint(this, this.cur[0], this.cur[1], "focus"));
     over.addEventListener("blur", () => this.drawOverlay());
     over.addEventListener("keydown", (ev) => this.key(ev));
-    this.base = base; this.over = over;
-    this.body.className = "canvas-wrap";
-    this.body.replaceChildren(over);
-    this.drawOverlay();
   }
 
   canvasCell(ev) {
