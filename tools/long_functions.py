@@ -1,11 +1,21 @@
 #!/usr/bin/python3
-"""Lists the C and C++ functions of core/ and server/ longer than a screen.
+"""Lists the functions of core/ and server/ longer than a screen: C and C++,
+and the page's JavaScript (server/web/*.js).
 
-A function is read as the tree is formatted (clang-format, .clang-format):
+A C function is read as the tree is formatted (clang-format, .clang-format):
 its body opens with a "{" alone at the start of a line and closes with the
 next "}" at the start of a line; its length counts from the first line of
 its signature (the lines above the "{" back to a blank line, a comment's
 end or a line ending in ";" or "}") to its closing "}".
+
+A JavaScript function is read as the page is written (two spaces a level):
+a top-level one starts at a line beginning "function name(" (after
+"export", "default", "async"), a method at a line of a class body indented
+two spaces, "name(...) {" (after "static", "async", "get", "set"); it
+closes at the next line beginning "}" at the same indent ("}" for a
+function, "  }" for a method), or on its first line when that line closes
+every brace it opens.  Its length counts from that first line to its
+closing "}".  Arrow functions held in a const are not read.
 
     tools/long_functions.py [--max N] [FOLDER...]   (default: 80, core
                                                     server); exit 1 when
@@ -16,14 +26,57 @@ import os
 import re
 import sys
 
-SOURCE = re.compile(r"\.(c|cpp|inc)$")
+SOURCE = re.compile(r"\.(c|cpp|inc|js)$")
 # a name before its "(", or a template's SFX(name) (core/*_impl.inc)
 NAME = re.compile(r"SFX\((\w+)\)\s*\(|([A-Za-z_]\w*)\s*\(")
+
+
+# a top-level function, a class, a method of a class body (JavaScript)
+JS_FUNCTION = re.compile(r"(?:export\s+)?(?:default\s+)?(?:async\s+)?"
+                         r"function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(")
+JS_CLASS = re.compile(r"(?:export\s+)?(?:default\s+)?class\b.*\{$")
+JS_METHOD = re.compile(r"  (?:static\s+)?(?:async\s+)?(?:[gs]et\s+)?\*?"
+                       r"(#?[A-Za-z_$][\w$]*)\s*\(.*\)\s*\{$")
+JS_KEYWORDS = {"if", "for", "while", "switch", "catch", "with", "function"}
+
+
+def js_end(lines, i, indent):
+    """The line closing the function that starts on line i: i itself when
+    it opens a brace and closes every brace it opens, else the next line
+    starting with indent and "}"."""
+    if "{" in lines[i] and lines[i].count("{") <= lines[i].count("}"):
+        return i
+    close = indent + "}"
+    return next((j for j in range(i + 1, len(lines))
+                 if lines[j].startswith(close)), len(lines) - 1)
+
+
+def js_functions(lines):
+    """(name, first line, length) of each top-level function and method."""
+    found, in_class = [], False
+    for i, line in enumerate(lines):
+        if line.startswith("}"):
+            in_class = False
+        m = JS_FUNCTION.match(line)
+        if m:
+            end = js_end(lines, i, "")
+            found.append((m.group(1), i + 1, end - i + 1))
+            continue
+        if JS_CLASS.match(line):
+            in_class = True
+            continue
+        m = JS_METHOD.match(line) if in_class else None
+        if m and m.group(1) not in JS_KEYWORDS:
+            end = js_end(lines, i, "  ")
+            found.append((m.group(1), i + 1, end - i + 1))
+    return found
 
 
 def functions(path):
     """(name, first line, length) of each function of path."""
     lines = open(path, encoding="utf-8").read().splitlines()
+    if path.endswith(".js"):
+        return js_functions(lines)
     found = []
     for i, line in enumerate(lines):
         if line != "{":

@@ -66,9 +66,10 @@ def main():
     rooms()
     lengths()
     functions()
+    page_functions()
     print("check_layout: the page's imports (6 cases), calls and includes "
           "(3 cases), rooms (3 cases), lengths (1 case), long functions "
-          "(1 case) pass")
+          "(2 cases) pass")
 
 
 def tree(files):
@@ -170,6 +171,37 @@ def functions():
                 "static int fits(void)\n{\n" + "    x;\n" * 77 + "}\n"})
     found = long_functions.functions(os.path.join(top, "core", "pass.inc"))
     assert found == [("long_task", 1, 81), ("fits", 83, 80)], found
+
+
+def page_functions():
+    # the page's JavaScript too: a top-level function of 81 lines, first
+    # line to its closing "}", is named, one of 80 is not; so is a method of
+    # 81 lines (its "}" two spaces in), not one of 80; a one-line function
+    # is one line, and an inner "}" (a block, an object) ends nothing
+    body = "  const o = {\n    a: 1,\n  };\n" + "  x();\n" * 73
+    top = tree({"server/web/page.js":
+                "export async function longStep(a,\n"
+                "                               b) {\n" + body
+                + "  if (a) {\n  }\n}\n\n"
+                "function fits() {\n" + body + "  y();\n  z();\n}\n"
+                "export const f = () => 1;\n"
+                "function one() { return 1; }\n\n"
+                "export class View {\n"
+                "  static build(x) {\n" + "  " + body.replace("\n  ", "\n    ")
+                + "    if (x) {\n    }\n    w();\n  }\n\n"
+                "  get size() {\n" + "    x();\n" * 78 + "  }\n"
+                "}\n"})
+    path = os.path.join(top, "server", "web", "page.js")
+    found = long_functions.functions(path)
+    assert found == [("longStep", 1, 81), ("fits", 83, 80), ("one", 164, 1),
+                     ("build", 167, 81), ("size", 249, 80)], found
+    run = subprocess.run([sys.executable, long_functions.__file__,
+                          os.path.join(top, "server")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    assert "page.js:1: longStep is 81 lines" in run.stdout, run.stdout
+    assert "page.js:167: build is 81 lines" in run.stdout, run.stdout
+    assert "fits" not in run.stdout and "size" not in run.stdout, run.stdout
 
 
 if __name__ == "__main__":
