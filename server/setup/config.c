@@ -186,7 +186,9 @@ static void env_name(const option_spec *opt, char *env, size_t size)
 
 static bool set_option(config *cfg, const option_spec *opt, const char *value);
 
-/* The option's default (its row's initial, text or per_cpu) into cfg. */
+/* The option's default (its row's initial, text or per_cpu) into cfg.  Each
+ * kind converts the row's number itself: a -1 (derived later) is a double's
+ * only, and turned into an unsigned type it would be undefined behaviour. */
 static void set_default(config *cfg, const option_spec *opt)
 {
     char *field = (char *)cfg + opt->offset;
@@ -195,28 +197,33 @@ static void set_default(config *cfg, const option_spec *opt)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         value = cpus > 0 ? (double)cpus : 1;
     }
-    size_t size = (size_t)value;
-    unsigned u = (unsigned)value;
-    bool on = value != 0;
-    arch_simd level = (arch_simd)value;
-    config_lane lane = (config_lane)value;
     switch (opt->kind) {
     case OPT_SIZE:
-    case OPT_BYTES:
+    case OPT_BYTES: {
+        size_t size = (size_t)value;
         memcpy(field, &size, sizeof size);
         return;
-    case OPT_UINT:
+    }
+    case OPT_UINT: {
+        unsigned u = (unsigned)value;
         memcpy(field, &u, sizeof u);
         return;
-    case OPT_BOOL:
+    }
+    case OPT_BOOL: {
+        bool on = value != 0;
         memcpy(field, &on, sizeof on);
         return;
-    case OPT_SIMD:
+    }
+    case OPT_SIMD: {
+        arch_simd level = (arch_simd)value;
         memcpy(field, &level, sizeof level);
         return;
-    case OPT_LANE:
+    }
+    case OPT_LANE: {
+        config_lane lane = (config_lane)value;
         memcpy(field, &lane, sizeof lane);
         return;
+    }
     case OPT_WORK:
         memcpy(field, &value, sizeof value);
         return;
