@@ -96,8 +96,7 @@ test("the switch changes every static word without a new request, and the link k
   const count = (r) => { if (r.url().endsWith("v1/attention")) asked.push(r.url()); };
   page.on("request", count);
   try {
-    await page.click('#lang-switch button[lang="es"]');
-    await stateWritten();
+    await speak("es");
     const w = await words(page);
     assert.equal(w.lang, "es");
     assert.equal(w.compute, "Calcular");
@@ -118,14 +117,16 @@ test("the switch changes every static word without a new request, and the link k
     assert.equal(w.compute, "Calcular");
   }, ["tr"]);
   // English chosen in a Turkish browser stays English in its link
-  await page.click('#lang-switch button[lang="en"]');
-  await stateWritten();
+  await speak("en");
   assert.match(await page.inputValue("#share-link"), /\?lesson=000&lang=en#s=/);
 });
 
 // Opens the page in `code` with the switch (as a student would) and waits for its link.
+// The switch loads the language's catalog first (words.js useLang): <html lang> follows once its words are
+// written, then the link state is; waiting for the state alone could see the one before the click.
 async function speak(code) {
   await page.click(`#lang-switch button[lang="${code}"]`);
+  await page.waitForFunction((c) => document.documentElement.lang === c, code);
   await stateWritten();
 }
 

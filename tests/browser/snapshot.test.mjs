@@ -82,6 +82,7 @@ test("save as a page: one file, opened from file:// with the server unreachable,
 test("a saved page says plainly it has no server (no file:// link or curl, no server timing, no HTTP 503), in its language", async () => {
   await rendered(() => page.click('button[data-preset="000"]'));
   await page.click('#lang-switch button[lang="it"]');
+  await page.waitForFunction(() => document.documentElement.lang === "it"); // its catalog loaded first
   await stateWritten();
   await panel("share-panel");
   try {
@@ -116,6 +117,7 @@ test("a saved page says plainly it has no server (no file:// link or curl, no se
   } finally {
     await panel("share-panel", false);
     await page.click('#lang-switch button[lang="en"]');
+    await page.waitForFunction(() => document.documentElement.lang === "en"); // its catalog loaded first
     await stateWritten();
   }
 });
