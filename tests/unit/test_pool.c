@@ -142,13 +142,28 @@ static void a_full_queue_refuses_instead_of_growing(void **state)
     pool_destroy(p);
 }
 
-/* Each index of a parallel loop records the CPU it ran on. */
-static void record_cpu(void *ctx, size_t i, size_t worker)
+/* A loop whose caller waits, index by index, until a helper has run one
+ * and said on which CPU (or HELPER_WAIT_MS passed): on a loaded machine the
+ * helper may wait long for a CPU, and a loop the caller finished alone
+ * would say nothing of where the helper runs. */
+enum { HELPER_WAIT_MS = 5000 };
+typedef struct {
+    atomic_int helper_cpu; /* the CPU a helper ran an index on, or -1 */
+    atomic_int waited_ms;  /* how long the caller has waited for it   */
+} helper_seen;
+
+static void record_helper_cpu(void *ctx, size_t i, size_t worker)
 {
-    (void)worker;
-    ((int *)ctx)[i] = sched_getcpu();
-    struct timespec pause = {0, 1000000}; /* let the helper join */
-    nanosleep(&pause, NULL);
+    (void)i;
+    helper_seen *seen = ctx;
+    if (worker > 0) {
+        atomic_store(&seen->helper_cpu, sched_getcpu());
+        return;
+    }
+    struct timespec pause = {0, 1000000};
+    while (atomic_load(&seen->helper_cpu) < 0 &&
+           atomic_fetch_add(&seen->waited_ms, 1) < HELPER_WAIT_MS)
+        nanosleep(&pause, NULL);
 }
 
 static void pin_to(int cpu)
@@ -182,12 +197,11 @@ static void a_helper_on_the_callers_cpu_moves_to_another(void **state)
     assert_int_equal(sched_setaffinity(0, sizeof allowed, &allowed), 0);
     assert_true(pool_spread_loops(p));
     pin_to(first);
-    int cpu[32];
-    pool_parallel_for(p, 32, record_cpu, cpu);
-    int elsewhere = 0;
-    for (int i = 0; i < 32; i++)
-        elsewhere += cpu[i] != first;
-    assert_true(elsewhere > 0); /* the helper left the caller's CPU */
+    helper_seen seen = {.helper_cpu = -1, .waited_ms = 0};
+    pool_parallel_for(p, 32, record_helper_cpu, &seen);
+    assert_true(atomic_load(&seen.helper_cpu) >= 0); /* a helper ran one */
+    /* and it left the caller's CPU */
+    assert_int_not_equal(atomic_load(&seen.helper_cpu), first);
     assert_int_equal(sched_setaffinity(0, sizeof allowed, &allowed), 0);
     pool_destroy(p);
 }
