@@ -21,7 +21,6 @@ import { stepNodes } from "./guided.js";
 import { ui } from "./state.js";
 import { el } from "./base.js";
 import { nodes } from "./words.js";
-import { PRESETS } from "./presets.js";
 
 // The matrix each step shows (the card the page's guide outlines).
 export const STEP_STAGE = { qkv: "q", scores: "scores", scale: "scaled_scores", mask: "masked_scores", softmax: "weights",
@@ -50,9 +49,7 @@ export class AttentionGuided extends AttentionLesson {
   resultOf() {
     const p = this.preset, x = nestedOf(this.x), { title: _t, return: _r, ...own } = this.own || {};
     const body = this.own ? { ...own, x } : { x, w_q: p.w_q, w_k: p.w_k, w_v: p.w_v, num_heads: p.num_heads, tokens: p.tokens };
-    const lesson = !this.own && this.getAttribute("lesson") in PRESETS ? this.getAttribute("lesson") : "001";
-    return { R: makeResult(body, { ...this.result, ...this.result.stages }),
-             lesson: !this.own && JSON.stringify(x) === JSON.stringify(p.x) ? lesson : null };
+    return { R: makeResult(body, { ...this.result, ...this.result.stages }), lesson: this.lessonKey() };
   }
 
   draw() {
@@ -60,7 +57,7 @@ export class AttentionGuided extends AttentionLesson {
     const code = langOf(this), { R, lesson } = this.resultOf();
     const head = Math.min(R.H - 1, Math.max(0, Number(this.getAttribute("head")) || 0));
     const keepKey = ui.presetKey;
-    ui.presetKey = lesson; // the names of the lesson on show (cards.js lessonOf)
+    ui.presetKey = lesson; // the names of the lesson on show (lesson-names.js lessonOf)
     let s;
     try { s = inLang(code, () => stepNodes(R, this.step, this.cell, head)); } finally { ui.presetKey = keepKey; }
     const moved = this.shownStep !== undefined && s.step !== this.shownStep; // the learner moved (not the first drawing)

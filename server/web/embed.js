@@ -25,6 +25,7 @@ import { parseNumber } from "./parse.js";
 import { PRESETS } from "./presets.js";
 import { loadWords, t, wordsLoaded } from "./words.js";
 import { AttentionError, compute } from "./client.js";
+import { lessonLine, nameIn } from "./lesson-names.js";
 
 export const STYLES = ["style.css", "embed.css"].map((f) => new URL(f, import.meta.url).href); // words-check: file names
 // The stages an element may show, in the order the lesson computes them; the
@@ -69,7 +70,7 @@ export const widthOf = (node) => Math.max(240, Math.floor(node.getBoundingClient
 
 // One MatrixView of a 2-D plane: `tensor` its numbers from `off`.
 export function matrixView(spec, node, onPoint) {
-  const view = new MatrixView({ id: spec.id, stage: spec.stage, name: spec.name, title: spec.title, dtype: spec.dtype || "float64",
+  const view = new MatrixView({ id: spec.id, stage: spec.stage, name: spec.name, title: spec.title, lessonName: spec.lessonName, dtype: spec.dtype || "float64",
     rows: spec.rows, cols: spec.cols, src: { data: spec.data }, off: spec.off || 0, shape: spec.shape, formula: spec.formula,
     rowLabels: spec.rowLabels || range(spec.rows).map(String), colLabels: spec.colLabels || range(spec.cols).map(String),
     kind: spec.kind, sum: spec.kind === "seq", arrow: !!spec.arrow, onPoint });
@@ -124,6 +125,13 @@ export class AttentionLesson extends HTMLElement {
   // w_k, w_v, num_heads, tokens, or any field of POST /v1/attention's body;
   // random inputs or a share link's in the iframe), with its title (a msg()).
   get preset() { return this.own || PRESETS[this.getAttribute("lesson")] || PRESETS["001"]; }
+  // The lesson whose names its stages carry (lesson-names.js), as the page's:
+  // the lesson's while X is the lesson's, none once the learner changed it
+  // or for a request of one's own.
+  lessonKey() {
+    const key = this.getAttribute("lesson") in PRESETS ? this.getAttribute("lesson") : "001", x = PRESETS[key].x.flat();
+    return !this.own && this.x && this.x.data.length === x.length && x.every((v, k) => v === this.x.data[k]) ? key : null;
+  }
   get request() { return this.own || null; }
   set request(body) {
     this.own = body ? { ...body, title: body.title || null } : null; this.x = null; this.frame = null;
@@ -190,11 +198,12 @@ export class AttentionLesson extends HTMLElement {
     const T = stage === "x" ? this.x : R.stages[stage];
     const [rows, cols] = T.shape.slice(-2), plane = PER_HEAD.has(stage) ? head : 0;
     const tokens = p.tokens || range(this.x.shape[0]).map(String);
-    const lesson = this.getAttribute("lesson") in PRESETS ? this.getAttribute("lesson") : "001";
+    const lesson = this.getAttribute("lesson") in PRESETS ? this.getAttribute("lesson") : "001", key = this.lessonKey();
     inLang(code, () => {
       const f = this.frameFor(code);
       f.title.replaceChildren(this.own ? (this.own.title ? t(this.own.title) : "") : t(`lessons.${lesson}.title`), H > 1 && PER_HEAD.has(stage) ? ` · ${t("embed.head", { head })}` : "");
-      this.view = matrixView({ id: `embed-${stage}`, stage, name: stage, title: stageTitle(stage), dtype: R.dtype,
+      this.view = matrixView({ id: `embed-${stage}`, stage, name: nameIn(key, stage, plane), title: stageTitle(stage),
+        lessonName: lessonLine(key, stage, plane), dtype: R.dtype,
         rows, cols, data: T.data, off: plane * rows * cols, shape: [rows, cols], kind: stage === "weights" ? "seq" : "div",
         rowLabels: tokens, colLabels: PAIRS.has(stage) ? tokens : null, arrow: PAIRS.has(stage) }, f.card, (view, i, j, how) => this.point(code, view, i, j, how));
     });

@@ -14,7 +14,8 @@ import { kvHead, slice } from "./reply.js";
 import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";
 import { nodes, t } from "./words.js";
-import { lessonOf, mayMask, maskReasons, views } from "./cards.js";
+import { maskReasons, views } from "./cards.js";
+import { lessonOf, mayMask } from "./lesson-names.js";
 import { anchorMarks, clearMarks, markLinks } from "./highlight.js";
 import { maskWhy, refreshExplain, withhold } from "./explain.js";
 import { afterRender, renderResult } from "./hooks.js";
@@ -43,7 +44,7 @@ export const LESSON_GUIDE = {
                    scale: "skor = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h)", softmax: "A = softmax(skor, eksen=-1)",
                    mix: "Yh = A @ Vh", concat: "Y = Yh.transpose(1, 0, 2).reshape(n, d)" } },
 };
-// The lesson whose names the cards carry (cards.js: while the inputs compute what it computes), else the API's.
+// The lesson whose names the cards carry (lesson-names.js: while the inputs compute what it computes), else the API's.
 const lessonNames = (R) => LESSON_GUIDE[lessonOf(R)] || API_NAMES;
 
 // The steps, in pipeline order, and the cards (their data-stage) each reveals.

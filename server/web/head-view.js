@@ -8,7 +8,8 @@ import { anyHead, slice } from "./reply.js";
 import { exact } from "./format.js";
 import { MASKED_RGB, PALETTES, luminance } from "./colour.js";
 import { shorten, textWidth } from "./matrix.js";
-import { mayMask, views } from "./cards.js";
+import { views } from "./cards.js";
+import { mayMask } from "./lesson-names.js";
 import { legendNodes, listOf, weightScaleWords, weightShade, weightTop } from "./weight-scale.js";
 import { t } from "./words.js";
 

@@ -9,7 +9,7 @@ import { FIELD_NAMES, clearErrors, fieldOf, revealError, showFieldError, student
 import { makeResult, parseReply } from "./reply.js";
 import { requestText, send } from "./client.js";
 import { renderResult } from "./views.js";
-import { mayMask } from "./cards.js";
+import { mayMask } from "./lesson-names.js";
 import { afterRender, answer, updatePresetState } from "./hooks.js";
 import { msg, nodes } from "./words.js";
 import { say, speak } from "./page-words.js";

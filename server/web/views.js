@@ -5,7 +5,8 @@ import { shapeOf } from "./parse.js";
 import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
-import { LESSON_NAMES, group, lessonOf, stageName, mayMask, maskReasons, maskScope, resetViews, views } from "./cards.js";
+import { group, maskReasons, maskScope, resetViews, views } from "./cards.js";
+import { lessonLine, lessonOf, mayMask, stageName } from "./lesson-names.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
@@ -21,13 +22,7 @@ import { answer } from "./hooks.js";
 answer({ renderResult }); // compare.js and guided.js redraw through hooks.js
 
 // A card's line naming the lesson's own variable, or saying it has none.
-export function lessonNameNode(R, stage, h) {
-  const key = lessonOf(R);
-  if (!key || !(stage in LESSON_NAMES[key])) return null;
-  const name = (s) => el("code", {}, s.replace("[h]", `[${h}]`)), own = LESSON_NAMES[key][stage];
-  return el("span", { class: "lesson-name" }, ...(own !== null ? nodes("views.lesson.name", { lesson: key, name: name(own) })
-    : nodes("views.lesson.unnamed_scores", { lesson: key, name: name(LESSON_NAMES[key].scaled_scores) })));
-}
+export const lessonNameNode = (R, stage, h) => lessonLine(lessonOf(R), stage, h);
 
 // A message in the plural form of count (Intl.PluralRules of the page's
 // language): the id ending ".one" or ".other".

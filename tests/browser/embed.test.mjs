@@ -520,6 +520,55 @@ test("<attention-guided> in a Spanish course page: lesson 000 step by step as Nu
   await page.screenshot({ path: path.join(ARTIFACTS, "embed-guided.png"), fullPage: true });
 });
 
+// A cell's caption in a course page says what the visualizer says of the same cell: the lesson's own variable
+// (lesson-names.js: lesson 000's attention_weights and scores, lesson 002's A[h]), its tokens and exact value,
+// in the element's language; each element's card names the variable as the page's card does.
+const CAPTIONS = [
+  { id: "n000", tag: "attention-guided", lesson: "000", lang: "es", attrs: { step: "3" }, card: "h0-weights", row: 2, col: 1,
+    cell: "attention_weights[t2 → t1]", line: "lección 000: attention_weights" },
+  { id: "n000s", tag: "attention-lesson", lesson: "000", lang: "es", attrs: { stage: "scaled_scores", head: "1" }, card: "h1-scaled_scores",
+    row: 0, col: 2, head: 1, cell: "scores[t0 → t2]", line: "lección 000: scores" },
+  { id: "n001", tag: "attention-lesson", lesson: "001", lang: "it", attrs: { stage: "weights" }, card: "h0-weights", row: 2, col: 1,
+    cell: "attention_weights[word 3 → word 2]", line: "lezione 001: attention_weights" },
+  { id: "n002", tag: "attention-lesson", lesson: "002", lang: "tr", attrs: { stage: "weights", head: "1" }, card: "h1-weights",
+    row: 3, col: 0, head: 1, cell: "A[1][tok3 → tok0]", line: "ders 002: A[1]" },
+];
+test("a cell's caption in every element names the lesson's variable as the visualizer does (es, it, tr)", async () => {
+  await page.goto(course + "guided-000.html");
+  await page.evaluate((specs) => {
+    for (const c of specs) {
+      const node = Object.assign(document.createElement(c.tag), { id: c.id });
+      for (const [k, v] of Object.entries({ lesson: c.lesson, lang: c.lang, ...c.attrs })) node.setAttribute(k, v);
+      document.querySelector("main").append(node);
+    }
+  }, CAPTIONS);
+  const embedSays = async (c) => {
+    await waitEvents("attention-render", c.id, 1);
+    await page.locator(`#${c.id}`).locator(`td[data-row="${c.row}"][data-col="${c.col}"]`).hover();
+    return page.evaluate((id) => { const root = document.getElementById(id).shadowRoot;
+      return { caption: root.querySelector(".readout").textContent, line: root.querySelector("h3 .lesson-name")?.textContent ?? null }; }, c.id);
+  };
+  const vis = await context.newPage();
+  vis.on("pageerror", (e) => pageErrors.push(`pageerror: ${e.message}`));
+  vis.on("console", (m) => { if (m.type() === "error") pageErrors.push(`console: ${m.text()}`); });
+  try {
+    for (const c of CAPTIONS) {
+      if (vis.url() !== `${service}?lesson=${c.lesson}&lang=${c.lang}`) await vis.goto(`${service}?lesson=${c.lesson}&lang=${c.lang}`);
+      await vis.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
+      if (c.head) await vis.locator(`#group-heads button[data-head="${c.head}"]`).click();
+      const cell = vis.locator(`#${c.card} td[data-row="${c.row}"][data-col="${c.col}"]`);
+      await cell.hover();
+      const pageSays = { caption: await vis.textContent(`#${c.card} .readout`), line: await vis.textContent(`#${c.card} h3 .lesson-name`) };
+      assert.equal(pageSays.line, c.line, `the visualizer's card, lesson ${c.lesson} in ${c.lang}`);
+      // the cell's exact value as the service computed it, with the language's decimal comma
+      const value = (await cell.getAttribute("data-value")).replace(".", ",").replace("-", "−");
+      assert.equal(pageSays.caption, `${c.cell} = ${value}`, `the visualizer's caption, lesson ${c.lesson} in ${c.lang}`);
+      assert.deepEqual(await embedSays(c), pageSays, `<${c.tag} lesson="${c.lesson}" lang="${c.lang}">`);
+    }
+  } finally { await vis.close(); }
+  await page.screenshot({ path: path.join(ARTIFACTS, "embed-captions.png"), fullPage: true });
+});
+
 test("no console error, nothing fetched from a third origin", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(outside, []);
