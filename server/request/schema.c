@@ -386,7 +386,7 @@ const schema_field api_schema[API_FIELD_COUNT] = {
              "a head shared by two named query heads comes twice). Every head "
              "is still computed: concat and output are unchanged. One head of "
              "n = 256 with every stage is 1/h of the reply.",
-         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true,
+         TENSOR(1, 1, SCHEMA_LEAF_NUMBER), .whole = true, .distinct = true,
          .invalid_code = ERR_INVALID_HEADS},
     /* PyTorch's masks under its names and in the sense of the function the
      * request mirrors (torch_masks.c): nn.MultiheadAttention's when x is

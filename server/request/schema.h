@@ -212,6 +212,10 @@ struct schema_field {
      * key; only NaN and +∞ are refused), in the binary forms, which can
      * hold it */
     bool minus_infinity;
+    /* SCHEMA_TENSOR of rank 1 whose items must differ (heads): an item
+     * equal to an earlier one is refused with invalid_code, by the row's
+     * rule through schema_earlier_equal(); the contract says uniqueItems */
+    bool distinct;
     /* SCHEMA_INTEGER: at least min; SCHEMA_NUMBER: > 0 when positive */
     double min;
     bool positive;
@@ -271,6 +275,11 @@ static inline double schema_number(const schema_tensor *t, size_t i)
  * let through when row takes it (minus_infinity). */
 size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
                               size_t count);
+
+/* The index of an item of t before item i that equals it when row's items
+ * must differ (row->distinct), else i. */
+size_t schema_earlier_equal(const schema_field *row, const schema_tensor *t,
+                            size_t i);
 
 /* One member of an object field as decoded by its row's kind. */
 typedef struct {

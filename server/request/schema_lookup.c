@@ -255,6 +255,15 @@ size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
     return count;
 }
 
+size_t schema_earlier_equal(const schema_field *row, const schema_tensor *t,
+                            size_t i)
+{
+    for (size_t j = 0; row->distinct && j < i; j++)
+        if (schema_number(t, j) == schema_number(t, i))
+            return j;
+    return i;
+}
+
 void api_fields_free(api_fields *fields)
 {
     for (int f = 0; f < API_FIELD_COUNT; f++) {

@@ -299,11 +299,10 @@ static bool take_heads(api_fields *fields, api_request *req, codec_error *err)
                               "heads are query heads from 0 to %zu (h = %zu), "
                               "got %g",
                               h - 1, h, head);
-        for (size_t j = 0; j < i; j++)
-            if (schema_number(t, j) == head)
-                return codec_fail(err, ERR_INVALID_HEADS, ptr,
-                                  "head %g is named twice (also at %zu)", head,
-                                  j);
+        size_t j = schema_earlier_equal(&api_schema[API_HEADS], t, i);
+        if (j < i)
+            return codec_fail(err, ERR_INVALID_HEADS, ptr,
+                              "head %g is named twice (also at %zu)", head, j);
         req->heads[i] = (size_t)head;
         req->head_count = i + 1;
     }

@@ -168,6 +168,11 @@ def compare_field(schemas, table, f, prop, where):
         if leaves != want_leaves:
             failures.append(f"{where}: spec leaves {sorted(leaves)}, "
                             f"table {sorted(want_leaves)}")
+        # items that must differ (heads) are uniqueItems, and only they
+        if bool(p.get("uniqueItems")) != f["distinct"]:
+            failures.append(f"{where}: spec uniqueItems "
+                            f"{bool(p.get('uniqueItems'))}, table distinct "
+                            f"{f['distinct']}")
     elif kind == "integer":
         if p.get("type") != "integer" or p.get("minimum") != f["minimum"]:
             failures.append(f"{where}: spec {p.get('type')} minimum "

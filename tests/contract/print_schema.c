@@ -45,9 +45,9 @@ static void print_row(const schema_field *row)
            row->required ? "true" : "false");
     if (row->kind == SCHEMA_TENSOR)
         printf(", \"min_rank\": %d, \"max_rank\": %d, \"leaf\": \"%s\", "
-               "\"whole\": %s",
+               "\"whole\": %s, \"distinct\": %s",
                row->min_rank, row->max_rank, leaf_names[row->leaf],
-               row->whole ? "true" : "false");
+               row->whole ? "true" : "false", row->distinct ? "true" : "false");
     if (row->kind == SCHEMA_INTEGER)
         printf(", \"minimum\": %g", row->min);
     if (row->kind == SCHEMA_NUMBER)

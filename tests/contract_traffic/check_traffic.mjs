@@ -21,7 +21,9 @@
 //   node check_traffic.mjs OPENAPI_YAML RECORD_DIR [--self-test]
 // --self-test first feeds the checker recorded replies made to violate the
 // contract (a problem without its code, a /v1 result with a member
-// renamed), and fails unless each is caught; every /v1 result (200) is
+// renamed), and fails unless each is caught, and finds for each field
+// whose items must differ (uniqueItems) a recorded request repeating one,
+// refused by both the contract and the server; every /v1 result (200) is
 // judged against AttentionResponse, which names every member it may hold.  Every problem code of the
 // contract must be seen in some reply: the corpus and the servers under
 // pressure (send_pressure.mjs) cover every code the server can send.
@@ -350,8 +352,53 @@ function selfTest(files) {
   return false;
 }
 
+// The self-test's third part: for every field of AttentionRequest whose
+// items must differ (uniqueItems), a recorded /v1 request that repeats an
+// item of it (corpus.jsonl sends one), which the contract must refuse and
+// the server did (with a 4xx).
+function selfTestDistinct(files) {
+  const pointer = '/paths/~1v1~1attention/post';
+  const op = doc.paths['/v1/attention'].post;
+  const props = at('/components/schemas/AttentionRequest/properties');
+  const distinct = Object.keys(props).filter((name) => props[name].uniqueItems);
+  const missing = new Set(distinct);
+  let passed = null;
+  for (const file of files) {
+    const rec = JSON.parse(readFileSync(join(recordDir, file), 'utf8'));
+    const client = Buffer.from(rec.client, 'base64');
+    const { requests } = splitRequests(client);
+    const replies = splitReplies(Buffer.from(rec.server, 'base64'), requests.map((r) => r.method));
+    requests.forEach((req, i) => {
+      if (req.method !== 'POST' || pathOf(req.target) !== '/v1/attention') return;
+      let body;
+      try {
+        body = JSON.parse(decoded(req).toString('utf8'));
+      } catch {
+        return;
+      }
+      for (const name of distinct) {
+        const items = body?.[name];
+        if (!Array.isArray(items) || new Set(items.map((v) => JSON.stringify(v))).size === items.length) continue;
+        if (!requestProblems(pointer, op, req).length || !(replies[i]?.status >= 400))
+          passed ??= `${name} with an item repeated (${file})`;
+        missing.delete(name);
+      }
+    });
+  }
+  if (passed) {
+    console.log(`FAIL self-test: the contract or the server took ${passed}`);
+    return false;
+  }
+  if (missing.size) {
+    console.log(`FAIL self-test: no recorded request repeats an item of ${[...missing].join(', ')} (uniqueItems)`);
+    return false;
+  }
+  console.log(`self-test: a repeated item of ${distinct.join(', ')} is refused by the contract and the server`);
+  return true;
+}
+
 const files = readdirSync(recordDir).filter((f) => f.endsWith('.json')).sort();
-let ok = selfTesting ? selfTest(files) && selfTestResult(files) : true;
+let ok = selfTesting ? selfTest(files) && selfTestResult(files) && selfTestDistinct(files) : true;
 repliesOfV1 = 0;
 seenCodes.clear();
 seenStatus.clear();

@@ -14,8 +14,10 @@
 #include "server/base/error_codes.h"
 #include "server/json/decode.h"
 #include "server/oip/oip_codec.h"
+#include "server/request/schema.h"
 #include "tests/unit/rejections.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The answer to r's body: its status, code and pointer, and words its detail
@@ -300,12 +302,93 @@ static void need_weights_false_returns_output_alone(void **state)
     api_request_free(&req);
 }
 
+/* Every list of single values a request may hold, with a body that holds
+ * it with an item repeated (its item 1 equal to its item 0) and is valid
+ * otherwise; NULL for a field refused whatever it holds. */
+#define TORCH_W "[[1,0],[0,1],[1,0],[0,1],[1,0],[0,1]]"
+#define TORCH "\"x\":[[1,2],[3,4]],\"num_heads\":1,\"in_proj_weight\":" TORCH_W
+static const struct {
+    api_field field;
+    const char *body;
+} repeated_items[] = {
+    {API_KEY_PADDING,
+     "{\"x\":[[1,2],[3,4]],\"key_padding\":[true,true]," VALID_TAIL "}"},
+    {API_RETURN,
+     "{\"x\":[[1,2]],\"return\":[\"output\",\"output\"]," VALID_TAIL "}"},
+    {API_TOKENS,
+     "{\"x\":[[1,2],[3,4]],\"tokens\":[\"a\",\"a\"]," VALID_TAIL "}"},
+    {API_CONTEXT_TOKENS, "{\"x\":[[1,2]],\"context\":[[1,2],[3,4]],"
+                         "\"context_tokens\":[\"a\",\"a\"]," VALID_TAIL "}"},
+    {API_B_Q, "{\"x\":[[1,2]],\"b_q\":[0,0,0,0]," VALID_TAIL "}"},
+    {API_B_K, "{\"x\":[[1,2]],\"b_k\":[0,0,0,0]," VALID_TAIL "}"},
+    {API_B_V, "{\"x\":[[1,2]],\"b_v\":[0,0,0,0]," VALID_TAIL "}"},
+    {API_B_O, "{\"x\":[[1,2]],\"w_o\":[[1,0],[0,1],[1,0],[0,1]],"
+              "\"b_o\":[0,0]," VALID_TAIL "}"},
+    {API_IN_PROJ_BIAS, "{" TORCH ",\"in_proj_bias\":[0,0,0,0,0,0]}"},
+    {API_OUT_PROJ_BIAS, "{" TORCH ",\"out_proj_weight\":[[1,0],[0,1]],"
+                        "\"out_proj_bias\":[0,0]}"},
+    {API_OUT_PROJ_DOT_BIAS, "{" TORCH ",\"out_proj.weight\":[[1,0],[0,1]],"
+                            "\"out_proj.bias\":[0,0]}"},
+    {API_POSITIONS, "{\"x\":[[1,2],[3,4]],\"positions\":[0,0]," VALID_TAIL "}"},
+    {API_CONTEXT_POSITIONS, "{\"x\":[[1,2]],\"context\":[[1,2],[3,4]],"
+                            "\"context_positions\":[0,0]," VALID_TAIL "}"},
+    {API_ALIBI_SLOPES,
+     "{\"x\":[[1,2]],\"num_heads\":2,\"alibi_slopes\":[0.5,0.5]," VALID_TAIL
+     "}"},
+    {API_HEADS,
+     "{\"x\":[[1,2]],\"num_heads\":2,\"heads\":[0,0]," VALID_TAIL "}"},
+    {API_KEY_PADDING_MASK, "{" TORCH ",\"key_padding_mask\":[false,false]}"},
+    /* add_bias_kv's, refused whatever they hold (unsupported_option) */
+    {API_BIAS_K, NULL},
+    {API_BIAS_V, NULL},
+};
+
+/* A list whose row says its items differ (openapi.yaml's uniqueItems) is
+ * refused with the row's code when one repeats, at the repeat; any other
+ * list takes a repeated item.  So the contract and the rules agree. */
+static void only_distinct_rows_refuse_a_repeated_item(void **state)
+{
+    (void)state;
+    size_t count = sizeof repeated_items / sizeof *repeated_items;
+    for (int f = 0; f < API_FIELD_COUNT; f++) {
+        const schema_field *row = &api_schema[f];
+        bool list = row->kind == SCHEMA_STAGES || row->kind == SCHEMA_LABELS ||
+                    (row->kind == SCHEMA_TENSOR && row->min_rank == 1);
+        size_t i = 0;
+        while (i < count && repeated_items[i].field != (api_field)f)
+            i++;
+        if (list && i == count)
+            fail_msg("%s is a list: give it a body in repeated_items",
+                     row->name);
+        const char *body = i < count ? repeated_items[i].body : NULL;
+        if (!body)
+            continue;
+        api_request req;
+        codec_error err;
+        bool ok = decode_request(body, strlen(body), &limits, NULL, &req, &err);
+        char want[CODEC_POINTER_MAX + 2];
+        snprintf(want, sizeof want, "/%s/1", row->name);
+        if (row->distinct && (ok || err.code != row->invalid_code ||
+                              strcmp(err.pointer, want) != 0))
+            fail_msg("%s: a repeated item got ok=%d %s at '%s', want %s at %s",
+                     row->name, ok, ok ? "" : error_code_info(err.code)->name,
+                     ok ? "" : err.pointer,
+                     error_code_info(row->invalid_code)->name, want);
+        if (!row->distinct && !ok)
+            fail_msg("%s: a repeated item refused, %s at '%s': %s", row->name,
+                     error_code_info(err.code)->name, err.pointer, err.detail);
+        if (ok)
+            api_request_free(&req);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_bad_request_gets_its_code_and_pointer),
         cmocka_unit_test(every_hinted_refusal_says_how_to_fix_it),
         cmocka_unit_test(need_weights_false_returns_output_alone),
+        cmocka_unit_test(only_distinct_rows_refuse_a_repeated_item),
         cmocka_unit_test(a_nul_byte_is_invalid_json),
         cmocka_unit_test(malformed_json_names_line_and_column),
         cmocka_unit_test(state_dict_names_decode_to_the_lesson_layout),
