@@ -15,7 +15,13 @@ two spaces, "name(...) {" (after "static", "async", "get", "set"); it
 closes at the next line beginning "}" at the same indent ("}" for a
 function, "  }" for a method), or on its first line when that line closes
 every brace it opens.  Its length counts from that first line to its
-closing "}".  Arrow functions held in a const are not read.
+closing "}".  A function held in a top-level const (or let, var; after
+"export") is read too: "const name = (...) => {", with "async" or a single
+parameter without parentheses, the parameters on any number of lines, and
+"const name = function (...) {"; with a body in braces it closes as a
+top-level function does; with an expression for its body, at the last line
+of its statement (its continuation lines are indented, or begin with a
+closing bracket).
 
     tools/long_functions.py [--max N] [FOLDER...]   (default: 80, core
                                                     server); exit 1 when
@@ -38,6 +44,45 @@ JS_CLASS = re.compile(r"(?:export\s+)?(?:default\s+)?class\b.*\{$")
 JS_METHOD = re.compile(r"  (?:static\s+)?(?:async\s+)?(?:[gs]et\s+)?\*?"
                        r"(#?[A-Za-z_$][\w$]*)\s*\(.*\)\s*\{$")
 JS_KEYWORDS = {"if", "for", "while", "switch", "catch", "with", "function"}
+# a top-level const holding a function: its name, and what follows the "="
+JS_CONST = re.compile(r"(?:export\s+)?(?:const|let|var)\s+"
+                      r"([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?=[(\w$])")
+JS_ARROW_HEAD = re.compile(r"function\b[^(]*|[A-Za-z_$][\w$]*\s*=>|\(")
+# the most lines an arrow's parameters take before its "=>"
+JS_PARAMS_LINES = 40
+
+
+def js_arrow(lines, i, start):
+    """Whether the text of line i from column start on is a function (an
+    arrow or a function expression), and whether its body is in braces:
+    (is_function, braces)."""
+    text = "\n".join(lines[i:i + JS_PARAMS_LINES])[start:]
+    m = JS_ARROW_HEAD.match(text)
+    if not m:
+        return False, False
+    if m.group(0).startswith("function"):
+        return True, True
+    at = m.end()
+    if m.group(0) == "(":  # the parameters, to their closing parenthesis
+        depth = 1
+        while at < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[at], 0)
+            at += 1
+        rest = text[at:].lstrip()
+        if not rest.startswith("=>"):
+            return False, False  # a value in parentheses, not a function
+        at = len(text) - len(rest) + 2
+    return True, text[at:].lstrip().startswith("{")
+
+
+def js_expression_end(lines, i):
+    """The last line of the statement starting on line i: the lines after
+    it that are indented or begin with a closing bracket continue it."""
+    j = i
+    while j + 1 < len(lines) and lines[j + 1].strip() and \
+            lines[j + 1][0] in " \t)]}":
+        j += 1
+    return j
 
 
 def js_end(lines, i, indent):
@@ -61,6 +106,14 @@ def js_functions(lines):
         if m:
             end = js_end(lines, i, "")
             found.append((m.group(1), i + 1, end - i + 1))
+            continue
+        m = JS_CONST.match(line)
+        if m:
+            is_function, braces = js_arrow(lines, i, m.end())
+            if is_function:
+                end = js_end(lines, i, "") if braces \
+                    else js_expression_end(lines, i)
+                found.append((m.group(1), i + 1, end - i + 1))
             continue
         if JS_CLASS.match(line):
             in_class = True

@@ -3,7 +3,9 @@
 the page's imports (a cycle is found and named, a ground module importing
 above the ground is named, an import of no module is named, and a page
 whose imports point down passes), the calls between C files read from their
-objects with nm (compiled here with cc), and includes round a circle.
+objects with nm (compiled here with cc), and includes round a circle; and
+tools/long_functions.py's reading of C functions and of the page's (top
+level, methods, and functions held in a const).
 
     python3 tests/layout/test_check_layout.py
 """
@@ -67,9 +69,10 @@ def main():
     lengths()
     functions()
     page_functions()
+    page_const_functions()
     print("check_layout: the page's imports (6 cases), calls and includes "
           "(3 cases), rooms (3 cases), lengths (1 case), long functions "
-          "(2 cases) pass")
+          "(3 cases) pass")
 
 
 def tree(files):
@@ -193,8 +196,9 @@ def page_functions():
                 "}\n"})
     path = os.path.join(top, "server", "web", "page.js")
     found = long_functions.functions(path)
-    assert found == [("longStep", 1, 81), ("fits", 83, 80), ("one", 164, 1),
-                     ("build", 167, 81), ("size", 249, 80)], found
+    assert found == [("longStep", 1, 81), ("fits", 83, 80), ("f", 163, 1),
+                     ("one", 164, 1), ("build", 167, 81), ("size", 249, 80)], \
+        found
     run = subprocess.run([sys.executable, long_functions.__file__,
                           os.path.join(top, "server")],
                          capture_output=True, text=True)
@@ -202,6 +206,41 @@ def page_functions():
     assert "page.js:1: longStep is 81 lines" in run.stdout, run.stdout
     assert "page.js:167: build is 81 lines" in run.stdout, run.stdout
     assert "fits" not in run.stdout and "size" not in run.stdout, run.stdout
+
+
+
+def page_const_functions():
+    # a function held in a top-level const: an arrow whose body is in
+    # braces, of 81 lines, first line to its closing "}" (an inner "}" ending
+    # nothing), is named, one of 80 is not; so are an async one whose
+    # parameters take two lines and one with a single bare parameter; an
+    # expression body ends with its statement (its indented lines and a
+    # closing bracket at the start of a line); a function expression counts
+    # as a function; a value in parentheses, or not a function, is no
+    # function
+    body = "  const o = {\n    a: 1,\n  };\n" + "  x();\n" * 76
+    top = tree({"server/web/page.js":
+                "export const longArrow = (a, b) => {\n" + body + "};\n"
+                "const fits = async (a,\n  b) => {\n" + body[:-14] + "};\n"
+                "let bare = a => {\n" + body[:-14] + "  y();\n}\n"
+                "export const t = (id) =>\n  nodes(id)\n    .join(\"\");\n"
+                "const later = () => new Promise((resolve) => {\n"
+                "  setTimeout(resolve, 0);\n});\n"
+                "const old = function (a) {\n" + "  x();\n" * 80 + "};\n"
+                "const sum = (1 + 2) * 3;\n"
+                "const cell = { a: (b) => b };\n"})
+    path = os.path.join(top, "server", "web", "page.js")
+    found = long_functions.functions(path)
+    assert found == [("longArrow", 1, 81), ("fits", 82, 80),
+                     ("bare", 162, 80), ("t", 242, 3), ("later", 245, 3),
+                     ("old", 248, 82)], found
+    run = subprocess.run([sys.executable, long_functions.__file__,
+                          os.path.join(top, "server")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    assert "page.js:1: longArrow is 81 lines" in run.stdout, run.stdout
+    assert "page.js:248: old is 82 lines" in run.stdout, run.stdout
+    assert "fits" not in run.stdout and "bare" not in run.stdout, run.stdout
 
 
 if __name__ == "__main__":
