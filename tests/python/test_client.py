@@ -148,6 +148,16 @@ class TestAttention(ClientTest):
         result = self.client.attention(**self.BODY)
         self.assertEqual(sorted(result), ["output", "weights"])
 
+    def test_without_stages_the_server_picks_them(self):
+        """The default stages are the server's (its schema row of return),
+        not a list the client types again: no outputs are named, and every
+        output comes back in binary."""
+        body, length = attention_client.wire.frame(
+            {}, {"causal": True}, None, "float64")
+        self.assertEqual(json.loads(body[:length]), {
+            "inputs": [],
+            "parameters": {"causal": True, "binary_data_output": True}})
+
     def test_float32_tensors_and_a_return_field(self):
         result = self.client.attention(
             dtype="float32", heads=[0], **{"return": ["q"]},

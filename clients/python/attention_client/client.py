@@ -7,7 +7,7 @@ import threading
 import urllib.parse
 
 from . import torch_names, wire
-from .fields import DEFAULT_STAGES, split
+from .fields import split
 from .result import Result
 
 INFER_PATH = "/v2/models/attention/infer"
@@ -115,11 +115,13 @@ class Client:
         """POST one request: fields are /v1's (docs/api.md), arrays as NumPy
         arrays, torch tensors or lists (state_dict a module's or a whole
         model's state_dict(), module the attention module's prefix when it
-        holds several); stages (or `return`) the stages to return, default
-        output and weights.  → Result."""
+        holds several); stages (or `return`) the stages to return, by
+        default the server's (as /v1's: output and weights, need_weights
+        heeded).  → Result."""
         if "state_dict" in fields:  # /v2 takes its tensors as inputs
             fields = torch_names.state_dict_fields(fields)
-        stages = list(stages or fields.get("return") or DEFAULT_STAGES)
+        stages = stages or fields.get("return")
+        stages = list(stages) if stages else None
         dtype = fields.get("dtype", "float64")
         if dtype not in wire.FLOAT_TYPES:
             raise ValueError(f"dtype {dtype!r}: float64, float32, float16 "

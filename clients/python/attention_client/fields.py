@@ -9,7 +9,6 @@ import numpy as np
 # stages are the outputs, labels stay with the Result, and the client picks
 # the reply's encoding
 CLIENT_FIELDS = ("dtype", "return", "tokens", "context_tokens", "encoding")
-DEFAULT_STAGES = ["output", "weights"]
 
 
 def as_numpy(value):

@@ -82,12 +82,17 @@ def as_input(name, array, dtype):
 
 def frame(tensors, parameters, stages, dtype):
     """The body of one inference request and its header's length.
-    tensors: name → array; parameters: name → JSON value."""
+    tensors: name → array; parameters: name → JSON value; stages: the
+    outputs, or None for the server's default stages (every output in
+    binary then)."""
     inputs, blobs = zip(*(as_input(n, a, dtype) for n, a in tensors.items())) \
         if tensors else ((), ())
-    header = {"inputs": list(inputs),
-              "outputs": [{"name": s, "parameters": {"binary_data": True}}
-                          for s in stages]}
+    header = {"inputs": list(inputs)}
+    if stages is None:
+        parameters = dict(parameters, binary_data_output=True)
+    else:
+        header["outputs"] = [{"name": s, "parameters": {"binary_data": True}}
+                             for s in stages]
     if parameters:
         header["parameters"] = parameters
     text = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
