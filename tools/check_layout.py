@@ -97,7 +97,9 @@ def sources(top):
 
 def room_violations(top, doc=ROOMS_DOC):
     """Rooms that may include a room not below them, and a table of rooms in
-    the docs that does not list the rooms of server/rooms.mk in order."""
+    the docs that does not list the rooms of server/rooms.mk in order, or a
+    chain of rooms (`core ← server/request ← ...`) that names another room
+    or leaves their order."""
     found = []
     for i, room in enumerate(ROOM_ORDER):
         for other in sorted(ALLOWED[room]):
@@ -105,6 +107,13 @@ def room_violations(top, doc=ROOMS_DOC):
                 found.append(f"{ROOMS_FILE}: {room} may include {other}, "
                              "which is not below it in ROOMS")
     text = open(os.path.join(top, doc), encoding="utf-8").read()
+    for chain in re.findall(r"`([^`\n]*←[^`\n]*)`", text):
+        names = [name.strip().rstrip("/") for name in chain.split("←")]
+        places = [ROOM_ORDER.index(n) if n in ROOM_ORDER else -1
+                  for n in names]
+        if -1 in places or places != sorted(places):
+            found.append(f"{doc}: `{chain}` is not in {ROOMS_FILE}'s order "
+                         f"of rooms ({' '.join(ROOM_ORDER)})")
     text = text.partition("\n## The rooms\n")[2].partition("\n## ")[0]
     listed = re.findall(r"^\| `([^`]+?)/?` \|", text, re.M)
     if listed != ROOM_ORDER:

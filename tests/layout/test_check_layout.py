@@ -71,7 +71,7 @@ def main():
     page_functions()
     page_const_functions()
     print("check_layout: the page's imports (6 cases), calls and includes "
-          "(3 cases), rooms (3 cases), lengths (1 case), long functions "
+          "(3 cases), rooms (4 cases), lengths (1 case), long functions "
           "(3 cases) pass")
 
 
@@ -151,6 +151,15 @@ def rooms():
     found = check_layout.room_violations(top)
     assert len(found) == 1 and found[0].startswith(
         "docs/architecture.md: its table of rooms lists "), found
+    # a chain of rooms in the prose: in the rooms' order, or named
+    doc = rooms_doc(order).replace(
+        "## The rooms", "`core ← server/request ← server/json` one way, "
+        "`core ← server/json ← server/request` not, nor "
+        "`core ← server/nowhere`\n\n## The rooms")
+    found = check_layout.room_violations(tree({"docs/architecture.md": doc}))
+    assert len(found) == 2 and all(
+        "is not in server/rooms.mk's order of rooms" in f for f in found) and \
+        "server/nowhere" in found[1], found
 
 
 def lengths():
