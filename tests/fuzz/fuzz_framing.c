@@ -41,6 +41,7 @@
 #include "server/obs/access_log.h"
 #include "server/setup/blas_setup.h"
 #include "server/setup/config.h"
+#include "tests/fuzz/fuzz_check.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -85,16 +86,6 @@
  * exchange()). */
 #define FZ_CLIENT_NET 0x7f010000u
 #define FZ_CLIENT_ADDRESSES 65534u
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "fuzz property violated: %s\n  ", #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 static unsigned server_port;
 static char *answer_buf;

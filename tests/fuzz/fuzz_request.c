@@ -52,6 +52,7 @@
 #include "server/json/decode.h"
 #include "server/oip/oip_codec.h"
 #include "server/base/reply.h"
+#include "tests/fuzz/fuzz_check.h"
 #include "tests/unit/join_parts.h"
 
 #include <jansson.h>
@@ -90,16 +91,6 @@ static const request_limits limits = {
     .max_elements = FUZZ_MAX_ELEMENTS,
     .max_request_memory = FUZZ_MAX_REQUEST_MEMORY,
 };
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "fuzz property violated: %s\n  ", #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
