@@ -69,6 +69,8 @@ const WITHHELD = ["weights", "lines", "head_outputs", "concat", "output"]; // st
 // the head, column o of the output) and the exercise's guesses.
 export const guided = { on: false, step: 0, i: 0, j: 0, c: 0, o: 0, predict: false, guesses: null, revealed: false };
 let steps = ["qkv"]; // the steps of the inputs on show
+// The step on show, from 1, and how many there are: what "Step n of N" counts.
+export const stepCount = () => ({ step: guided.step + 1, steps: steps.length });
 const kind = () => steps[guided.step];
 const predicting = () => guided.on && guided.predict && !guided.revealed && kind() === "softmax";
 

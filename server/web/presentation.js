@@ -9,7 +9,7 @@
  * (canvases copied too): pointing and the explanations stay on the page.
  */
 import { $, el } from "./base.js";
-import { guided } from "./guided.js";
+import { guided, stepCount } from "./guided.js";
 import { afterRenderHooks } from "./hooks.js";
 import { t } from "./words.js";
 
@@ -18,7 +18,8 @@ export const PRESENT_MIN_ZOOM = 1;
 
 let on = false, index = 0, overlay = null;
 
-// The page's stages, in the order they are computed: [{node, title}].
+// The page's stages, in the order they are computed: [{node, title, group}]
+// (group: the section's heading alone, a head's or "All heads together").
 export function stages() {
   const out = [];
   const area = $("stage-area");
@@ -26,12 +27,13 @@ export function stages() {
     if (sec.hidden) continue;
     const head = sec.querySelector(":scope > h2");
     const steps = sec.querySelectorAll(":scope > h3.step");
-    if (!steps.length) { out.push({ node: sec, title: head ? head.firstChild.textContent : "" }); continue; }
+    const group = head ? head.firstChild.textContent : "";
+    if (!steps.length) { out.push({ node: sec, title: group, group }); continue; }
     for (const h3 of steps) {
       let cards = h3.nextElementSibling; // the guide may stand between a step's heading and its cards
       while (cards && !cards.classList.contains("cards")) cards = cards.nextElementSibling;
       if (h3.hidden || !cards || [...cards.children].every((c) => c.hidden)) continue;
-      out.push({ node: cards, title: t("present.stage_title", { group: head ? head.firstChild.textContent : "", step: h3.textContent }) });
+      out.push({ node: cards, title: t("present.stage_title", { group, step: h3.textContent }), group });
     }
   }
   return out;
@@ -59,15 +61,27 @@ function current(list) {
   return Math.max(0, Math.min(list.length - 1, index));
 }
 
+// The bar's words: the slide's title and which slide it is of how many; with
+// the guide beside, only the section's name and the guide's step (its own
+// counter, in its words: the arrow keys take its steps), so that the bar
+// counts nothing the guide's "Step n of N" does not.
+function bar(list, s, beside) {
+  overlay.querySelector(".present-title").textContent = s ? (beside ? s.group : s.title) : "";
+  overlay.querySelector(".present-count").textContent = beside ? t("present.count.guide", stepCount())
+    : list.length ? t("present.count", { stage: index + 1, stages: list.length }) : "";
+  const hint = overlay.querySelector(".present-hint");
+  hint.dataset.i18n = beside ? "present.hint.guide" : "present.hint";
+  hint.textContent = t(hint.dataset.i18n);
+}
+
 function draw() {
   if (!on) return;
   const list = stages();
   index = current(list);
   const s = list[index], stage = overlay.querySelector(".present-stage"), aside = overlay.querySelector(".present-guide");
-  overlay.querySelector(".present-title").textContent = s ? s.title : "";
-  overlay.querySelector(".present-count").textContent = list.length ? t("present.count", { stage: index + 1, stages: list.length }) : "";
   const guide = $("guided");
   const beside = guided.on && guide && !guide.hidden;
+  bar(list, s, beside);
   overlay.classList.toggle("with-guide", beside);
   const text = beside ? still(guide) : null;
   if (text) text.querySelectorAll(".toolbar").forEach((b) => b.remove()); // its steps are the arrow keys here
