@@ -5,53 +5,26 @@
 import { $, el } from "./base.js";
 import { editors } from "./state.js";
 import { REQUEST_FIELDS } from "./fields.js";
+import { FIELD_ROWS, drawn, idOf } from "./controls.js";
 import { onLangChange } from "./locale.js";
 import { msg, nodes, orList } from "./words.js";
 
 // How the page shows the request's fields (REQUEST_FIELDS, generated from the
-// server's schema table): the name a student reads, whether a control of the
-// same id sets it, the panel it sits in.  A field without a row here has no
-// control of its own: its errors are shown at the top, under its JSON name;
-// `slot` sends a field's errors to another field's place (PyTorch's names
-// come from the pasted state_dict).
-const FIELD_UI = {
-  x: { label: "X" }, context: { label: msg("field.context"), panel: "context-panel" },
-  w_q: { label: "W_q" }, w_k: { label: "W_k" }, w_v: { label: "W_v" }, w_o: { label: "W_o", panel: "wo-panel" },
-  mask: { label: msg("field.mask"), panel: "mask-panel" }, key_padding: { label: msg("field.key_padding"), panel: "mask-panel" },
-  num_heads: { label: msg("field.num_heads"), control: true }, scale: { label: msg("field.scale"), control: true },
-  dtype: { label: "dtype", control: true }, causal: { label: msg("field.causal"), control: true },
-  tokens: { label: msg("field.tokens"), control: true },
-  context_tokens: { label: msg("field.context_tokens"), control: true, panel: "context-panel" },
-  b_q: { label: "b_q", panel: "weights-panel" }, b_k: { label: "b_k", panel: "weights-panel" },
-  b_v: { label: "b_v", panel: "weights-panel" }, b_o: { label: "b_o", panel: "weights-panel" },
-  layout: { label: msg("field.layout"), control: true, panel: "weights-panel" },
-  in_proj_weight: { slot: "state_dict" }, in_proj_bias: { slot: "state_dict" },
-  out_proj_weight: { slot: "state_dict" }, out_proj_bias: { slot: "state_dict" },
-  q_proj_weight: { slot: "state_dict" }, k_proj_weight: { slot: "state_dict" }, v_proj_weight: { slot: "state_dict" },
-  q: { label: "Q" }, k: { label: "K" }, v: { label: "V" },
-  num_kv_heads: { label: msg("field.num_kv_heads"), control: true },
-  positions: { label: msg("field.positions"), control: true, panel: "position-panel" },
-  context_positions: { label: msg("field.context_positions"), control: true, panel: "position-panel" },
-  window: { label: msg("field.window"), control: true, panel: "position-panel" },
-  alibi: { label: "ALiBi", control: true, panel: "position-panel" },
-  alibi_slopes: { label: msg("field.alibi_slopes"), control: true, panel: "position-panel" },
-  rope: { label: "RoPE", control: true, panel: "position-panel" },
-  positional_encoding: { label: msg("field.positional_encoding"), control: true, panel: "position-panel" },
-  past_k: { label: "past_k", panel: "cache-panel" }, past_v: { label: "past_v", panel: "cache-panel" },
-};
-// The page's own places for errors: the pasted state_dict, and the top of the form.
-const PAGE_SLOTS = { state_dict: { label: "state_dict", control: true, panel: "weights-panel" }, general: {} };
-
-const shown = REQUEST_FIELDS.map((f) => f.name).filter((k) => FIELD_UI[k] && !FIELD_UI[k].slot);
-const place = (k) => FIELD_UI[k] || PAGE_SLOTS[k];
-// Every place an error can be shown (an element err-NAME each).
-export const ERROR_SLOTS = [...shown, ...Object.keys(PAGE_SLOTS)];
+// server's schema table) is controls.js's table: a field's first row gives
+// the name a student reads, whether a control of the same id sets it, the
+// panel it sits in.  A field without a row has no control of its own: its
+// errors are shown at the top, under its JSON name; a "slot" row sends a
+// field's errors to another field's place (PyTorch's names come from the
+// pasted state_dict).
+const shown = REQUEST_FIELDS.map((f) => f.name).filter((k) => FIELD_ROWS[k] && !FIELD_ROWS[k].slot);
+// Every place an error can be shown (an element err-NAME each); "general": the top of the form.
+export const ERROR_SLOTS = [...shown, "general"];
 // The names students read, by field (a field without a row: its JSON name).
 // (a string is a mathematical name, the same in every language; a msg() a word)
-export const FIELD_NAMES = Object.fromEntries(REQUEST_FIELDS.map((f) => [f.name, (FIELD_UI[f.name] || {}).label || f.name])
-  .concat([["state_dict", "state_dict"]]));
-export const FIELD_CONTROLS = Object.fromEntries(ERROR_SLOTS.filter((k) => place(k).control).map((k) => [k, k]));
-export const FIELD_PANELS = Object.fromEntries(ERROR_SLOTS.filter((k) => place(k).panel).map((k) => [k, place(k).panel]));
+export const FIELD_NAMES = Object.fromEntries(REQUEST_FIELDS.map((f) => [f.name, (FIELD_ROWS[f.name] || {}).name || f.name]));
+const hasControl = (k) => drawn(FIELD_ROWS[k]) || FIELD_ROWS[k].kind === "paste";
+export const FIELD_CONTROLS = Object.fromEntries(shown.filter(hasControl).map((k) => [k, idOf(FIELD_ROWS[k])]));
+export const FIELD_PANELS = Object.fromEntries(shown.filter((k) => FIELD_ROWS[k].panel).map((k) => [k, FIELD_ROWS[k].panel]));
 
 export function clearErrors() {
   showing.clear();
@@ -62,7 +35,7 @@ export function clearErrors() {
 
 // The field a JSON Pointer names: "/x/1" → "x"; no or unknown pointer → "general".
 export function fieldOf(pointer) {
-  const raw = (pointer || "").split("/")[1], top = (FIELD_UI[raw] || {}).slot || raw;
+  const raw = (pointer || "").split("/")[1], top = (FIELD_ROWS[raw] || {}).slot || raw;
   return top && ERROR_SLOTS.includes(top) && top !== "general" ? top : "general";
 }
 
@@ -100,7 +73,7 @@ export function showFieldError(field, problem, body, open = true) {
 }
 
 // A field as the page names it, from the API's name ("w_q" → W_q, num_heads → Heads).
-const nameOf = (api) => (FIELD_UI[api] && FIELD_NAMES[api]) || api;
+const nameOf = (api) => (FIELD_ROWS[api] && FIELD_ROWS[api].name) || api;
 // The place a pointer names: "/x/1/2" → X, row 1, column 2.
 function placeOf(pointer) {
   const [, top, ...rest] = (pointer || "").split("/");

@@ -1,0 +1,56 @@
+// End-to-end test of the page's control table (server/web/controls.js): every
+// schema field has a row or is listed as having none, every row names a real
+// field, each drawn control is on the page with its label, placeholder, hints
+// and error slot in every language, and a body written into the controls
+// reads back the same (harness.mjs: the server, Chromium and the helpers).
+import assert from "node:assert/strict";
+import path from "node:path";
+import { ARTIFACTS, failed, finalChecks, openPage, page, rendered, stateWritten, test } from "./harness.mjs";
+
+openPage();
+
+const LANGS = ["en", "es", "it", "tr"];
+async function speak(code) {
+  await page.click(`#lang-switch button[lang="${code}"]`);
+  await page.waitForFunction((c) => document.documentElement.lang === c, code);
+  await stateWritten();
+}
+
+test("the control table: each schema field has a row or is listed as having none, each row a real field", async () => {
+  const found = await page.evaluate(async () => {
+    const c = await import(new URL("web/controls.js", document.baseURI).href);
+    const f = await import(new URL("web/fields.js", document.baseURI).href);
+    const e = await import(new URL("web/field-errors.js", document.baseURI).href);
+    const exists = (id) => !!document.getElementById(id);
+    const names = f.REQUEST_FIELDS.map((x) => x.name);
+    return {
+      gaps: c.tableGaps(),
+      // a control of index.html named after a field, which no row declares
+      untabled: names.filter((n) => document.querySelector(`#inputs :is(input, select, textarea)[id="${CSS.escape(n)}"]`) && !c.FIELD_ROWS[n]),
+      // rows whose field is the id of no element (a drawn or pasted control)
+      absent: c.CONTROLS.filter((r) => ["number", "text", "select", "check", "paste"].includes(r.kind) && !exists(c.idOf(r))).map(c.idOf),
+      unnamed: Object.values(c.FIELD_ROWS).filter((r) => r.kind !== "slot" && !r.name).map((r) => r.field),
+      slots: e.ERROR_SLOTS.filter((k) => !exists(`err-${k}`)),
+      controls: Object.values(e.FIELD_CONTROLS).filter((id) => !exists(id)),
+      panels: Object.values(e.FIELD_PANELS).filter((id) => !exists(id)),
+      names: names.filter((n) => !e.FIELD_NAMES[n]),
+    };
+  });
+  assert.deepEqual(found.gaps, { unknown: [], missing: [], both: [] }, "schema fields and control rows agree");
+  for (const k of ["untabled", "absent", "unnamed", "slots", "controls", "panels", "names"]) assert.deepEqual(found[k], [], k);
+});
+
+test("an error of a drawn control lands in its slot, opens its panel and marks the control", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  await page.click("#position-panel > summary");
+  await page.evaluate(() => document.getElementById("position-panel").scrollIntoView());
+  await page.evaluate(() => { document.getElementById("position-panel").open = false; document.getElementById("positions").value = "0, x"; });
+  await failed(() => page.click("#compute"));
+  assert.equal(await page.evaluate(() => document.getElementById("position-panel").open), true, "the panel opened to show it");
+  assert.equal(await page.getAttribute("#positions", "aria-invalid"), "true");
+  assert.match(await page.textContent("#err-positions"), /^Positions/);
+  await rendered(() => page.fill("#positions", ""));
+  await page.evaluate(() => { document.getElementById("position-panel").open = false; });
+});
+
+finalChecks(0);
