@@ -1,7 +1,7 @@
 # tests/http - the real server binary driven over loopback with libcurl (and
 # raw sockets for what libcurl will not send): one program per behaviour,
 # tests/http/test_*.c, each linked with the shared harness (harness.h).
-#   make test-http                              every program in turn
+#   make test-http                              every program, every lane
 #   HTTP_TEST_FILTER='*chunked*' make test-http  only the tests matching
 #   HTTP_TEST_VERBOSE=1 make test-http          the server's access log too
 #   HTTP_LANES=off make test-http               one --fast-lane only
@@ -34,8 +34,20 @@ DEB_TEST    += libcmocka-dev libcurl4-openssl-dev
 $(HTTP_TESTS): $(BUILD)/tests/http/%: $(BUILD)/tests/http/%.o $(HTTP_HARNESS)
 	$(CC) $(CFLAGS) $^ -lcmocka -lcurl -ljansson -lz -lm -pthread -o $@
 
+# The programs that time nothing run HTTP_JOBS at a time (their waits are
+# the server's and the sockets', not a core's: most of the suite's wall
+# clock), each program's output printed whole when it ends; then those of
+# HTTP_TIMED one at a time, alone.  A run is a target of its own,
+# http-run/LANE/PROGRAM.
+HTTP_JOBS    ?= 2
+HTTP_UNTIMED  = $(filter-out $(HTTP_TIMED),$(HTTP_TESTS))
+http_runs     = $(foreach l,$(HTTP_LANES),$(addprefix http-run/$(l)/,$(1)))
 test-http: $(HTTP_TESTS) $(SERVER_BIN)
-	@for lane in $(HTTP_LANES); do for t in $(HTTP_TESTS); do \
+	@$(MAKE) --no-print-directory -j$(HTTP_JOBS) --output-sync=target \
+	  $(call http_runs,$(HTTP_UNTIMED))
+	@$(MAKE) --no-print-directory -j1 $(call http_runs,$(HTTP_TIMED))
+
+http-run/%:
+	@lane=$(firstword $(subst /, ,$*)); t=$(patsubst $(firstword $(subst /, ,$*))/%,%,$*); \
 	  echo "== $$t (--fast-lane $$lane)"; \
-	  HTTP_TEST_LANE=$$lane ATTENTION_SERVER=$(SERVER_BIN) $$t || exit 1; \
-	  done; done
+	  HTTP_TEST_LANE=$$lane ATTENTION_SERVER=$(SERVER_BIN) $$t
