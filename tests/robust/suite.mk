@@ -63,16 +63,18 @@ TSAN_MAKE     = $(MAKE) BUILD=$(TSAN_BUILD) SAN="-fsanitize=thread" OPT="-O1 -g"
 TSAN_POOL    := $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
 
 # the server and the programs of $(SAN_SUITES), built with ASan+UBSan
-# (test-build makes it beside the other builds)
+# (test-build makes it beside the other builds; `+`: ASAN_MAKE hides
+# $(MAKE) from make, which would run the sub-make without its job slots,
+# one compiler at a time)
 asan-build:
-	$(ASAN_MAKE) san-programs
+	+$(ASAN_MAKE) san-programs
 
 # (in the sanitizer build's own make, BUILD its tree)
 .PHONY: san-programs
 san-programs: $(SERVER_BIN) $(UNIT_TESTS) $(HTTP_TESTS)
 
 tsan-build:
-	$(TSAN_MAKE) $(TSAN_BUILD)/attention-server $(TSAN_POOL)
+	+$(TSAN_MAKE) $(TSAN_BUILD)/attention-server $(TSAN_POOL)
 
 test-asan: asan-build
 	@rm -rf $(call SAN_LOGS,$(ASAN_BUILD)); mkdir -p $(call SAN_LOGS,$(ASAN_BUILD))
