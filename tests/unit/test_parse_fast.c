@@ -107,6 +107,22 @@ static void fast_parser_takes_well_formed_bodies_and_nothing_else(void **state)
                                      i == 4 ? 1 : 100, NULL, SIZE_MAX, &raw));
 }
 
+/* raw_request_free clears its fields and envelope without one more memset
+ * of the whole request: what it leaves must still read as empty. */
+static void a_freed_request_holds_nothing(void **state)
+{
+    (void)state;
+    raw_request raw;
+    const char *good = "{\"x\":[[1,2]],\"tokens\":[\"a\"]," VALID_TAIL "}";
+    assert_true(parse_json_fast(good, strlen(good), 100, NULL, SIZE_MAX, &raw));
+    raw.whole_unsure = true;
+    raw_request_free(&raw);
+    static const api_fields empty;
+    assert_memory_equal(&raw.fields, &empty, sizeof empty);
+    assert_null(raw.envelope);
+    assert_false(raw.whole_unsure);
+}
+
 static void fast_parser_matches_jansson_bit_for_bit(void **state)
 {
     (void)state;
@@ -238,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fast_parser_takes_well_formed_bodies_and_nothing_else),
+        cmocka_unit_test(a_freed_request_holds_nothing),
         cmocka_unit_test(fast_parser_matches_jansson_bit_for_bit),
     };
     return cmocka_run_group_tests_name("parse_fast", tests, NULL, NULL);
