@@ -28,11 +28,12 @@
 
 /* libmicrohttpd's per-connection memory: headers plus the read buffer body
  * chunks arrive through.  The library zeroes what it used after every
- * request, so this is kept small (a bigger one costs lesson-sized requests
- * a share of their rate: docs/performance.md, "The server's constants");
- * 64 KiB still holds headers past guards.c's limit
- * (FRAMING_MAX_HEADER_BYTES), so our JSON 431 answers first. */
-#define HTTP_CONNECTION_MEMORY ((size_t)64 << 10)
+ * request (all of it, whatever a request used), so this is kept small: each
+ * KiB is CPU every lesson-sized request pays (docs/performance.md, "The
+ * server's constants").  48 KiB still holds headers well past guards.c's
+ * limit (FRAMING_MAX_HEADER_BYTES, 32 KiB), so our JSON 431 answers
+ * first (tests/http: huge headers, 40 KiB). */
+#define HTTP_CONNECTION_MEMORY ((size_t)48 << 10)
 /* How often http_wait_idle() looks at the requests in flight. */
 #define HTTP_IDLE_POLL_NS (20 * 1000 * 1000)
 

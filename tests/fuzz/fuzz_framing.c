@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 /* Inputs beyond this are not sent: room for the biggest seed (a 200 KB chunk
- * extension); the daemon's per-connection memory is 64 KiB, so a longer
+ * extension); the daemon's per-connection memory is 48 KiB, so a longer
  * header block is the library's refusal anyway. */
 #define FZ_MAX_INPUT (256 * 1024)
 /* How long the server may take to answer and close after the input's end:

@@ -15,7 +15,7 @@
 /* ---- constants -------------------------------------------------------- */
 
 /* Headers above the server's 32 KiB limit (HTTP_MAX_HEADER_BYTES), still
- * within libmicrohttpd's 64 KiB connection buffer, so that the server's own
+ * within libmicrohttpd's 48 KiB connection buffer, so that the server's own
  * JSON 431 answers (beyond the buffer the library answers by itself). */
 #define HUGE_HEADER_BYTES (40 * 1024)
 

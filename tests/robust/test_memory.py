@@ -40,9 +40,9 @@ MIN_SEND_RATE = 8 * MIB       # bytes/s, --min-send-rate
 MAX_CONNECTIONS = 96          # --max-connections (and per IP)
 # What the server holds beyond its budget: the process itself (code,
 # libraries, thread stacks, allocator bookkeeping) plus libmicrohttpd's
-# 64 KiB per connection.  docs/reliability.md explains both figures.
+# 48 KiB per connection.  docs/reliability.md explains both figures.
 BASE_FIXED = 64 * MIB
-BASE_PER_CONNECTION = 64 << 10
+BASE_PER_CONNECTION = 48 << 10
 RSS_LIMIT = BUDGET + BASE_FIXED + MAX_CONNECTIONS * BASE_PER_CONNECTION
 IDLE_RETURN = 64 * MIB        # back within this of the idle start ...
 IDLE_RETURN_SECONDS = 10      # ... within this long after the load stops
