@@ -247,6 +247,17 @@ void trace_begin(struct MHD_Connection *conn, trace_context *t)
 
 void trace_parent_header(const trace_context *t, char out[TRACE_PARENT_LEN + 1])
 {
-    snprintf(out, TRACE_PARENT_LEN + 1, "00-%s-%s-%s", t->trace_id, t->span_id,
-             t->flags);
+    /* "00-" trace id "-" span id "-" flags, each of fixed length (no
+     * snprintf: it parses its format on every request) */
+    char *p = out;
+    memcpy(p, "00-", 3);
+    p += 3;
+    memcpy(p, t->trace_id, 32);
+    p += 32;
+    *p++ = '-';
+    memcpy(p, t->span_id, 16);
+    p += 16;
+    *p++ = '-';
+    memcpy(p, t->flags, 2);
+    p[2] = '\0';
 }

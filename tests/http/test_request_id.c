@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ======================================================================= */
@@ -114,6 +115,30 @@ static void missing_request_id_is_generated_uniquely(void **state)
     response_free(&b);
 }
 
+/* The server's own id: its process id in 8 hex digits, a dash and the
+ * request's serial in decimal, one more for each request. */
+static void generated_request_id_is_pid_and_serial(void **state)
+{
+    (void)state;
+    char id[2][128];
+    for (int i = 0; i < 2; i++) {
+        http_response r = http(&(http_request){.path = "/healthz"});
+        expect(header(&r, "X-Request-ID", id[i], sizeof id[i]), &r);
+        response_free(&r);
+    }
+    char prefix[16];
+    snprintf(prefix, sizeof prefix, "%08x-", (unsigned)g_srv.pid);
+    assert_int_equal(strlen(prefix), 9);
+    assert_memory_equal(id[0], prefix, 9);
+    assert_memory_equal(id[1], prefix, 9);
+    char *end;
+    unsigned long long first = strtoull(id[0] + 9, &end, 10);
+    assert_true(*end == '\0' && end > id[0] + 9);
+    char expected[128];
+    snprintf(expected, sizeof expected, "%s%llu", prefix, first + 1);
+    assert_string_equal(id[1], expected);
+}
+
 /* ======================================================================= */
 
 int main(void)
@@ -125,6 +150,7 @@ int main(void)
         cmocka_unit_test(well_formed_request_id_is_echoed),
         cmocka_unit_test(malformed_request_id_is_replaced),
         cmocka_unit_test(missing_request_id_is_generated_uniquely),
+        cmocka_unit_test(generated_request_id_is_pid_and_serial),
         cmocka_unit_test(a_replaced_request_id_is_logged_with_why),
     };
 
