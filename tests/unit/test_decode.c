@@ -397,9 +397,6 @@ int main(void)
         cmocka_unit_test(minus_infinity_in_an_additive_mask_hides_its_key),
         cmocka_unit_test(
             a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head),
-        cmocka_unit_test(attn_mask_takes_the_sense_of_the_mirrored_function),
-        cmocka_unit_test(
-            a_batch_attn_mask_of_n_times_h_planes_is_per_sequence_and_head),
         cmocka_unit_test(per_head_stacks_become_the_wide_layout),
         cmocka_unit_test(binary_tensors_decode_to_the_same_numbers),
         cmocka_unit_test(defaults_are_one_head_float64_and_output_plus_weights),
