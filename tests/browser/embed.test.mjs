@@ -566,6 +566,10 @@ test("a cell's caption in every element names the lesson's variable as the visua
       assert.deepEqual(await embedSays(c), pageSays, `<${c.tag} lesson="${c.lesson}" lang="${c.lang}">`);
     }
   } finally { await vis.close(); }
+  // the head as lesson 002 and the page say it in Turkish (çok başlı dikkat: baş), and as the Spanish page says it
+  const titles = await page.evaluate(() => ["n002", "n000s"].map((id) => document.getElementById(id).shadowRoot.querySelector(".embed-title").textContent));
+  assert.deepEqual(titles, ["Ders 002 — tek bir projeksiyonu yeniden şekillendirerek çok başlı dikkat · baş 1",
+                            "Lección 000 — multi-cabeza con pesos por cabeza · cabeza 1"]);
   await page.screenshot({ path: path.join(ARTIFACTS, "embed-captions.png"), fullPage: true });
 });
 
