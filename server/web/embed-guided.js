@@ -85,7 +85,11 @@ export class AttentionGuided extends AttentionLesson {
     if (["scores", "scaled_scores", "masked_scores", "weights"].includes(st)) Object.assign(c, { i, j });
     else if (st === "q" || st === "head_outputs" || st === "concat") Object.assign(c, { i, c: j });
     else if (st === "output") Object.assign(c, { i, o: j });
+    const focused = view.root.contains(this.shadowRoot.activeElement); // chosen by the keyboard (Enter)
     this.draw();
+    // the matrix is drawn anew: the chosen cell keeps the cursor, the focus and its caption
+    this.view.moveTo(i, j, focused);
+    super.point(code, this.view, i, j, "focus");
   }
 }
 

@@ -573,6 +573,31 @@ test("a cell's caption in every element names the lesson's variable as the visua
   await page.screenshot({ path: path.join(ARTIFACTS, "embed-captions.png"), fullPage: true });
 });
 
+test("<attention-guided>: Enter on a cell writes the formula for it; the cell keeps the focus and its caption", async () => {
+  await page.goto(course + "guided-000.html");
+  await waitEvents("attention-render", "guia", 1);
+  await page.evaluate(() => document.getElementById("guia").setAttribute("step", "3"));
+  await page.waitForFunction(() => window.events.some((e) => e.type === "attention-render" && e.id === "guia" && e.detail.stage === "weights"));
+  const said = () => page.evaluate(() => {
+    const root = document.getElementById("guia").shadowRoot, td = root.activeElement;
+    return { focus: td && td.dataset.row ? [Number(td.dataset.row), Number(td.dataset.col)] : null, value: td ? td.dataset.value : null,
+             caption: root.querySelector(".readout").textContent, result: Number(root.querySelector('.guided-formula [data-term="result"]').dataset.exact) };
+  });
+  // the matrix's one tab stop, then the arrow keys to query 2, key 1, then Enter
+  await page.locator("#guia").locator('td[tabindex="0"]').focus();
+  for (const key of ["ArrowDown", "ArrowDown", "ArrowRight", "Enter"]) await page.keyboard.press(key);
+  await waitEvents("attention-point", "guia", 1);
+  let g = await said();
+  assert.deepEqual(g.focus, [2, 1], "the chosen cell keeps the focus");
+  assert.equal(g.caption, `attention_weights[t2 → t1] = ${g.value.replace(".", ",")}`);
+  close([g.result], [NUMPY_000.weights[0][2][1]], "the formula's weight of query 2, key 1");
+  // the arrow keys go on from there
+  await page.keyboard.press("ArrowUp");
+  g = await said();
+  assert.deepEqual(g.focus, [1, 1]);
+  assert.equal(g.caption, `attention_weights[t1 → t1] = ${g.value.replace(".", ",")}`);
+});
+
 test("no console error, nothing fetched from a third origin", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(outside, []);
