@@ -72,7 +72,8 @@ $(FUZZ_FRAMING_BIN): tests/fuzz/fuzz_framing.c $(FUZZ_DIR)/libunder_test.a
 	  $(FUZZ_DIR)/libunder_test.a $(FUZZ_LIBS) -o $@
 
 # The committed corpus is replayed first (a regression check that needs no
-# luck), then new inputs are searched for; what the fuzzer finds goes to a
+# luck; the framing corpus must be what its generator writes from
+# tests/framing's cases today), then new inputs are searched for; what the fuzzer finds goes to a
 # scratch corpus under $(BUILD), never into the committed one.
 test-fuzz fuzz: $(FUZZ_BIN) $(FUZZ_FRAMING_BIN)
 	@rm -rf $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus_framing \
@@ -85,6 +86,10 @@ test-fuzz fuzz: $(FUZZ_BIN) $(FUZZ_FRAMING_BIN)
 	@echo "== fuzzing for $(FUZZ_SECONDS) s"
 	$(FUZZ_ENV) $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTIONS) \
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus tests/fuzz/corpus
+	@echo "== $(FUZZ_FRAMING_CORPUS) is what make_framing_corpus.py writes"
+	@rm -rf $(FUZZ_DIR)/corpus_framing_written
+	$(PYTHON) tests/fuzz/make_framing_corpus.py $(FUZZ_DIR)/corpus_framing_written
+	diff -r $(FUZZ_FRAMING_CORPUS) $(FUZZ_DIR)/corpus_framing_written
 	@echo "== replaying $(FUZZ_FRAMING_CORPUS) ($$(ls $(FUZZ_FRAMING_CORPUS) | wc -l) seeds)"
 	$(FUZZ_ENV) $(FUZZ_FRAMING_BIN) -runs=0 -max_len=262144 \
 	  $(FUZZ_FRAMING_OPTIONS) -artifact_prefix=$(FUZZ_DIR)/artifacts/ \
