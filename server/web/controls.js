@@ -26,7 +26,9 @@
  * an absent field means), value (how its value is read and written: a CODEC
  * name, or read/write of its own).
  */
+import { $, ClientError } from "./base.js";
 import { REQUEST_FIELDS } from "./fields.js";
+import { parseList, parseNumber } from "./parse.js";
 import { msg } from "./words.js";
 
 // Fields of the schema the page has no control for (why: beside each).
@@ -106,4 +108,85 @@ export function tableGaps() {
   return { unknown: CONTROLS.map((r) => r.field).filter((f) => !schema.has(f)),
            missing: [...schema].filter((f) => !FIELD_ROWS[f] && !NO_CONTROL.includes(f)),
            both: NO_CONTROL.filter((f) => FIELD_ROWS[f] || !schema.has(f)) };
+}
+
+// ---- reading and writing values
+export function splitLabels(text) {
+  return text.trim() === "" ? null : text.split(",").map((s) => s.trim());
+}
+// k labels from a comma-separated field: missing ones are the row's index.
+export function labelsFor(id, k) {
+  const given = splitLabels($(id).value);
+  return Array.from({ length: k }, (_, i) => (given && given[i] !== undefined && given[i] !== "" ? given[i] : String(i)));
+}
+// Comma- or space-separated numbers from a text field (parse.js's rule for
+// a decimal comma), or undefined when empty.  name: the field's name (a msg()).
+export function numberList(id, name) {
+  const text = $(id).value.trim();
+  if (text === "") return undefined;
+  try { return parseList(text); } catch (e) { throw new ClientError(`/${id}`, msg("form.field.error", { field: name, problem: e.words || e.message })); }
+}
+export function wholeNumber(id, name) {
+  const text = $(id).value.trim();
+  if (text === "") return undefined;
+  const v = Number(text);
+  if (!Number.isFinite(v)) throw new ClientError(`/${id}`, msg("form.field.number", { field: name }));
+  return v;
+}
+function decimal(id, name, pointer = `/${id}`) {
+  const text = $(id).value.trim();
+  if (text === "") return undefined;
+  try { return parseNumber(text, { decimalComma: true }); }
+  catch (e) { throw new ClientError(pointer, msg("form.field.error", { field: name, problem: e.words || e.message })); }
+}
+const ropeOf = (b) => (b.rope === true ? {} : b.rope);
+const blankIfNone = (v) => (v === undefined ? "" : v);
+
+// How a control's value is read into a body (read(row, ctx): the value, or
+// undefined for none) and written back from one (write(body, row): the
+// control's value, or its checked state for a check box).
+export const CODECS = {
+  whole: { read: (r) => wholeNumber(idOf(r), r.name), write: (b, r) => blankIfNone(b[r.field]) },
+  decimal: { read: (r) => decimal(idOf(r), r.name), write: (b, r) => (b[r.field] === undefined ? "" : String(b[r.field])) },
+  list: { read: (r) => numberList(idOf(r), r.name), write: (b, r) => (b[r.field] ? b[r.field].join(", ") : "") },
+  labels: { read: (r, c) => (splitLabels($(idOf(r)).value) ? labelsFor(idOf(r), c[r.rows]) : undefined),
+            write: (b, r) => (b[r.field] ? b[r.field].join(", ") : "") },
+  choice: { read: (r) => ($(idOf(r)).value === r.options[0][0] ? undefined : $(idOf(r)).value),
+            write: (b, r) => b[r.field] || r.options[0][0] },
+  flag: { read: (r) => $(idOf(r)).checked || undefined, write: (b, r) => !!b[r.field] },
+  // ALiBi: the paper's slopes are alibi: true; my slopes are alibi_slopes
+  alibi: { read: (r) => ($(idOf(r)).value === "paper" || undefined), write: (b) => (b.alibi ? "paper" : b.alibi_slopes ? "slopes" : "off") },
+  slopes: { read: (r) => ($("alibi").value === "slopes" ? numberList(idOf(r), r.name) || [] : undefined),
+            write: (b) => (b.alibi_slopes ? b.alibi_slopes.join(", ") : "") },
+  // RoPE: one object from its style and its parts (true when it has none of them)
+  rope: { read: readRope, write: (b) => (ropeOf(b) ? ropeOf(b).style || "half" : "off") },
+  part: { read: () => undefined, write: (b, r) => (ropeOf(b) ? blankIfNone(ropeOf(b)[r.part]) : "") },
+};
+function readRope(r) {
+  if ($(idOf(r)).value === "off") return undefined;
+  const rope = {}, base = decimal("rope_base", msg("field.rope_base"), "/rope/base"), dims = wholeNumber("rope_dims", msg("field.rope_dims"));
+  if (base !== undefined) rope.base = base;
+  if (dims !== undefined) rope.dims = dims;
+  if ($(idOf(r)).value === "interleaved") rope.style = "interleaved";
+  return Object.keys(rope).length ? rope : true;
+}
+
+// The drawn controls' values into body (in the table's order).  ctx: n and m
+// (the rows of the queries and keys, for labels) and which rows apply:
+// weights (X and the weights given, not Q, K, V), own weights (and no
+// state_dict), context (cross-attention).
+export function readControls(body, ctx) {
+  for (const row of CONTROLS) {
+    if (!row.value || (row.when && !ctx[row.when])) continue;
+    const v = CODECS[row.value].read(row, ctx);
+    if (v !== undefined) body[row.field] = v;
+  }
+  return body;
+}
+// A body's values into the drawn controls (an absent field: its default).
+export function writeControls(body) {
+  for (const row of CONTROLS.filter((r) => r.value)) {
+    const v = CODECS[row.value].write(body, row);
+    if (row.kind === "check") $(idOf(row)).checked = v; else $(idOf(row)).value = v;
+  }
 }

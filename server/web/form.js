@@ -4,7 +4,8 @@
  */
 import { decoding, editors, ui } from "./state.js";
 import { $, ALL_STAGES, ClientError, ONE_HEAD_CELLS, el, range, stagesFor } from "./base.js";
-import { formatMatrix, parseBrackets, parseList, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
+import { formatMatrix, parseBrackets, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
+import { labelsFor, readControls, splitLabels } from "./controls.js";
 import { MatrixEditor } from "./editor.js";
 import { clearErrors, showFieldError } from "./field-errors.js";
 import { msg, nodes, orList, t } from "./words.js";
@@ -30,14 +31,6 @@ export const direct = () => $("source-qkv").checked; // Q, K, V given, not X and
 // Decoding token by token: the whole X and its labels, and the token on show.
 export const batchSize = () => { const b = Number($("batch").value); return $("batch").value.trim() !== "" && b >= 1 ? Math.floor(b) : 0; };
 
-export function splitLabels(text) {
-  return text.trim() === "" ? null : text.split(",").map((t) => t.trim());
-}
-// k labels from a comma-separated field: missing ones are the row's index.
-export function labelsFor(id, k) {
-  const t = splitLabels($(id).value);
-  return range(k).map((i) => (t && t[i] !== undefined && t[i] !== "" ? t[i] : String(i)));
-}
 export const queryLabels = (n) => labelsFor("tokens", n);
 export function keyLabels(m) {
   return $("use-context").checked && !direct() ? labelsFor("context_tokens", m) : queryLabels(m);
@@ -256,61 +249,28 @@ export function parseStateDict(text) {
   return out;
 }
 
-// Comma- or space-separated numbers from a text field (parse.js's rule for
-// a decimal comma), or undefined when empty.  what: the field's message id.
-export function numberList(id, what) {
-  const text = $(id).value.trim();
-  if (text === "") return undefined;
-  try { return parseList(text); } catch (e) { throw new ClientError(`/${id}`, msg("form.field.error", { field: msg(what), problem: e.words || e.message })); }
-}
-export function wholeNumber(id, what) {
-  const text = $(id).value.trim();
-  if (text === "") return undefined;
-  const v = Number(text);
-  if (!Number.isFinite(v)) throw new ClientError(`/${id}`, msg("form.field.number", { field: msg(what) }));
-  return v;
-}
-
 export function readBody() {
-  const body = {};
-  if (direct()) Object.assign(body, { q: editors.q.read(), k: editors.k.read(), v: editors.v.read() });
+  const body = {}, d = direct(), sd = $("use-state-dict").checked;
+  if (d) Object.assign(body, { q: editors.q.read(), k: editors.k.read(), v: editors.v.read() });
   else {
     body.x = editors.x.read();
-    if ($("use-state-dict").checked) Object.assign(body, parseStateDict($("state_dict").value));
+    if (sd) Object.assign(body, parseStateDict($("state_dict").value));
     else {
       Object.assign(body, { w_q: editors.w_q.read(), w_k: editors.w_k.read(), w_v: editors.w_v.read() });
-      if ($("layout").value === "torch") body.layout = "torch";
       if ($("use-bias").checked) for (const k of ["b_q", "b_k", "b_v"]) body[k] = editors[k].read();
     }
   }
   body.return = ALL_STAGES; // settled below, once the options are read
-  const heads = direct() ? "" : $("num_heads").value.trim();
-  if (heads !== "") {
-    const h = Number(heads);
-    if (!Number.isFinite(h)) throw new ClientError("/num_heads", msg("form.field.number", { field: msg("field.num_heads") }));
-    body.num_heads = h;
-  }
-  const kv = direct() ? undefined : wholeNumber("num_kv_heads", "field.num_kv_heads");
-  if (kv !== undefined) body.num_kv_heads = kv;
+  const [n, m] = maskSize(), context = $("use-context").checked && !d;
+  // the drawn controls, each as its row of controls.js reads it
+  readControls(body, { n, m, weights: !d, "own weights": !d && !sd, context });
   // grouped-query attention's rule, in the words a student needs (the API
   // would name the columns of W_k it cannot split)
-  const nh = body.num_heads;
+  const nh = body.num_heads, kv = body.num_kv_heads;
   if (Number.isInteger(kv) && Number.isInteger(nh) && kv >= 1 && nh >= 1 && nh % kv !== 0)
-    throw new ClientError("/num_kv_heads", msg("form.kv.divide", { heads: nh, kv, counts: () => orList(range(nh).map((j) => j + 1).filter((d) => nh % d === 0)) }));
-  if ($("dtype").value !== "float64") body.dtype = $("dtype").value;
-  const scale = $("scale").value.trim();
-  if (scale !== "") {
-    try { body.scale = parseNumber(scale, { decimalComma: true }); }
-    catch (e) { throw new ClientError("/scale", msg("form.field.error", { field: msg("field.scale"), problem: e.words || e.message })); }
-  }
-  if ($("causal").checked) body.causal = true;
-  const [n, m] = maskSize();
-  if (splitLabels($("tokens").value)) body.tokens = queryLabels(n);
-  if ($("use-context").checked && !direct()) {
-    body.context = editors.context.read();
-    if (splitLabels($("context_tokens").value)) body.context_tokens = labelsFor("context_tokens", m);
-  }
-  if ($("use-w_o").checked && !direct() && !$("use-state-dict").checked) {
+    throw new ClientError("/num_kv_heads", msg("form.kv.divide", { heads: nh, kv, counts: () => orList(range(nh).map((j) => j + 1).filter((k) => nh % k === 0)) }));
+  if (context) body.context = editors.context.read();
+  if ($("use-w_o").checked && !d && !sd) {
     body.w_o = editors.w_o.read();
     if ($("use-bias").checked) body.b_o = editors.b_o.read();
   }
@@ -318,25 +278,6 @@ export function readBody() {
   if ($("use-padding").checked) {
     const pad = mask.keep.map((r) => r.map((k) => !k));
     body.key_padding = batchSize() ? pad : pad[0];
-  }
-  const positions = numberList("positions", "field.positions"), keyPositions = numberList("context_positions", "field.context_positions");
-  if (positions) body.positions = positions;
-  if (keyPositions) body.context_positions = keyPositions;
-  const w = wholeNumber("window", "field.window");
-  if (w !== undefined) body.window = w;
-  if ($("alibi").value === "paper") body.alibi = true;
-  if ($("alibi").value === "slopes") body.alibi_slopes = numberList("alibi_slopes", "field.alibi_slopes") || [];
-  if ($("positional_encoding").value !== "none" && !direct()) body.positional_encoding = $("positional_encoding").value;
-  if ($("rope").value !== "off") {
-    const base = $("rope_base").value.trim(), dims = wholeNumber("rope_dims", "field.rope_dims");
-    const rope = {};
-    if (base !== "") {
-      try { rope.base = parseNumber(base, { decimalComma: true }); }
-      catch (e) { throw new ClientError("/rope/base", msg("form.field.error", { field: msg("field.rope_base"), problem: e.words || e.message })); }
-    }
-    if (dims !== undefined) rope.dims = dims;
-    if ($("rope").value === "interleaved") rope.style = "interleaved";
-    body.rope = Object.keys(rope).length ? rope : true;
   }
   if ($("use-cache").checked) { body.past_k = editors.past_k.read(); body.past_v = editors.past_v.read(); }
   body.return = stagesFor(body);

@@ -6,6 +6,7 @@ import { onLangChange } from "./locale.js";
 import { msg, t } from "./words.js";
 import { say } from "./page-words.js";
 import { PRESETS } from "./presets.js";
+import { writeControls } from "./controls.js";
 import { $, el, range } from "./base.js";
 import { shapeOf } from "./parse.js";
 import { batchSize, concatWidth, direct, fitBiases, identity, mask, qkvDepth, queryLabels, renderMask, resizeMask, updateLabelNotes, updatePanelStates } from "./form.js";
@@ -20,20 +21,16 @@ export function loadPreset(key) {
   const p = PRESETS[key];
   const copy = (a) => JSON.parse(JSON.stringify(a));
   for (const k of ["x", "w_q", "w_k", "w_v"]) editors[k].setValue(copy(p[k]));
-  $("num_heads").value = p.num_heads;
-  $("tokens").value = p.tokens.join(", ");
-  $("dtype").value = "float64"; $("scale").value = ""; $("causal").checked = false;
+  writeControls({ num_heads: p.num_heads, tokens: p.tokens }); // every other control of controls.js at its default
   for (const id of ["use-mask", "use-padding", "use-w_o", "use-context", "use-bias", "use-state-dict"]) $(id).checked = false;
-  for (const id of ["num_kv_heads", "positions", "context_positions", "window", "alibi_slopes", "batch", "rope_base", "rope_dims"]) $(id).value = "";
-  $("layout").value = "lesson"; $("alibi").value = "off"; $("source-x").checked = true;
-  $("rope").value = "off"; $("positional_encoding").value = "none"; $("use-cache").checked = false; endDecode();
+  $("batch").value = ""; $("source-x").checked = true;
+  $("use-cache").checked = false; endDecode();
   Object.assign(mask, { cells: [], keep: [], kind: "bool", perSeq: false, perHead: false, seq: 0, head: 0 });
   mask.bad.clear();
   resizeMask();
   // the lesson's own W_o (lesson 002's), else the identity of the concatenation's width
   editors.w_o.setValue(p.w_o ? copy(p.w_o) : identity(concatWidth()));
   editors.context.setValue(copy(p.x));
-  $("context_tokens").value = "";
   showControls();
   ui.presetKey = key;
   document.querySelectorAll("#presets button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.preset === key)));

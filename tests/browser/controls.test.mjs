@@ -53,4 +53,25 @@ test("an error of a drawn control lands in its slot, opens its panel and marks t
   await page.evaluate(() => { document.getElementById("position-panel").open = false; });
 });
 
+test("a body written into the controls reads back the same: each row's write and read agree", async () => {
+  const bodies = [
+    { num_heads: 2, dtype: "float32", scale: 0.5, tokens: ["a", "b", "c"], num_kv_heads: 1, causal: true, layout: "torch",
+      positional_encoding: "sinusoidal", rope: { base: 500, dims: 2, style: "interleaved" }, positions: [0, 2, 4],
+      context_positions: [1, 2, 3], window: 2, alibi_slopes: [0.5, 0.25], context_tokens: ["p", "q", "r"] },
+    { num_heads: 1, alibi: true, rope: true },
+    {},
+  ];
+  const got = await page.evaluate(async (all) => {
+    const c = await import(new URL("web/controls.js", document.baseURI).href);
+    const ctx = { n: 3, m: 3, weights: true, "own weights": true, context: true };
+    const kept = c.readControls({}, ctx);
+    try {
+      return all.map((b) => { c.writeControls(b); return c.readControls({}, ctx); });
+    } finally {
+      c.writeControls(kept);
+    }
+  }, bodies);
+  assert.deepEqual(got, bodies);
+});
+
 finalChecks(0);
