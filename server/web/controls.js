@@ -26,10 +26,10 @@
  * an absent field means), value (how its value is read and written: a CODEC
  * name, or read/write of its own).
  */
-import { $, ClientError } from "./base.js";
+import { $, ClientError, el } from "./base.js";
 import { REQUEST_FIELDS } from "./fields.js";
 import { parseList, parseNumber } from "./parse.js";
-import { msg } from "./words.js";
+import { msg, t } from "./words.js";
 
 // Fields of the schema the page has no control for (why: beside each).
 export const NO_CONTROL = [
@@ -189,4 +189,35 @@ export function writeControls(body) {
     const v = CODECS[row.value].write(body, row);
     if (row.kind === "check") $(idOf(row)).checked = v; else $(idOf(row)).value = v;
   }
+}
+
+// ---- drawing
+const LONE = "display:flex;flex-direction:column;gap:3px;font-size:0.88rem;font-weight:600"; // a field outside a grid
+const words = (w) => (w.math ? w.math : el("span", { "data-i18n": w }, t(w)));
+const describedBy = (row) => [...(row.hints || []), `err-${row.field}`].join(" ");
+
+// A control of a row, its label around it.
+export function controlOf(row) {
+  const id = idOf(row), common = { id, "aria-describedby": describedBy(row) };
+  if (row.kind === "check")
+    return el("div", { class: "wide" }, el("label", { class: "check", for: id }, el("input", { type: "checkbox", ...common }), " ", words(row.says)));
+  const input = row.kind === "select"
+    ? el("select", common, row.options.map(([value, w]) => (w.math ? el("option", { value }, w.math) : el("option", { value, "data-i18n": w }, t(w)))))
+    : el("input", { type: row.kind, ...common, ...row.attrs, placeholder: row.blank ? t(row.blank) : (row.attrs || {}).placeholder,
+                    "data-i18n-placeholder": row.blank });
+  return el("label", { class: row.wide ? "field wide" : "field", for: id, id: row.wrap, hidden: !!row.wrap, style: row.lone ? LONE : null },
+    words(row.says), " ", input);
+}
+// An error slot of each field drawn here, in the order of their first rows.
+export const errorSlotOf = (field) => el("p", { class: "field-error", id: `err-${field}`, role: "alert", hidden: true });
+
+// Fills index.html's templates: <template data-controls="P"> with the
+// controls of place P (a panel's id, "settings" for the Settings section),
+// <template data-errors="P"> with their error slots.
+export function renderControls(root = document) {
+  const place = (row) => row.panel || "settings";
+  for (const tpl of root.querySelectorAll("template[data-controls]"))
+    tpl.replaceWith(...CONTROLS.filter((r) => drawn(r) && place(r) === tpl.dataset.controls).map(controlOf));
+  for (const tpl of root.querySelectorAll("template[data-errors]"))
+    tpl.replaceWith(...Object.values(FIELD_ROWS).filter((r) => drawn(r) && place(r) === tpl.dataset.errors).map((r) => errorSlotOf(r.field)));
 }

@@ -5,7 +5,7 @@
 import { decoding, editors, ui } from "./state.js";
 import { $, ALL_STAGES, ClientError, ONE_HEAD_CELLS, el, range, stagesFor } from "./base.js";
 import { formatMatrix, parseBrackets, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
-import { labelsFor, readControls, splitLabels } from "./controls.js";
+import { labelsFor, readControls, renderControls, splitLabels } from "./controls.js";
 import { MatrixEditor } from "./editor.js";
 import { clearErrors, showFieldError } from "./field-errors.js";
 import { msg, nodes, orList, t } from "./words.js";
@@ -300,6 +300,7 @@ export function updateLabelNotes() {
 
 
 export function init() {
+  renderControls(); // the drawn controls first: every listener below finds them
   for (const [key, label, hint] of EDITOR_SPECS) {
     editors[key] = new MatrixEditor(key, { label, hint, onChange: changed, stack: key === "x" ? "sequence" : "head" });
     $("editors").append(editors[key].root);

@@ -74,4 +74,62 @@ test("a body written into the controls reads back the same: each row's write and
   assert.deepEqual(got, bodies);
 });
 
+// What the page shows of each drawn control, and what its row and the
+// language's catalog say it should show.
+const drawnControls = () => page.evaluate(async () => {
+  const c = await import(new URL("web/controls.js", document.baseURI).href);
+  const lang = document.documentElement.lang;
+  const words = (await import(new URL(`web/words-${lang}.js`, document.baseURI).href)).default;
+  const say = (w) => (w === undefined ? null : w.math ? w.math : words[w]);
+  return c.CONTROLS.filter(c.drawn).map((r) => {
+    const n = document.getElementById(c.idOf(r)), label = n && n.closest("label");
+    return {
+      id: c.idOf(r), kind: r.kind, tag: n && n.tagName.toLowerCase(), type: n && n.type,
+      label: label && [...label.childNodes].filter((x) => x !== n).map((x) => x.textContent).join("").replace(/\s+/g, " ").trim(), wantLabel: say(r.says),
+      placeholder: n && n.getAttribute("placeholder"), wantPlaceholder: r.blank ? words[r.blank] : (r.attrs || {}).placeholder || null,
+      options: n && n.tagName === "SELECT" ? [...n.options].map((o) => [o.value, o.textContent]) : null,
+      wantOptions: r.options ? r.options.map(([v, w]) => [v, say(w)]) : null,
+      describedBy: (n && n.getAttribute("aria-describedby") || "").split(" ").map((id) => [id, !!document.getElementById(id)]),
+      errorSlot: `err-${r.field}`,
+    };
+  });
+});
+
+test("each drawn control is on the page with its label, placeholder, options and hints, in every language", async () => {
+  try {
+    for (const code of LANGS) {
+      await speak(code);
+      const shown = await drawnControls();
+      assert.ok(shown.length >= 17, `${code}: ${shown.length} drawn controls`);
+      for (const s of shown) {
+        const what = `${code}: #${s.id}`;
+        assert.equal(s.tag, s.kind === "select" ? "select" : "input", what);
+        if (s.kind !== "select") assert.equal(s.type, s.kind === "check" ? "checkbox" : s.kind, what);
+        assert.ok(s.wantLabel && !/⟦/.test(s.label), `${what}: a label`);
+        assert.equal(s.label, s.wantLabel, `${what}: its label in its language`);
+        assert.equal(s.placeholder, s.wantPlaceholder, `${what}: its placeholder`);
+        assert.deepEqual(s.options, s.wantOptions, `${what}: its options`);
+        assert.ok(s.describedBy.every(([, ok]) => ok), `${what}: described by ${JSON.stringify(s.describedBy)}`);
+        assert.equal(s.describedBy.at(-1)[0], s.errorSlot, `${what}: its errors last`);
+      }
+    }
+  } finally {
+    await speak("en");
+  }
+});
+
+test("the form with every panel open, in English and Turkish (screenshots)", async () => {
+  const open = (o) => page.evaluate((v) => document.querySelectorAll("#inputs details").forEach((d) => { d.open = v; }), o);
+  await open(true);
+  try {
+    for (const code of ["en", "tr"]) {
+      await speak(code);
+      await page.locator("#inputs").screenshot({ path: path.join(ARTIFACTS, `controls-form-${code}.png`) });
+    }
+  } finally {
+    await speak("en");
+    await open(false);
+  }
+});
+
 finalChecks(0);
