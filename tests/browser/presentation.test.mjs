@@ -118,7 +118,14 @@ test("presentation beside the guide: the bar counts the guide's steps as the gui
       let s = await bar();
       assert.deepEqual([s.title, s.count, s.hint], [b.guided[0], b.guided[1], b.guided[3]], `lesson ${b.lesson} in ${b.lang}, beside the guide`);
       assert.match(s.heading, b.guided[2]);
-      if (b.lang === "es") await shot("presentation-guided-es-1920.png", { fullPage: false });
+      if (b.lang === "es") {
+        await shot("presentation-guided-es-1920.png", { fullPage: false });
+        // at the first step, Previous leads nowhere and looks it (dimmed, no hand); Next does not
+        const looks = await page.evaluate(() => [".present-prev", ".present-next"].map((c) => {
+          const n = document.querySelector(`#presentation ${c}`), st = getComputedStyle(n);
+          return [n.textContent, n.disabled, st.opacity, st.cursor]; }));
+        assert.deepEqual(looks, [["Anterior", true, "0.45", "default"], ["Siguiente", false, "1", "pointer"]]);
+      }
       await page.keyboard.press("ArrowRight");
       s = await bar();
       assert.deepEqual([s.title, s.count], b.next.slice(0, 2), `lesson ${b.lesson} in ${b.lang}, the guide's next step`);
