@@ -438,7 +438,11 @@ const schema_field api_schema[API_FIELD_COUNT] = {
          .kind = SCHEMA_BOOLEAN, .invalid_code = ERR_CONFLICTING_FIELDS,
          /* a rule reads it; absent, as true, the default stages */
          .bind = {.as = SCHEMA_BIND_NONE, .absent = 1},
-         .oip_instead = "name the stages to return as outputs"},
+         .oip_instead = "need_weights is not a /v2 parameter: /v2's outputs "
+                        "name the stages to return. For need_weights "
+                        "false, ask for the output alone, \"outputs\": "
+                        "[{\"name\": \"output\"}]; for true, leave "
+                        "outputs out (weights and output)"},
     /* nn.MultiheadAttention's batch_first: false takes a batch of x and
      * context sequence first, (L, N, E), and returns it so (batch_first.h) */
     [API_BATCH_FIRST] =

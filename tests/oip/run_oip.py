@@ -704,6 +704,12 @@ def error_cases():
         ("return as a parameter", req(parameters={"return": "weights"}), 400,
          "invalid_return", "name the stages to return as outputs",
          "/parameters/return"),
+        ("need_weights as a parameter, which outputs say",
+         req(parameters={"need_weights": False}), 400, "conflicting_fields",
+         'need_weights is not a /v2 parameter: /v2\'s outputs name the '
+         'stages to return. For need_weights false, ask for the output '
+         'alone, "outputs": [{"name": "output"}]; for true, leave outputs '
+         'out (weights and output)', "/parameters/need_weights"),
         ("num_heads not a number", req(parameters={"num_heads": "two"}), 400,
          "wrong_type", "num_heads must be an integer",
          "/parameters/num_heads"),
