@@ -158,6 +158,29 @@ class TestAttention(ClientTest):
             "inputs": [],
             "parameters": {"causal": True, "binary_data_output": True}})
 
+    def test_need_weights_is_v1s_on_the_v2_route(self):
+        """need_weights=False returns /v1's output alone (asked of /v2 as
+        its one output, which /v2 takes instead of the field); true, the
+        default stages; beside stages, or not a boolean, refused as /v1
+        refuses it."""
+        status, reply = SERVER.post(dict(self.BODY, need_weights=False))
+        self.assertEqual(status, 200)
+        self.assertNotIn("weights", reply)
+        result = self.client.attention(need_weights=False, **self.BODY)
+        self.assertEqual(list(result), ["output"])
+        self.assertTrue(np.array_equal(result["output"], reply["output"]))
+        self.assertEqual(result.parameters,
+                         {k: reply[k] for k in result.parameters})
+        # its /v1 body gives the same reply
+        self.assertEqual(SERVER.post(result.request), (status, reply))
+        result = self.client.attention(need_weights=True, **self.BODY)
+        self.assertEqual(sorted(result), ["output", "weights"])
+        with self.assertRaisesRegex(ValueError, "send one of them"):
+            self.client.attention(need_weights=False, stages=["output"],
+                                  **self.BODY)
+        with self.assertRaisesRegex(TypeError, "true or false"):
+            self.client.attention(need_weights=0, **self.BODY)
+
     def test_float32_tensors_and_a_return_field(self):
         result = self.client.attention(
             dtype="float32", heads=[0], **{"return": ["q"]},

@@ -6,6 +6,8 @@ import json
 import threading
 import urllib.parse
 
+import numpy as np
+
 from . import torch_names, wire
 from .fields import split
 from .result import Result
@@ -116,12 +118,24 @@ class Client:
         arrays, torch tensors or lists (state_dict a module's or a whole
         model's state_dict(), module the attention module's prefix when it
         holds several); stages (or `return`) the stages to return, by
-        default the server's (as /v1's: output and weights, need_weights
-        heeded).  → Result."""
+        default the server's (as /v1's: output and weights; need_weights
+        false, /v1's and nn.MultiheadAttention's, the output alone, which
+        /v2 asks by naming it the one output; not with stages, ValueError).
+        → Result."""
         if "state_dict" in fields:  # /v2 takes its tensors as inputs
             fields = torch_names.state_dict_fields(fields)
         stages = stages or fields.get("return")
         stages = list(stages) if stages else None
+        if "need_weights" in fields:
+            if not isinstance(fields["need_weights"], (bool, np.bool_)):
+                raise TypeError("need_weights must be true or false")
+            if stages is not None:
+                raise ValueError("need_weights is nn.MultiheadAttention's "
+                                 "choice of the stages returned, which "
+                                 "stages (or return) names: send one of "
+                                 "them")
+            if not fields["need_weights"]:
+                stages = ["output"]
         dtype = fields.get("dtype", "float64")
         if dtype not in wire.FLOAT_TYPES:
             raise ValueError(f"dtype {dtype!r}: float64, float32, float16 "

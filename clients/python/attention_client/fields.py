@@ -6,9 +6,10 @@ import base64
 import numpy as np
 
 # fields the client handles itself: the dtype is the inputs' datatype, the
-# stages are the outputs, labels stay with the Result, and the client picks
-# the reply's encoding
-CLIENT_FIELDS = ("dtype", "return", "tokens", "context_tokens", "encoding")
+# stages are the outputs (need_weights false: output alone), labels stay
+# with the Result, and the client picks the reply's encoding
+CLIENT_FIELDS = ("dtype", "return", "need_weights", "tokens",
+                 "context_tokens", "encoding")
 
 
 def as_numpy(value):
@@ -65,10 +66,10 @@ def v1_body(fields, stages=None, arrays=False):
     """/v1's JSON body of the same request: nested lists (a mask holding −∞
     as json_mask says; NumPy arrays with `arrays`, for a writer that stops
     early), the labels, and `return` when stages are given (a shared link
-    leaves it out)."""
+    leaves it out, and need_weights, which return replaces)."""
     body = {}
     for name, value in fields.items():
-        if name in ("return", "encoding"):
+        if name in ("return", "need_weights", "encoding"):
             continue
         a = value if isinstance(value, (str, bool, int, float, dict)) \
             else as_numpy(value)
