@@ -275,7 +275,8 @@ static bool take_object(json_t *v, const schema_field *row, const char *ptr,
                       : take_choice(member, &named, at, &value, err);
         if (!ok)
             return false;
-        out->members[i] = (schema_member){true, value.number, value.choice};
+        out->members[i] = (schema_member){
+            .number = value.number, .choice = value.choice, .present = true};
     }
     out->boolean = true;
     return true;

@@ -517,3 +517,15 @@ const schema_field api_schema[API_FIELD_COUNT] = {
 
 _Static_assert(sizeof rope_members / sizeof *rope_members <= SCHEMA_MEMBERS_MAX,
                "rope's members fit schema_value");
+
+/* No padding hole inside a field's slot (schema.h: every request clears
+ * them all twice): only the tail rounds up to the alignment. */
+_Static_assert(sizeof(schema_member) ==
+                   (offsetof(schema_member, present) + sizeof(bool) +
+                    _Alignof(schema_member) - 1) /
+                       _Alignof(schema_member) * _Alignof(schema_member),
+               "schema_member's members largest first");
+_Static_assert(offsetof(schema_value, members) -
+                       (offsetof(schema_value, boolean) + sizeof(bool)) <
+                   _Alignof(schema_member),
+               "schema_value's members largest first");

@@ -123,8 +123,8 @@ typedef enum {
     SCHEMA_STRING,     /* a string, read where it is used (state_dict.c)  */
 } schema_kind;
 
-/* The most members an object field has. */
-#define SCHEMA_MEMBERS_MAX 4
+/* The most members an object field has (rope's; schema.c checks it). */
+#define SCHEMA_MEMBERS_MAX 3
 
 /* The members of rope, in order. */
 enum { API_ROPE_BASE, API_ROPE_DIMS, API_ROPE_STYLE };
@@ -281,21 +281,26 @@ size_t schema_first_nonfinite(const schema_field *row, const schema_tensor *t,
 size_t schema_earlier_equal(const schema_field *row, const schema_tensor *t,
                             size_t i);
 
+/* The members below are ordered largest first, so that no padding
+ * grows api_fields: every request clears its slots twice (on parsing and
+ * on freeing), 7.9 KB, under the 8 KiB that GCC clears inline rather than
+ * by calling memset (docs/performance.md, "What a request costs"). */
+
 /* One member of an object field as decoded by its row's kind. */
 typedef struct {
-    bool present;
     double number; /* SCHEMA_INTEGER, SCHEMA_NUMBER */
     int choice;    /* SCHEMA_ENUM                   */
+    bool present;
 } schema_member;
 
 /* One non-tensor field as decoded by its kind. */
 typedef struct {
-    bool present;
     double number;     /* SCHEMA_INTEGER, SCHEMA_NUMBER         */
-    bool boolean;      /* SCHEMA_BOOLEAN; SCHEMA_OBJECT: on      */
+    api_labels labels; /* SCHEMA_LABELS (owned)                 */
     int choice;        /* SCHEMA_ENUM: the choice's value       */
     unsigned stages;   /* SCHEMA_STAGES: ATTN_WANT() bits       */
-    api_labels labels; /* SCHEMA_LABELS (owned)                 */
+    bool present;
+    bool boolean; /* SCHEMA_BOOLEAN; SCHEMA_OBJECT: on */
     schema_member members[SCHEMA_MEMBERS_MAX]; /* SCHEMA_OBJECT  */
 } schema_value;
 
