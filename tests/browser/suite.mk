@@ -15,18 +15,19 @@ DEB_TEST    += chromium nodejs
 BROWSER_DIR := tests/browser
 # one file per seam of the page (harness.mjs: what they share), each with its
 # own server and Chromium and its own artifacts (tests/artifacts/<file>-*),
-# BROWSER_JOBS files at a time: a file spends most of its time waiting on
-# Chromium's frames and the server, so two share two cores well.
+# BROWSER_JOBS files at a time: a file spends much of its time waiting on
+# Chromium's frames and the server, so three keep two cores busy (two left
+# 0.6 of a core idle).
 # BROWSER_ALONE: the files whose checks time the page (one edit's page work,
 # a new element's first render) run after the others, one at a time.
 # `make test-browser BROWSER_TESTS=form.test.mjs` runs one.
 # BROWSER_FIRST: the longest files, started first (longest first) so that
-# the two at a time end together, not with one long file left alone.
+# the files at a time end together, not with one long file left alone.
 BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
-BROWSER_JOBS  ?= 2
+BROWSER_JOBS  ?= 3
 BROWSER_ALONE ?= budget.test.mjs embed.test.mjs
-BROWSER_FIRST := reading.test.mjs links.test.mjs options.test.mjs \
-                 layout.test.mjs
+BROWSER_FIRST := reading.test.mjs reading-widths.test.mjs links.test.mjs \
+                 options.test.mjs guided.test.mjs layout.test.mjs
 
 # playwright-core, installed again only when the lock changes (test-build
 # installs it beside the compilers)
