@@ -350,4 +350,14 @@ test("pasted text: NumPy and PyTorch printouts, whitespace rows, − signs; a de
   await openHead(0);
 });
 
+test("a button that does nothing now looks it: Next token before decoding is faded and shows no hand", async () => {
+  await rendered(() => page.click('button[data-preset="001"]'));
+  const look = (id) => page.evaluate((i) => { const s = getComputedStyle(document.getElementById(i)); return [Number(s.opacity), s.cursor]; }, id);
+  assert.equal(await page.isDisabled("#decode-next"), true);
+  const [faded, hand] = await look("decode-next");
+  assert.ok(faded < 0.6, `a disabled button's opacity: ${faded}`);
+  assert.equal(hand, "default");
+  assert.deepEqual(await look("decode-start"), [1, "pointer"], "a live button as before");
+});
+
 finalChecks(5);
