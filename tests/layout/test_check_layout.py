@@ -185,6 +185,16 @@ def functions():
     assert found == [("long_task", 1, 81), ("fits", 83, 80)], found
 
 
+def long_functions_fail(top):
+    """What tools/long_functions.py prints for top's server/, which must
+    fail (exit status 1)."""
+    run = subprocess.run([sys.executable, long_functions.__file__,
+                          os.path.join(top, "server")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    return run.stdout
+
+
 def page_functions():
     # the page's JavaScript too: a top-level function of 81 lines, first
     # line to its closing "}", is named, one of 80 is not; so is a method of
@@ -208,14 +218,10 @@ def page_functions():
     assert found == [("longStep", 1, 81), ("fits", 83, 80), ("f", 163, 1),
                      ("one", 164, 1), ("build", 167, 81), ("size", 249, 80)], \
         found
-    run = subprocess.run([sys.executable, long_functions.__file__,
-                          os.path.join(top, "server")],
-                         capture_output=True, text=True)
-    assert run.returncode == 1, run.stdout
-    assert "page.js:1: longStep is 81 lines" in run.stdout, run.stdout
-    assert "page.js:167: build is 81 lines" in run.stdout, run.stdout
-    assert "fits" not in run.stdout and "size" not in run.stdout, run.stdout
-
+    out = long_functions_fail(top)
+    assert "page.js:1: longStep is 81 lines" in out, out
+    assert "page.js:167: build is 81 lines" in out, out
+    assert "fits" not in out and "size" not in out, out
 
 
 def page_const_functions():
@@ -243,13 +249,10 @@ def page_const_functions():
     assert found == [("longArrow", 1, 81), ("fits", 82, 80),
                      ("bare", 162, 80), ("t", 242, 3), ("later", 245, 3),
                      ("old", 248, 82)], found
-    run = subprocess.run([sys.executable, long_functions.__file__,
-                          os.path.join(top, "server")],
-                         capture_output=True, text=True)
-    assert run.returncode == 1, run.stdout
-    assert "page.js:1: longArrow is 81 lines" in run.stdout, run.stdout
-    assert "page.js:248: old is 82 lines" in run.stdout, run.stdout
-    assert "fits" not in run.stdout and "bare" not in run.stdout, run.stdout
+    out = long_functions_fail(top)
+    assert "page.js:1: longArrow is 81 lines" in out, out
+    assert "page.js:248: old is 82 lines" in out, out
+    assert "fits" not in out and "bare" not in out, out
 
 
 if __name__ == "__main__":
