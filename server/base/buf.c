@@ -69,15 +69,22 @@ void buf_printf(buf *b, const char *fmt, ...)
     b->len += (size_t)len;
 }
 
-void buf_uint(buf *b, size_t v)
+size_t uint_text(unsigned long long v, char out[UINT_TEXT_MAX])
 {
-    char digits[24];
+    char digits[UINT_TEXT_MAX];
     size_t len = 0;
     do {
         digits[sizeof digits - ++len] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    buf_append(b, digits + sizeof digits - len, len);
+    memcpy(out, digits + sizeof digits - len, len);
+    return len;
+}
+
+void buf_uint(buf *b, size_t v)
+{
+    char digits[UINT_TEXT_MAX];
+    buf_append(b, digits, uint_text(v, digits));
 }
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong

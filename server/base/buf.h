@@ -23,6 +23,10 @@ void buf_append(buf *b, const char *s, size_t len);
 void buf_puts(buf *b, const char *s);
 void buf_printf(buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The most digits uint_text() writes: 2^64 - 1 has 20. */
+#define UINT_TEXT_MAX 20
+/* Writes v in decimal into out (no NUL) and returns how many digits. */
+size_t uint_text(unsigned long long v, char out[UINT_TEXT_MAX]);
 /* Appends v in decimal (no printf: shapes are written for every reply). */
 void buf_uint(buf *b, size_t v);
 /* Appends s as a JSON string literal, quotes included. */

@@ -9,6 +9,8 @@
  */
 #include "server/http/guards.h"
 
+#include "server/base/buf.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,20 +172,12 @@ static void own_request_id(unsigned long long serial, char *out,
                            size_t out_size)
 {
     static const char hex[] = "0123456789abcdef";
-    char text[8 + 1 + 20 + 1]; /* 8 hex digits, '-', a 64-bit serial */
+    char text[8 + 1 + UINT_TEXT_MAX]; /* 8 hex digits, '-', the serial */
     unsigned pid = own_pid();
     for (int i = 0; i < 8; i++)
         text[i] = hex[(pid >> (28 - 4 * i)) & 0xf];
     text[8] = '-';
-    char digits[20];
-    size_t n = 0;
-    do {
-        digits[n++] = (char)('0' + serial % 10);
-        serial /= 10;
-    } while (serial);
-    size_t len = 9;
-    while (n)
-        text[len++] = digits[--n];
+    size_t len = 9 + uint_text(serial, text + 9);
     if (len > out_size - 1)
         len = out_size - 1;
     memcpy(out, text, len);
