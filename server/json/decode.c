@@ -323,13 +323,31 @@ bool decode_value(api_field f, json_t *v, const char *pointer,
     return ok;
 }
 
+/* given[f] = the envelope's member named by row f, or NULL: one pass over
+ * its members (a lesson's body has one or two) instead of a hash lookup
+ * for each of the schema's rows. */
+static void find_given(json_t *envelope, json_t *given[API_FIELD_COUNT])
+{
+    memset(given, 0, API_FIELD_COUNT * sizeof *given);
+    const char *key;
+    size_t key_len;
+    json_t *v;
+    json_object_keylen_foreach(envelope, key, key_len, v)
+    {
+        int f = strlen(key) == key_len ? schema_field_of(key) : -1;
+        if (f >= 0)
+            given[f] = v;
+    }
+}
+
 /* Reads every non-tensor field of the envelope by its row's kind. */
-static bool take_small_fields(json_t *envelope, const request_limits *limits,
-                              api_fields *fields, codec_error *err)
+static bool take_small_fields(json_t *const given[API_FIELD_COUNT],
+                              const request_limits *limits, api_fields *fields,
+                              codec_error *err)
 {
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         const schema_field *row = &api_schema[f];
-        json_t *v = json_object_get(envelope, row->name);
+        json_t *v = given[f];
         if (row->kind == SCHEMA_TENSOR || row->kind == SCHEMA_STATE_DICT || !v)
             continue;
         char ptr[CODEC_POINTER_MAX];
@@ -341,13 +359,15 @@ static bool take_small_fields(json_t *envelope, const request_limits *limits,
 }
 
 /* Every required field is there. */
-static bool check_required(const raw_request *raw, codec_error *err)
+static bool check_required(const raw_request *raw,
+                           json_t *const given[API_FIELD_COUNT],
+                           codec_error *err)
 {
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         const schema_field *row = &api_schema[f];
         bool present = row->kind == SCHEMA_TENSOR
                            ? raw->fields.tensor[f].present
-                           : json_object_get(raw->envelope, row->name) != NULL;
+                           : given[f] != NULL;
         if (row->required && !present) {
             char ptr[CODEC_POINTER_MAX];
             codec_pointer(ptr, row->name, NULL, 0);
@@ -388,11 +408,14 @@ bool decode_request(const char *body, size_t len, const request_limits *limits,
     raw.fields.text_len = len;
     raw.fields.literal = number_literal;
     state_dict_keys keys;
+    json_t *given[API_FIELD_COUNT];
+    if (ok)
+        find_given(raw.envelope, given);
     ok = ok &&
          state_dict_take(raw.envelope, limits->max_elements, &raw.fields, &keys,
                          err) &&
-         check_required(&raw, err) &&
-         take_small_fields(raw.envelope, limits, &raw.fields, err);
+         check_required(&raw, given, err) &&
+         take_small_fields(given, limits, &raw.fields, err);
     /* a 16-bit dtype's JSON numbers are that type's before any rule */
     if (ok && !(half_round_fields(&raw.fields, err) &&
                 validate_request(&raw.fields, limits, req, err))) {

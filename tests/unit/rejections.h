@@ -89,6 +89,12 @@ static const rejection rejections[] = {
      400, "shape_mismatch", "/w_k"},
     {"{\"x\":[[1,2]],\"causal\":1," VALID_TAIL "}", 400, "wrong_type",
      "/causal"},
+    /* two wrong fields: the schema's earlier row is named, whatever the
+     * body's order (num_heads before causal) */
+    {"{\"causal\":1,\"x\":[[1,2]],\"num_heads\":0," VALID_TAIL "}", 400,
+     "invalid_num_heads", "/num_heads"},
+    {"{\"x\":[[1,2]],\"causal\":1,\"num_heads\":\"2\"," VALID_TAIL "}", 400,
+     "wrong_type", "/num_heads"},
     {"{\"x\":[[1,2]],\"mask\":[[true,false]]," VALID_TAIL "}", 400,
      "shape_mismatch", "/mask"},
     {"{\"x\":[[1,2]],\"mask\":[[true]],\"key_padding\":[1]," VALID_TAIL "}",
