@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 /* Replies shorter than this go to the kernel in one send (its smallest
@@ -66,9 +67,18 @@ static size_t bytes_sent(const request *req,
     return acked < req->bytes_out ? (size_t)acked : req->bytes_out;
 }
 
-/* The client's address as text (IPv4 or IPv6), or NULL. */
-static const char *client_address(struct MHD_Connection *conn, char *out,
-                                  size_t size)
+/* The last client address this event thread wrote as text: clients come
+ * back on keep-alive connections, and inet_ntop() cost about 1 % of a
+ * lesson-sized request (docs/performance.md, "What a request costs"). */
+static _Thread_local struct {
+    sa_family_t family;
+    unsigned char addr[sizeof(struct in6_addr)];
+    char text[INET6_ADDRSTRLEN];
+} last_client;
+
+/* The client's address as text (IPv4 or IPv6), or NULL; the text lives
+ * until this thread's next call. */
+static const char *client_address(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -81,8 +91,20 @@ static const char *client_address(struct MHD_Connection *conn, char *out,
         : sa->sa_family == AF_INET6
             ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
             : NULL;
-    return addr && inet_ntop(sa->sa_family, addr, out, (socklen_t)size) ? out
-                                                                        : NULL;
+    if (!addr)
+        return NULL;
+    size_t size = sa->sa_family == AF_INET ? sizeof(struct in_addr)
+                                           : sizeof(struct in6_addr);
+    if (last_client.family == sa->sa_family &&
+        memcmp(last_client.addr, addr, size) == 0)
+        return last_client.text;
+    last_client.family = AF_UNSPEC;
+    if (!inet_ntop(sa->sa_family, addr, last_client.text,
+                   sizeof last_client.text))
+        return NULL;
+    memcpy(last_client.addr, addr, size);
+    last_client.family = sa->sa_family;
+    return last_client.text;
 }
 
 /* A request libmicrohttpd answered itself, before the access handler saw
@@ -95,13 +117,12 @@ static void library_answer_completed(struct MHD_Connection *conn,
 {
     const union MHD_ConnectionInfo *status =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS);
-    char client[INET6_ADDRSTRLEN];
     access_log_entry entry = {
         .id = "-",
         .method = "",
         .path = "",
         .status = status ? status->http_status : 0,
-        .client = client_address(conn, client, sizeof client),
+        .client = client_address(conn),
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
     };
     access_log_write(&entry);
@@ -119,7 +140,6 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         return;
     }
     *con_cls = NULL;
-    char client[INET6_ADDRSTRLEN];
     access_log_entry entry = {
         .id = req->id,
         .id_replaced = req->id_replaced,
@@ -133,7 +153,7 @@ void completion_request_completed(void *cls, struct MHD_Connection *conn,
         .path = req->path,
         .status = req->rep.status,
         .code = req->rep.code,
-        .client = client_address(conn, client, sizeof client),
+        .client = client_address(conn),
         .user_agent =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
         .completed = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,

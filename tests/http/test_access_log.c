@@ -11,10 +11,13 @@
  */
 #include "tests/http/harness.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -253,6 +256,55 @@ static void sigterm_writes_every_line_whole_stopped_last(void **state)
 
 /* ======================================================================= */
 
+/* A GET /healthz from source address `from` (any of 127/8 reaches the
+ * loopback server), its request id `id`; the reply is read before return. */
+static void healthz_from(const char *from, const char *id)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof src), 0);
+    struct sockaddr_in dst = {.sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)g_srv.port)};
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&dst, sizeof dst), 0);
+    char request[160];
+    snprintf(request, sizeof request,
+             "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "X-Request-ID: %s\r\nConnection: close\r\n\r\n",
+             id);
+    assert_true(raw_send(fd, request, strlen(request)));
+    bytes raw = {0};
+    bool closed;
+    assert_int_equal(raw_read_reply(fd, &raw, 2000, &closed), 200);
+    free(raw.data);
+    close(fd);
+}
+
+/* Each line names its own client, when clients of different addresses
+ * take turns on the event threads (which keep the last address's text). */
+static void each_line_names_its_own_client_address(void **state)
+{
+    (void)state;
+    static const char *const from[] = {"127.0.0.2", "127.0.0.3"};
+    enum { TURNS = 8 };
+    for (int i = 0; i < TURNS; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "client-turn-%d", i);
+        healthz_from(from[i % 2], id);
+    }
+    for (int i = 0; i < TURNS; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "client-turn-%d", i);
+        json_t *line = access_log_wait(g_log_path, id, FLUSH_PROMISE_MS);
+        assert_non_null(line);
+        assert_string_equal(json_string_value(json_object_get(line, "client")),
+                            from[i % 2]);
+        json_decref(line);
+    }
+}
+
 int main(void)
 {
     if (harness_init() != 0)
@@ -262,6 +314,7 @@ int main(void)
         cmocka_unit_test(a_line_is_on_stderr_within_a_second_of_its_reply),
         cmocka_unit_test(a_line_names_the_code_client_agent_and_encoding),
         cmocka_unit_test(a_v2_request_id_is_logged),
+        cmocka_unit_test(each_line_names_its_own_client_address),
         cmocka_unit_test(sigterm_writes_every_line_whole_stopped_last),
     };
     int failed = cmocka_run_group_tests_name("access_log", tests, log_setup,
