@@ -24,6 +24,7 @@ import { msg, t, useLang } from "./words.js";
 import { randomBody, randomFromQuery, randomTitle } from "./random-inputs.js";
 import { PRESETS } from "./presets.js";
 import { bodyPatched, sourceBody, unpackState } from "./link-state.js";
+import { nameIn } from "./lesson-names.js";
 
 export const MESSAGE_PREFIX = "attention:";
 
@@ -61,7 +62,7 @@ export function start(search = location.search, hash = location.hash) {
   const tell = (type, detail) => { if (window.parent !== window) window.parent.postMessage({ ...detail, type: MESSAGE_PREFIX + type }, "*"); };
   for (const e of ["render", "change", "error"]) node.addEventListener(`attention-${e}`, (ev) => tell(e, ev.detail));
   node.addEventListener("attention-render", (ev) => {
-    document.title = inLang(code, () => t("embed.frame.title", { stage: stageTitle(ev.detail.stage) }));
+    document.title = inLang(code, () => t("embed.frame.title", { stage: stageTitle(ev.detail.stage, nameIn(node.lessonKey(), "x", 0)) }));
   });
   let last = -1;
   new ResizeObserver(() => {

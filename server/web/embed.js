@@ -34,7 +34,8 @@ export const STEPS = ["x", "q", "k", "v", "scores", "scaled_scores", "weights", 
 const PER_HEAD = new Set(["q", "k", "v", "scores", "scaled_scores", "weights", "head_outputs"]);
 const PAIRS = new Set(["scores", "scaled_scores", "weights"]);
 const OWN_TITLES = { x: "embed.stage.x", q: "embed.stage.q", k: "embed.stage.k", v: "embed.stage.v" };
-export const stageTitle = (stage) => t(OWN_TITLES[stage] || `views.card.${stage}`);
+// x: the input's name (the lesson's own while the inputs are a lesson's: lesson-names.js).
+export const stageTitle = (stage, x = nameIn(null, "x", 0)) => t(OWN_TITLES[stage] || `views.card.${stage}`, { x });
 
 // Runs f in the element's language: the page's modules read one current
 // language (locale.js); the host's <html lang> is left as it was.
@@ -200,9 +201,10 @@ export class AttentionLesson extends HTMLElement {
     const tokens = p.tokens || range(this.x.shape[0]).map(String);
     const lesson = this.getAttribute("lesson") in PRESETS ? this.getAttribute("lesson") : "001", key = this.lessonKey();
     inLang(code, () => {
-      const f = this.frameFor(code);
+      const f = this.frameFor(code), x = nameIn(key, "x", 0);
+      this.nameInput(x);
       f.title.replaceChildren(this.own ? (this.own.title ? t(this.own.title) : "") : t(`lessons.${lesson}.title`), H > 1 && PER_HEAD.has(stage) ? ` · ${t("embed.head", { head })}` : "");
-      this.view = matrixView({ id: `embed-${stage}`, stage, name: nameIn(key, stage, plane), title: stageTitle(stage),
+      this.view = matrixView({ id: `embed-${stage}`, stage, name: nameIn(key, stage, plane), title: stageTitle(stage, x),
         lessonName: lessonLine(key, stage, plane), dtype: R.dtype,
         rows, cols, data: T.data, off: plane * rows * cols, shape: [rows, cols], kind: stage === "weights" ? "seq" : "div",
         rowLabels: tokens, colLabels: PAIRS.has(stage) ? tokens : null, arrow: PAIRS.has(stage) }, f.card, (view, i, j, how) => this.point(code, view, i, j, how));
@@ -218,15 +220,24 @@ export class AttentionLesson extends HTMLElement {
     if (how === "activate") fire(this, "attention-point", { stage: this.stage, row: i, col: j, value: view.get(i, j) });
   }
 
-  // X as a grid of inputs in the element's language; a change recomputes.
+  // X as a grid of inputs in the element's language; a change recomputes
+  // (its caption and its cells' names: nameInput).
   editor(code) {
     const [n, d] = this.x.shape;
-    const grid = el("table", { class: "embed-x" }, el("caption", {}, t("embed.x.caption")),
+    const grid = el("table", { class: "embed-x" }, el("caption", {}),
       el("tbody", {}, range(n).map((i) => el("tr", {}, range(d).map((j) => el("td", {}, el("input", {
-        type: "text", inputmode: "decimal", size: 5, value: cellText(this.x.data[i * d + j]),
-        "aria-label": t("embed.x.cell", { row: i, column: j }), dataset: { row: i, col: j },
+        type: "text", inputmode: "decimal", size: 5, value: cellText(this.x.data[i * d + j]), dataset: { row: i, col: j },
         onchange: (ev) => this.edited(ev.target, code) })))))));
     return el("div", { class: "embed-editor" }, grid, el("p", { class: "embed-note", "aria-live": "polite" }));
+  }
+
+  // The editor's caption and cells name the input x (the lesson's own
+  // name while X is the lesson's, else the stage's word).
+  nameInput(x) {
+    const grid = this.body.querySelector(".embed-x");
+    if (!grid) return;
+    grid.caption.textContent = t("embed.x.caption", { x });
+    for (const input of grid.querySelectorAll("input")) input.setAttribute("aria-label", t("embed.x.cell", { x, row: Number(input.dataset.row), column: Number(input.dataset.col) }));
   }
 
   edited(input, code) {

@@ -7,7 +7,7 @@ import { shapeOf } from "./parse.js";
 import { kvHead, nested, slice } from "./reply.js";
 import { exactText, fmt, focusExact } from "./format.js";
 import { views } from "./cards.js";
-import { STAGE_WORDS } from "./lesson-names.js";
+import { STAGE_WORDS, stageName } from "./lesson-names.js";
 import { PAIR_STAGES } from "./fields.js";
 import { afterRenderHooks } from "./hooks.js";
 import { nodes, t } from "./words.js";
@@ -58,8 +58,9 @@ export function biasOf(P, g, width, c) {
   return Array.isArray(P.b[0]) ? P.b[g][c] : P.b[P.b0 + g * width + c];
 }
 
-// a · b term by term: a table of the products and their sum (in index order).
-export function dotTable(labels, a, b, names, labelName) {
+// a · b term by term: a table of the products and their sum (in index
+// order); names: the terms' data-term, heads: their columns' headings.
+export function dotTable(labels, a, b, names, labelName, heads = names) {
   let sum = 0;
   const rows = [];
   a.forEach((x, t) => {
@@ -70,7 +71,7 @@ export function dotTable(labels, a, b, names, labelName) {
   });
   const more = a.length > EXPLAIN_MAX_TERMS ? el("p", { class: "note" }, ...nodes("explain.moreTerms", { count: a.length - EXPLAIN_MAX_TERMS })) : null;
   const table = el("table", {}, el("thead", {}, el("tr", {}, el("th", { scope: "col" }, labelName),
-    el("th", { scope: "col" }, names[0]), el("th", { scope: "col" }, names[1]), el("th", { scope: "col" }, ...nodes("explain.product")))),
+    el("th", { scope: "col" }, heads[0]), el("th", { scope: "col" }, heads[1]), el("th", { scope: "col" }, ...nodes("explain.product")))),
     el("tbody", {}, rows));
   return { sum, nodes: [table, more] };
 }
@@ -166,12 +167,14 @@ export function explainSteps(R, view, i, j) {
       (b.positional_encoding ? r.map((xv, c) => xv + sinusoidal(R.pk[R.m0 + t], c, r.length)) : r));
     const P = projection(b, st), width = st === "v" ? R.dv : R.dk, g = st === "q" ? h : kvHead(R, h);
     const col = weightColumn(P, g, width, j);
-    const dot = dotTable(range(src[0].length).map(String), src[i], col, [fromX ? "x" : "context", `W_${st}`], "s");
+    const input = stageName(R, "x", 0); // the lesson's own name while the inputs are a lesson's
+    const dot = dotTable(range(src[0].length).map(String), src[i], col, [fromX ? "x" : "context", `W_${st}`], "s",
+                         [fromX ? input : "context", `W_${st}`]);
     const stacked = Array.isArray(P.W[0][0]);
     const where = stacked ? t(P.torch ? "explain.proj.stackRow" : "explain.proj.stackCol", { j, w: P.name, g })
       : t(P.torch ? "explain.proj.torchRow" : "explain.proj.col", { j: P.torch ? P.row0 + g * width + j : g * width + j, w: P.name });
     const bias = biasOf(P, g, width, j);
-    const from = fromX ? (R.T.x_pe ? "X + PE" : "X") : t(b.positional_encoding ? "explain.src.contextPe" : "explain.src.context");
+    const from = fromX ? (R.T.x_pe ? `${input} + PE` : input) : t(b.positional_encoding ? "explain.src.contextPe" : "explain.src.context");
     const steps = [el("li", {}, ...nodes("explain.proj.line", { row: view.rowLabels[i], src: from, where, value: num(dot.sum, bias === null ? st : "product-sum") }),
       bias === null ? apiNum(R, view.get(i, j), st) : null, ...dot.nodes)];
     if (bias !== null) steps.push(el("li", {}, ...nodes("explain.bias", { b: `b_${st}`, bias: num(bias, "bias"), value: num(dot.sum + bias, st) }), apiNum(R, view.get(i, j), st)));

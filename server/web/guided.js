@@ -15,37 +15,28 @@ import { fmt } from "./format.js";
 import { onLangChange } from "./locale.js";
 import { nodes, t } from "./words.js";
 import { maskReasons, views } from "./cards.js";
-import { lessonOf, mayMask } from "./lesson-names.js";
+import { LESSON_NAMES, lessonOf, mayMask, ownName } from "./lesson-names.js";
 import { anchorMarks, clearMarks, markLinks } from "./highlight.js";
 import { maskWhy, refreshExplain, withhold } from "./explain.js";
 import { afterRender, renderResult } from "./hooks.js";
 
-// Each lesson's own names and lines of code, never translated (the student
-// reads them in the lesson): its input, its scaled scores (lesson 000 calls
-// them `scores`, lesson 002 `skor`), its weights and head output, whether its
-// arrays carry the head as their first index (lesson 002's Qh[h]), and
-// whether its softmax subtracts the row's max (lesson 000's does not).
-// Inputs of no lesson (or changed past what it computes) use the API's names.
+// The guide's names: the lesson's own (lesson-names.js, never translated:
+// its input, its scaled scores, its weights and head output, its lines of
+// code), whether its arrays carry the head as their first index (lesson
+// 002's Qh[h]) and whether its softmax subtracts the row's max; inputs of
+// no lesson (or changed past what it computes) use the API's names.
 const API_NAMES = { x: "X", q: "Q", k: "K", v: "V", raw: "scores", scaled: "scaled_scores", dk: "d_k", weights: "weights",
                     head: "head_outputs", concat: "concat", perHead: true, stable: true, code: {} };
-export const LESSON_GUIDE = {
-  "000": { x: "x", q: "Q", k: "K", v: "V", raw: null, scaled: "scores", dk: "head_dim", weights: "attention_weights",
-           head: "head_output", heads: "attention_outputs", concat: "multi_head_output", perHead: false, stable: false, wo: false,
-           code: { qkv: "Q = x @ W_q[head]", scale: "scores = Q @ K.T / np.sqrt(head_dim)",
-                   softmax: "attention_weights = np.exp(scores) / np.sum(np.exp(scores), axis=-1, keepdims=True)",
-                   mix: "head_output = attention_weights @ V", concat: "multi_head_output = np.concatenate(attention_outputs, axis=-1)" } },
-  "001": { x: "X", q: "Q", k: "K", v: "V", raw: "scores", scaled: "scaled_scores", dk: "d_k", weights: "attention_weights",
-           head: "output", concat: null, perHead: false, stable: true,
-           code: { qkv: "Q = X @ W_q", scores: "scores = Q @ K.T", scale: "scaled_scores = scores / np.sqrt(d_k)",
-                   softmax: "attention_weights = softmax(scaled_scores)", mix: "output = attention_weights @ V" } },
-  "002": { x: "X", q: "Qh", k: "Kh", v: "Vh", raw: null, scaled: "skor", dk: "(d // h)", weights: "A", head: "Yh", concat: "Y",
-           perHead: true, stable: true,
-           code: { qkv: "Qh, Kh, Vh = bol(X @ W_q), bol(X @ W_k), bol(X @ W_v)",
-                   scale: "skor = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h)", softmax: "A = softmax(skor, eksen=-1)",
-                   mix: "Yh = A @ Vh", concat: "Y = Yh.transpose(1, 0, 2).reshape(n, d)" } },
-};
+export function guideNames(key) {
+  const L = LESSON_NAMES[key];
+  if (!L) return API_NAMES;
+  const own = (stage) => ownName(key, stage, null);
+  return { x: own("x"), q: own("q"), k: own("k"), v: own("v"), raw: own("scores"), scaled: own("scaled_scores"), dk: L.dk,
+           weights: own("weights"), head: own("head_outputs"), heads: L.heads, concat: own("concat"),
+           perHead: L.stages.q.includes("[h]"), stable: L.stable, wo: L.wo, code: L.code };
+}
 // The lesson whose names the cards carry (lesson-names.js: while the inputs compute what it computes), else the API's.
-const lessonNames = (R) => LESSON_GUIDE[lessonOf(R)] || API_NAMES;
+const lessonNames = (R) => guideNames(lessonOf(R));
 
 // The steps, in pipeline order, and the cards (their data-stage) each reveals.
 export const STEP_STAGES = {

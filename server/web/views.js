@@ -6,7 +6,7 @@ import { ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
 import { group, maskReasons, maskScope, resetViews, views } from "./cards.js";
-import { lessonLine, lessonOf, mayMask, stageName } from "./lesson-names.js";
+import { lessonLine, lessonOf, mayMask, splitName, stageName } from "./lesson-names.js";
 import { kvHead, slice } from "./reply.js";
 import { exactText, fmt } from "./format.js";
 import { MatrixView } from "./matrix.js";
@@ -30,7 +30,7 @@ export const plural = (id, count, params = {}) =>
   t(`${id}.${new Intl.PluralRules(lang()).select(count) === "one" ? "one" : "other"}`, { count, ...params });
 
 // One item of the summary: its words, the value in bold.
-const item = (id, value, attrs = {}) => el("span", attrs, ...nodes(id, { value: el("b", {}, value) }));
+const item = (id, value, attrs = {}, params = {}) => el("span", attrs, ...nodes(id, { ...params, value: el("b", {}, value) }));
 const on = { class: "on" };
 export function summaryItems(R) {
   const b = R.body, res = R.res;
@@ -43,7 +43,7 @@ export function summaryItems(R) {
          { title: t("views.sum.exact", { value: exactText(R.scale, "float64") }) }),
     item("views.sum.dtype", res.dtype), item("views.sum.causal", t(res.causal ? "views.sum.causal.on" : "views.sum.causal.off")),
     item("views.sum.hidden", masks.length ? listOf(masks) : t("views.sum.none"), masks.length ? on : {}),
-    res.shapes.x ? item("views.sum.x", `(${res.shapes.x.join(", ")})`) : item("views.sum.qkv", t("views.sum.given")),
+    res.shapes.x ? item("views.sum.x", `(${res.shapes.x.join(", ")})`, {}, { name: stageName(R, "x", 0) }) : item("views.sum.qkv", t("views.sum.given")),
     R.B ? item("views.sum.batch", `B = ${R.B}`, on) : null,
     R.heads ? item("views.sum.reply_holds", listOf(R.heads.map((k) => t("views.heads.button", { head: k }))), { title: t("views.sum.reply_holds.why") }) : null,
     R.Hkv !== R.H ? item("views.sum.kv_heads", fmt(R.Hkv), on) : null,
@@ -102,19 +102,19 @@ export function splitViews(R) {
     for (let i = 0; i < n; i++) for (let c = 0; c < dk; c++) q[i * W + k * dk + c] = s.data[s.off + i * dk + c];
   }
   const say = (v, i, j, how) => { if (how !== "leave") v.readout.textContent = v.describe(i, j); };
-  const X = R.T.x_pe ? "(X + PE)" : "X", dims = `(${R.H}, ${n}, ${dk})`;
+  const X = R.T.x_pe ? `(${stageName(R, "x", 0)} + PE)` : stageName(R, "x", 0), dims = `(${R.H}, ${n}, ${dk})`;
   const all = new MatrixView({ id: "split-q", stage: "q_all", name: "Q", title: t("views.card.q_all"), dtype: R.dtype, rows: n, cols: W,
     src: { data: q }, off: 0, shape: [n, W], rowLabels: R.ql, colLabels: range(W).map(String), kind: "div", onPoint: say,
     groups: range(R.H).map((k) => ({ start: k * dk, size: dk, label: t("cmp.head", { head: k }) })),
     formula: t("views.split.formula", { product: `${X} · W_q${b.layout === "torch" ? "ᵀ" : ""}${b.b_q ? " + b_q" : ""}`, first: `h·${dk}`, last: `h·${dk} + ${dk - 1}` }) });
-  const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: `Qh[${k}]`, title: `Qh[${k}]`, dtype: R.dtype, // words-check: Qh[k] is the lesson's NumPy name
+  const heads = range(R.H).map((k) => new MatrixView({ id: `split-qh${k}`, stage: "q_head", name: splitName(k), title: splitName(k), dtype: R.dtype,
     rows: n, cols: dk, src: slice(R, "q", k), off: slice(R, "q", k).off, shape: [n, dk], rowLabels: R.ql, colLabels: range(dk).map(String), kind: "div", onPoint: say,
     formula: nodes("views.split.head_formula", { first: k * dk, last: (k + 1) * dk - 1, plane: k, code: el("code", {}, `Q.reshape(${n}, ${R.H}, ${dk}).transpose(1, 0, 2)[${k}]`) }), // words-check: NumPy code
     caption: t("cmp.head", { head: k }), head: k }));
   heads.forEach((v) => Object.assign(v, { maxAbs: all.max, scaleNote: t("views.scale.one_split") }));
   all.scaleNote = t("views.scale.one_split");
   for (const v of [all, ...heads]) views[v.id] = v;
-  const g = group("group-split", t("views.split.title", { from: `Q (${n}, ${W})`, to: `Qh ${dims}` }),
+  const g = group("group-split", t("views.split.title", { from: `Q (${n}, ${W})`, to: `${splitName(null)} ${dims}` }),
     el("code", { class: "shape" }, `reshape (${n}, ${R.H}, ${dk}), transpose (1, 0, 2)`)); // words-check: NumPy code
   g.add(el("p", { class: "hint" }, R.Hkv !== R.H ? t("views.split.hint_kv", { kv: R.Hkv }) : t("views.split.hint")), g.cards);
   return [g, [all, ...heads]];
@@ -154,7 +154,7 @@ function headFacts(R, h) {
   })() : null;
   const empty = emptyRows(R, h);
   const emptyNote = () => (empty.size ? [el("p", { class: "warn" }, t("views.empty_rows", { rows: listOf([...empty].map((i) => R.ql[i])) }))] : []);
-  const kvFrom = b.context ? "context" : "X";
+  const kvFrom = b.context ? "context" : stageName(R, "x", 0);
   const cols = stacked(b.w_q) ? t("views.head.stacks", { mats: `W_q[${h}], W_k[${kvHead(R, h)}], W_v[${kvHead(R, h)}]` })
     : t("views.head.columns", { first: h * R.dk, last: (h + 1) * R.dk - 1 });
   const caption = R.B ? t("views.caption.head_seq", { head: h, seq: ui.selectedSeq }) : t("cmp.head", { head: h });
@@ -165,7 +165,7 @@ function headFacts(R, h) {
 function inputGroup(R, newKeys) {
   const b = R.body;
   const gi = group("group-input", R.B ? t("views.input.title_seq", { seq: ui.selectedSeq, seqs: R.B }) : t("views.input.title"));
-  const inputs = R.T.x ? [makeView(R, "x", 0, { id: "input-x", title: "X", name: "x", kind: "div", rowLabels: R.ql,
+  const inputs = R.T.x ? [makeView(R, "x", 0, { id: "input-x", title: stageName(R, "x", 0), name: "x", kind: "div", rowLabels: R.ql,
     colLabels: idx(R.T.x.shape.at(-1)), formula: t("views.input.formula"),
     caption: R.B ? t("views.caption.input_seq", { seq: ui.selectedSeq }) : t("views.caption.input") })] : [];
   if (b.context) inputs.push(makeView(R, "context", 0, { id: "input-context", title: t("views.card.context"), name: "context", kind: "div",
@@ -182,7 +182,7 @@ function formulaFacts(R, f) {
   const b = R.body;
   const biased = b.b_q || b.in_proj_bias, wt = b.layout === "torch" || b.in_proj_weight || b.q_proj_weight ? "ᵀ" : "";
   const plus = (k) => (biased ? ` + b_${k}` : "");
-  const X = R.T.x_pe ? "(X + PE)" : "X", ctx = b.context && R.T.x_pe ? "(context + PE)" : f.kvFrom;
+  const X = R.T.x_pe ? `(${stageName(R, "x", 0)} + PE)` : stageName(R, "x", 0), ctx = b.context && R.T.x_pe ? "(context + PE)" : f.kvFrom;
   const sharedBy = R.Hkv !== R.H ? t("views.head.shared", { kv: f.g, heads: listOf(range(R.H).filter((k) => kvHead(R, k) === f.g).map(String)) }) : null;
   const shared = (s) => (sharedBy ? t("views.formula.and", { first: s, second: sharedBy }) : s);
   return { ...f, wt, plus, X, ctx, shared, given: t("views.formula.given") };

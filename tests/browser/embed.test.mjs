@@ -573,6 +573,48 @@ test("a cell's caption in every element names the lesson's variable as the visua
   await page.screenshot({ path: path.join(ARTIFACTS, "embed-captions.png"), fullPage: true });
 });
 
+// The input as each lesson names it (lesson-names.js: 000's x, 001's and 002's X) in every element: the input
+// stage's title and its cells' captions, the editor's caption and its cells' names, the projections' titles and
+// the guide's formula; once the learner changes x, it is the lesson's no more, and the stage's word (X) returns.
+test("every element names the lesson's input as the lesson does: 000's x, 001's and 002's X; X once the learner changed it", async () => {
+  await page.goto(course + "guided-000.html");
+  const specs = [{ id: "in000", lesson: "000", lang: "es", stage: "x", editable: "" }, { id: "q000", lesson: "000", lang: "es", stage: "q" },
+                 { id: "in001", lesson: "001", lang: "it", stage: "x" }, { id: "in002", lesson: "002", lang: "tr", stage: "x" }];
+  await page.evaluate((all) => {
+    for (const { id, ...attrs } of all) {
+      const node = Object.assign(document.createElement("attention-lesson"), { id });
+      for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+      document.querySelector("main").append(node);
+    }
+  }, specs);
+  const reads = async (id) => {
+    await page.locator(`#${id}`).locator('td[data-row="1"][data-col="2"]').hover();
+    return page.evaluate((i) => {
+      const root = document.getElementById(i).shadowRoot, grid = root.querySelector(".embed-x");
+      return { title: root.querySelector("h3").firstChild.textContent, caption: root.querySelector(".readout").textContent.split(" =")[0],
+               editor: grid ? grid.caption.textContent : null, cell: grid ? grid.querySelector('input[data-row="1"][data-col="2"]').getAttribute("aria-label") : null };
+    }, id);
+  };
+  for (const id of ["in000", "q000", "in001", "in002", "guia"]) await waitEvents("attention-render", id, 1);
+  assert.deepEqual(await reads("in000"), { title: "x, la entrada", caption: "x[t1, 2]",
+    editor: "x, la entrada de la lección: cambie un número y esta etapa se vuelve a calcular", cell: "x, fila 1, columna 2" });
+  assert.equal((await reads("q000")).title, "Q = x · W_q");
+  assert.deepEqual(await reads("in001"), { title: "X, l'input", caption: "X[word 2, 2]", editor: null, cell: null });
+  assert.deepEqual(await reads("in002"), { title: "X, girdi", caption: "X[tok1, 2]", editor: null, cell: null });
+  // the guide's first step: Q of head 0 under the title the element gives it, its formula reading x's row
+  const guide = await page.evaluate(() => { const root = document.getElementById("guia").shadowRoot;
+    return { title: root.querySelector("h3").firstChild.textContent, formula: root.querySelector(".guided-formula p").textContent }; });
+  assert.equal(guide.title, "Q = x · W_q");
+  assert.ok(guide.formula.startsWith("Q[t0, 0] = x[0] · columna 0 de W_q[0] = "), guide.formula);
+  // the learner changes a number of x: no longer the lesson's x
+  const input = page.locator("#in000").locator('input[data-row="0"][data-col="0"]');
+  await input.fill("0,7");
+  await input.press("Tab");
+  await waitEvents("attention-render", "in000", 2);
+  assert.deepEqual(await reads("in000"), { title: "X, la entrada", caption: "X[t1, 2]",
+    editor: "X, la entrada de la lección: cambie un número y esta etapa se vuelve a calcular", cell: "X, fila 1, columna 2" });
+});
+
 test("<attention-guided>: Enter on a cell writes the formula for it; the cell keeps the focus and its caption", async () => {
   await page.goto(course + "guided-000.html");
   await waitEvents("attention-render", "guia", 1);

@@ -349,4 +349,34 @@ test("guided mode speaks each lesson's language: 000 in Spanish, 001 in Italian,
   }
 });
 
+// The input as each lesson names it (lesson-names.js: 000's x, 001's and 002's X), in the lesson's language: the
+// guide's projections read its rows, and the input's card beside the guide, and its cells' captions, say the same.
+test("guided mode names each lesson's input as the lesson does: 000's x, 001's and 002's X, in the cards beside it too", async () => {
+  const setLang = (code) => page.evaluate((c) => import(new URL("web/words.js", location.href)).then((m) => m.useLang(c)), code);
+  // the query and key chosen earlier stay chosen: any row of x
+  const cases = [["000", "es", "x", /^Q\[t\d, 0\] = x\[\d\] · columna 0 de W_q\[0\] = /, /^K\[t\d, 0\] = x\[\d\] · columna 0 de W_k\[0\] = /, "x[t1, 2]"],
+                 ["001", "it", "X", /^Q\[word \d, 0\] = X\[\d\] · colonna 0 di W_q = /, /^K\[word \d, 0\] = X\[\d\] · colonna 0 di W_k = /, "X[word 2, 2]"],
+                 ["002", "tr", "X", /^Qh\[0\]\[tok\d, 0\] = X\[\d\] · W_q matrisinin 0\. sütunu = /, /^Kh\[0\]\[tok\d, 0\] = X\[\d\] · W_k matrisinin 0\. sütunu = /,
+                  "X[tok1, 2]"]];
+  try {
+    for (const [key, code, x, q, k, cell] of cases) {
+      await rendered(() => page.click(`button[data-preset="${key}"]`));
+      await setLang(code);
+      await page.click("#guided-toggle");
+      await page.waitForSelector("#guided-h");
+      const lines = await page.$$eval("#guided-formula p", (ps) => ps.map((p) => p.textContent));
+      assert.match(lines[0], q, `lesson ${key}`);
+      assert.match(lines[1], k, `lesson ${key}`);
+      assert.equal(await visible("input-x"), true, "the input's card stays beside the guide");
+      assert.equal(await page.$eval("#input-x h3", (h) => h.firstChild.textContent), x, `lesson ${key}: the input's card`);
+      await page.hover("#input-x td[data-row='1'][data-col='2']");
+      assert.equal((await page.textContent("#input-x .readout")).split(" =")[0], cell, `lesson ${key}: a cell's caption`);
+      await page.click("#guided-exit");
+    }
+  } finally {
+    await setLang("en");
+    await page.uncheck("#one-scale");
+  }
+});
+
 finalChecks();
