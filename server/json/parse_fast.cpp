@@ -58,6 +58,16 @@ struct tensor_walk {
 
     bool leaf(dom::element e, int depth)
     {
+        dom::element_type type = e.type();
+        if (type == dom::element_type::DOUBLE && depth == rank &&
+            leaf_bool == 0 && budget > 0) {
+            /* most numbers after the first: what the lines below decide
+             * for them, without deciding it again */
+            budget--;
+            whole_unsure |= spec->whole;
+            numbers.push_back(e.get_double().value_unsafe());
+            return true;
+        }
         if (rank < 0) {
             rank = depth;
             /* a rectangular tensor holds the product of the first arrays'
@@ -74,7 +84,6 @@ struct tensor_walk {
         } else if (depth != rank) {
             return false;
         }
-        dom::element_type type = e.type();
         bool is_bool = type == dom::element_type::BOOL;
         bool is_number = type == dom::element_type::DOUBLE ||
                          type == dom::element_type::INT64 ||
@@ -114,8 +123,12 @@ struct tensor_walk {
         if (first_sizes[depth] == 0)
             first_sizes[depth] = array.size();
         size_t count = 0;
+        /* a leaf is taken here, not by a call of walk() per number: the
+         * call was a third of the walk's cost on a lesson's body */
         for (dom::element child : array) {
-            if (!walk(child, depth + 1))
+            if (!(child.type() == dom::element_type::ARRAY
+                      ? walk(child, depth + 1)
+                      : leaf(child, depth + 1)))
                 return false;
             count++;
         }
