@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool buf_reserve(buf *b, size_t extra)
+bool buf_grow(buf *b, size_t extra)
 {
     if (b->failed)
         return false;
-    if (extra <= b->cap - b->len)
-        return true;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra) {
         if (cap > ((size_t)-1) / 2) {
@@ -34,17 +32,6 @@ bool buf_reserve(buf *b, size_t extra)
     b->cap = cap;
     return true;
 }
-
-void buf_append(buf *b, const char *s, size_t len)
-{
-    if (!buf_reserve(b, len + 1))
-        return;
-    memcpy(b->data + b->len, s, len);
-    b->len += len;
-    b->data[b->len] = '\0';
-}
-
-void buf_puts(buf *b, const char *s) { buf_append(b, s, strlen(s)); }
 
 void buf_printf(buf *b, const char *fmt, ...)
 {
