@@ -37,6 +37,10 @@
 /* Keys per tile of the fused pass: a 120 × 512 tile of float scores (240 KiB)
  * stays in L2 beside the K and V rows it is made from. */
 #define ATTN_KEY_BLOCK 512
+/* Most row blocks per task of the fused pass a test may ask for
+ * (attn_set_fused_group): the task keeps their running sums on its
+ * stack. */
+#define ATTN_FUSED_GROUP_MAX 8
 /* Keys a sliding window or causal may cut from either end of a key block at
  * a time: a whole number of the scores kernel's tiles (16 or 32 keys) and
  * fine enough that a window of 256 wastes less than a quarter of its work
@@ -125,6 +129,40 @@ static double multiply_adds(const attn_problem *p)
            (p->w_o ? n * h * d_v * (double)p->d_out : 0);
 }
 
+/* attn_set_fused_group(): 0 (the rule below) until a test says otherwise */
+static atomic_size_t fused_group_wanted = 0;
+
+void attn_set_fused_group(size_t group)
+{
+    atomic_store(&fused_group_wanted, group);
+}
+
+/* Most row blocks one task of the fused pass takes each key block for
+ * (fused_group): the size the scratch is made for.  They read the block's
+ * K and V rows from L2 one after the other, where a task of one row block
+ * streams a head's whole K and V from L3 once they outgrow L2 (the kernels
+ * lose 4 to 17 % to that: docs/performance.md, "ONNX Runtime as an
+ * anchor").  4 row blocks keep 3 of 4 reads in L2 and leave a 2-thread
+ * pool 9 tasks per head at n = 4096. */
+#define ATTN_FUSED_GROUP 4
+/* One core's L2 on the machines measured (AMD Zen 5: 1 MiB): half of it
+ * for a head's K and V leaves room for the score tile, Q and the running
+ * sums of the row blocks. */
+#define ATTN_L2_BYTES ((size_t)1 << 20)
+
+/* Row blocks per task of the fused pass: ATTN_FUSED_GROUP when one head's
+ * K and V would not stay in half of L2 from one row block to the next, else
+ * 1; or what a test asked for (attn_set_fused_group). */
+static size_t fused_group(const attn_problem *p)
+{
+    size_t wanted = atomic_load(&fused_group_wanted);
+    if (wanted)
+        return wanted < ATTN_FUSED_GROUP_MAX ? wanted : ATTN_FUSED_GROUP_MAX;
+    double head_bytes = (double)p->m * (double)(p->d_k + p->d_v) *
+                        (double)tensor_dtype_size(p->dtype);
+    return head_bytes > (double)(ATTN_L2_BYTES / 2) ? ATTN_FUSED_GROUP : 1;
+}
+
 /* Keys in one tile of the fused pass. */
 static size_t tile_keys(const attn_problem *p)
 {
@@ -136,7 +174,7 @@ static size_t tile_keys(const attn_problem *p)
  * maxima. */
 static size_t fused_scratch(const attn_problem *p)
 {
-    return scratch_rows(p) * (tile_keys(p) + p->d_v + 3);
+    return scratch_rows(p) * (tile_keys(p) + fused_group(p) * (p->d_v + 3));
 }
 
 static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
@@ -237,6 +275,9 @@ static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
                              : attend_keys_padded_f64(p->m);
     if (keys_padded < p->m ||
         !tensor_mul_add_size(&elements, keys_padded, attn_kv_heads(p) * p->d_k))
+        return SIZE_MAX;
+    /* each head's values, rows contiguous (when there are several heads) */
+    if (h_kv > 1 && !add_product(&elements, p->m, h_kv, p->d_v))
         return SIZE_MAX;
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */

@@ -200,6 +200,12 @@ void attn_result_free(attn_result *r);
  * before forward passes start, not during one. */
 void attn_use_own_kernels(bool on);
 
+/* Row blocks one task of the fused pass takes each key block for: 0 (the
+ * default) lets the core choose by the size of a head's K and V; 1 to 8
+ * force it, so that tests reach the blocks' boundaries on small problems.
+ * Set it before forward passes start, not during one. */
+void attn_set_fused_group(size_t group);
+
 /* Single-threaded textbook implementation (no BLAS) for tests: same inputs,
  * same outputs, written straight from the lessons. */
 attn_status attn_forward_reference(const attn_problem *p, unsigned want,

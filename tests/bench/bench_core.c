@@ -38,6 +38,16 @@
  *       to return after the cancel, and how much CPU time the process (every
  *       thread) spent in that time.  The issue's attack
  *       on the service is `cancel float32 8192 1 128 16 1 T 300 R`.
+ *   kernels M LDV TRIALS
+ *       the scores and product kernels alone (core/attend_kernels.h), float32,
+ *       as the fused pass calls them for one head: 120 query rows, d_k = d_v
+ *       = 64, key blocks of 512, V's rows LDV floats apart (h·d_v in the
+ *       wide layout, d_v in a head's own).  Each trial times one sweep over
+ *       all M keys block by block (K and V streaming, as a task with one row
+ *       block reads them) and as many over key block 0 alone (in L2, as a
+ *       task's further row blocks read it), in turn:
+ *       {"scores_stream":GFLOP/s, "scores_hot":…, "product_stream":…,
+ *       "product_hot":…}, medians of TRIALS.
  *   info   the BLAS core, SIMD level and product path in use;   quit
  *
  * Every pass timed carries a stop (core/attn_stop.h) that never fires, with
@@ -57,6 +67,7 @@
  * NumPy bit for bit, so all contestants see the same numbers.
  */
 #include "core/arch.h"
+#include "core/attend_kernels.h"
 #include "core/attention.h"
 #include "core/attn_stop.h"
 #include "server/setup/alloc_setup.h"
@@ -527,6 +538,70 @@ static void cmd_cancel(const char *dtype_name, size_t n, size_t d, size_t h,
     bench_inputs_free(&in);
 }
 
+/* Trials a kernels command may ask for (bounds its arrays of rates). */
+#define BENCH_MAX_TRIALS 99
+
+/* GFLOP/s of the scores and product kernels over keys [0, m) block by
+ * block, or over key block 0 m / 512 times (hot): rates[0] scores,
+ * rates[1] product. */
+static void kernel_sweep(size_t m, size_t ldv, bool hot, const float *q,
+                         const float *kt, const float *v, float *s, float *acc,
+                         double rates[2])
+{
+    enum { ROWS = 120, KEYS = 512, DK = 64, DV = 64 };
+    float row_max[ROWS];
+    double scores = 0, product = 0;
+    for (size_t k0 = 0; k0 + KEYS <= m; k0 += KEYS) {
+        size_t key = hot ? 0 : k0;
+        double t0 = clock_read(CLOCK_THREAD_CPUTIME_ID);
+        attend_scores_f32(ROWS, KEYS, DK, 0.125f, q, DK, kt + key * DK, s, KEYS,
+                          row_max);
+        double t1 = clock_read(CLOCK_THREAD_CPUTIME_ID);
+        attend_product_f32(ROWS, DV, KEYS, s, KEYS, v + key * ldv, ldv, acc, DV,
+                           true);
+        scores += t1 - t0;
+        product += clock_read(CLOCK_THREAD_CPUTIME_ID) - t1;
+    }
+    double flop = 2.0 * ROWS * DK * (double)(m / KEYS * KEYS);
+    rates[0] = flop / scores * 1e-9;
+    rates[1] = flop / product * 1e-9;
+}
+
+static void cmd_kernels(size_t m, size_t ldv, long trials)
+{
+    if (!attend_kernels_usable() || m < 512 || ldv < 64 || trials < 1 ||
+        trials > BENCH_MAX_TRIALS) {
+        printf("{\"error\":\"bad kernels command or no kernels\"}\n");
+        return;
+    }
+    float *q = make_tensor(TENSOR_FLOAT32, 120 * 64, SEED_X, 1.0);
+    float *kt = make_tensor(TENSOR_FLOAT32, m * 64, SEED_WK, 1.0);
+    float *v = make_tensor(TENSOR_FLOAT32, m * ldv, SEED_WV, 1.0);
+    float *s = make_tensor(TENSOR_FLOAT32, 120 * 512, SEED_WQ, 1.0);
+    float *acc = make_tensor(TENSOR_FLOAT32, 120 * 64, SEED_WO, 1.0);
+    if (!q || !kt || !v || !s || !acc) {
+        printf("{\"error\":\"out of memory\"}\n");
+    } else {
+        double rate[4][BENCH_MAX_TRIALS];
+        for (long t = 0; t < trials; t++) {
+            double stream[2], hot[2];
+            kernel_sweep(m, ldv, false, q, kt, v, s, acc, stream);
+            kernel_sweep(m, ldv, true, q, kt, v, s, acc, hot);
+            rate[0][t] = stream[0], rate[1][t] = hot[0];
+            rate[2][t] = stream[1], rate[3][t] = hot[1];
+        }
+        static const char *names[4] = {"scores_stream", "scores_hot",
+                                       "product_stream", "product_hot"};
+        for (int i = 0; i < 4; i++) {
+            qsort(rate[i], (size_t)trials, sizeof(double), compare_doubles);
+            printf("%s\"%s\":%.1f", i ? "," : "{", names[i],
+                   rate[i][trials / 2]);
+        }
+        printf("}\n");
+    }
+    free(q), free(kt), free(v), free(s), free(acc);
+}
+
 int main(int argc, char **argv)
 {
     arch_simd most = ARCH_SIMD_COUNT - 1; /* no cap */
@@ -567,6 +642,8 @@ int main(int argc, char **argv)
         else if (sscanf(line, "gemm %15s %zu %zu %ld", dtype, &n, &threads,
                         &calls) == 4)
             cmd_gemm(dtype, n, threads, calls);
+        else if (sscanf(line, "kernels %zu %zu %ld", &n, &d, &calls) == 3)
+            cmd_kernels(n, d, calls);
         else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "info") == 0)
             printf("{\"blas_core\":\"%s\",\"simd\":\"%s\",\"products\":"
                    "\"%s\"}\n",

@@ -13,6 +13,7 @@ UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
 UNIT_SERVER_TESTS := $(UNIT_SERVER:%=$(BUILD)/tests/test_%)
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attention_masks \
+              $(BUILD)/tests/test_attention_groups \
               $(BUILD)/tests/test_attention_overflow \
               $(BUILD)/tests/test_attention_stop \
               $(BUILD)/tests/test_softmax_rows \
@@ -40,6 +41,9 @@ $(BUILD)/tests/test_attention: $(BUILD)/tests/unit/test_attention.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attention_masks: \
     $(BUILD)/tests/unit/test_attention_masks.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+$(BUILD)/tests/test_attention_groups: \
+    $(BUILD)/tests/unit/test_attention_groups.o $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attention_overflow: \
     $(BUILD)/tests/unit/test_attention_overflow.o $(CORE_OBJ)
