@@ -263,17 +263,23 @@ TEST_SUITES :=
 # keeps its figures).  `make -k test` runs every suite whatever fails; the
 # status is a failure if any did.
 # TEST_BESIDE: suites that time nothing, run in a second lane beside the
-# others (their output printed whole when each ends): the image builds and
-# the x86-64 levels' emulated runs, about as long as the first lane's suites
-# that time nothing either (oracle, arm64, fuzz, contract, ...), so the two
-# lanes keep both cores busy and end together.  TEST_ALONE: the suites whose
-# checks time something (a deadline, a drain, CPU seconds, a page drawing its
-# frames) never run beside them.
+# others (their output printed whole when each ends): the image builds, the
+# x86-64 levels' emulated runs, the soak and the HTTP programs that time
+# nothing, about as long as the first lane's suites that time nothing
+# either (oracle, arm64, fuzz, the ASan build's untimed half, the contract
+# traffic's recording, ...), so the two lanes keep both cores busy and end
+# together (docs/development.md has the figures).  TEST_ALONE: the suites
+# whose checks time something (a deadline, a drain, CPU seconds, a page
+# drawing its frames) never run beside another suite.  A suite with both
+# kinds of checks is two suites, -untimed and -timed (or as named in its
+# suite.mk), and `make SUITE` still runs the whole.
 TEST_LOGS   := $(BUILD)/suites
-TEST_BESIDE := test-x86-levels test-arm64-image docker-test
-TEST_ALONE  := test-unit test-http test-bench-smoke test-browser \
-               test-contract-traffic test-framing test-python test-asan \
-               test-tsan test-valgrind test-robust test-lb
+TEST_BESIDE := test-x86-levels test-arm64-image docker-test \
+               test-robust-soak test-http-untimed
+TEST_ALONE  := test-unit test-http-timed test-bench-smoke test-browser \
+               test-contract-traffic-judge test-framing test-python \
+               test-asan-timed test-tsan test-valgrind test-robust-timed \
+               test-lb
 test: deps-test
 	$(PYTHON) tests/run_suites.py --make "$(MAKE)" --log-dir $(TEST_LOGS) \
 	  $(if $(findstring k,$(firstword -$(MAKEFLAGS))),--keep-going) \

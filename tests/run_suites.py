@@ -247,6 +247,11 @@ def main():
     ap.add_argument("--alone", action="append", default=[])
     ap.add_argument("suites", nargs="+")
     args = ap.parse_args()
+    # a suite renamed or split in its suite.mk and not in the Makefile's
+    # lists would run in the wrong lane: a timed one beside another
+    unknown = sorted(set(args.beside + args.alone) - set(args.suites))
+    if unknown:
+        ap.error(f"--beside/--alone name no suite given: {' '.join(unknown)}")
     os.makedirs(args.log_dir, exist_ok=True)
     runner = Runner(args.make.split(), args.log_dir, args.keep_going)
     serial = [Suite(n, "first") for n in args.suites if n not in args.beside]

@@ -25,7 +25,7 @@ HTTP_HARNESS := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%.o, \
                   $(wildcard tests/http/harness*.c))
 HTTP_LANES   ?= auto off all
 
-TEST_SUITES += test-http
+TEST_SUITES += test-http-untimed test-http-timed
 TEST_BUILD  += $(HTTP_TESTS)
 DEB_TEST    += libcmocka-dev libcurl4-openssl-dev
 
@@ -38,14 +38,24 @@ $(HTTP_TESTS): $(BUILD)/tests/http/%: $(BUILD)/tests/http/%.o $(HTTP_HARNESS)
 # the server's and the sockets', not a core's: most of the suite's wall
 # clock), each program's output printed whole when it ends; then those of
 # HTTP_TIMED one at a time, alone.  A run is a target of its own,
-# http-run/LANE/PROGRAM.
+# http-run/LANE/PROGRAM.  `make test` runs the two halves as suites of their
+# own: test-http-untimed beside other suites, test-http-timed alone
+# (TEST_BESIDE and TEST_ALONE in the Makefile).
 HTTP_JOBS    ?= 2
 HTTP_UNTIMED  = $(filter-out $(HTTP_TIMED),$(HTTP_TESTS))
 http_runs     = $(foreach l,$(HTTP_LANES),$(addprefix http-run/$(l)/,$(1)))
+HTTP_RUN_UNTIMED = @$(MAKE) --no-print-directory -j$(HTTP_JOBS) \
+  --output-sync=target $(call http_runs,$(HTTP_UNTIMED))
+HTTP_RUN_TIMED   = @$(MAKE) --no-print-directory -j1 \
+  $(call http_runs,$(HTTP_TIMED))
+.PHONY: test-http-untimed test-http-timed
 test-http: $(HTTP_TESTS) $(SERVER_BIN)
-	@$(MAKE) --no-print-directory -j$(HTTP_JOBS) --output-sync=target \
-	  $(call http_runs,$(HTTP_UNTIMED))
-	@$(MAKE) --no-print-directory -j1 $(call http_runs,$(HTTP_TIMED))
+	$(HTTP_RUN_UNTIMED)
+	$(HTTP_RUN_TIMED)
+test-http-untimed: $(HTTP_TESTS) $(SERVER_BIN)
+	$(HTTP_RUN_UNTIMED)
+test-http-timed: $(HTTP_TESTS) $(SERVER_BIN)
+	$(HTTP_RUN_TIMED)
 
 http-run/%:
 	@lane=$(firstword $(subst /, ,$*)); t=$(patsubst $(firstword $(subst /, ,$*))/%,%,$*); \

@@ -20,9 +20,14 @@ ASAN_BUILD   := $(BUILD)/asan
 TSAN_BUILD   := $(BUILD)/tsan
 SAN_LOGS      = $(abspath $(1))/sanitizer-logs
 # Unit/HTTP targets of the top-level Makefile, run under sanitizers when
-# their sources exist (they are written alongside this suite).
-SAN_SUITES   := $(if $(wildcard tests/unit/test_*.c),test-unit) \
-                $(if $(wildcard tests/http/suite.mk),test-http) \
+# their sources exist (they are written alongside this suite): those that
+# time nothing (test-asan-untimed) and those that time something
+# (test-asan-timed: the HTTP programs of HTTP_TIMED, and framing's answers
+# "at once"); `make test` runs the first beside other suites, the second
+# alone (TEST_BESIDE, TEST_ALONE in the Makefile).
+SAN_UNTIMED  := $(if $(wildcard tests/unit/test_*.c),test-unit) \
+                $(if $(wildcard tests/http/suite.mk),test-http-untimed)
+SAN_TIMED    := $(if $(wildcard tests/http/suite.mk),test-http-timed) \
                 $(if $(wildcard tests/framing/suite.mk),test-framing)
 
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -43,10 +48,12 @@ VALGRIND     := valgrind --quiet --error-exitcode=97 --leak-check=full \
                 --suppressions=$(ROBUST_DIR)/valgrind.supp
 
 DEB_TEST    += valgrind slowhttptest wrk
-TEST_SUITES += test-asan test-tsan test-valgrind test-robust
+TEST_SUITES += test-asan-untimed test-asan-timed test-tsan test-valgrind \
+               test-robust-timed test-robust-soak
 TEST_BUILD  += asan-build tsan-build $(BUILD)/robust/failmalloc.so
 
 .PHONY: test-asan test-tsan test-valgrind test-robust asan-build tsan-build \
+        test-asan-untimed test-asan-timed test-robust-timed test-robust-soak \
         robust-slow \
         robust-faults robust-alloc robust-memory robust-parse-memory \
         robust-soak parse-cost
@@ -76,11 +83,22 @@ san-programs: $(SERVER_BIN) $(UNIT_TESTS) $(HTTP_TESTS)
 tsan-build:
 	+$(TSAN_MAKE) $(TSAN_BUILD)/attention-server $(TSAN_POOL)
 
+# each half starts with an empty log directory and fails on any report in
+# it: the halves run one after the other, never at once
 test-asan: asan-build
+	@$(MAKE) --no-print-directory test-asan-untimed
+	@$(MAKE) --no-print-directory test-asan-timed
+
+test-asan-untimed: asan-build
 	@rm -rf $(call SAN_LOGS,$(ASAN_BUILD)); mkdir -p $(call SAN_LOGS,$(ASAN_BUILD))
-	$(ASAN_ENV) $(ASAN_MAKE) $(SAN_SUITES)
+	$(ASAN_ENV) $(ASAN_MAKE) $(SAN_UNTIMED)
 	$(ASAN_ENV) $(ROBUST_PY)/load.py $(ASAN_BUILD)/attention-server \
 	  --threads 4 --requests 60
+	$(call san_logs_clean,$(call SAN_LOGS,$(ASAN_BUILD)))
+
+test-asan-timed: asan-build
+	@rm -rf $(call SAN_LOGS,$(ASAN_BUILD)); mkdir -p $(call SAN_LOGS,$(ASAN_BUILD))
+	$(ASAN_ENV) $(ASAN_MAKE) $(SAN_TIMED)
 	$(ASAN_ENV) $(ROBUST_PY)/test_memory.py $(ASAN_BUILD)/attention-server \
 	  --sanitized
 	$(call san_logs_clean,$(call SAN_LOGS,$(ASAN_BUILD)))
@@ -97,8 +115,14 @@ test-valgrind: $(SERVER_BIN)
 	  $(ROBUST_PY)/load.py $(SERVER_BIN) --wrapper "$(VALGRIND)" \
 	  --threads 4 --requests 40 --timeout 120
 
-test-robust: robust-slow robust-faults robust-alloc robust-memory \
-             robust-parse-memory robust-soak
+# test-robust-timed: the checks that time something (deadlines, a drain
+# within its grace, RSS sampled every 10 ms); test-robust-soak: the soak,
+# whose checks are counts, statuses and its RSS once a second, not times
+# (`make test` runs it beside other suites)
+test-robust: test-robust-timed test-robust-soak
+test-robust-timed: robust-slow robust-faults robust-alloc robust-memory \
+                   robust-parse-memory
+test-robust-soak: robust-soak
 
 $(BUILD)/robust/parse_cost: tests/robust/parse_cost.c $(CORE_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)

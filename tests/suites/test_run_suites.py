@@ -136,6 +136,18 @@ def case_left_running():
                 os.kill(pid, signal.SIGKILL)
 
 
+def case_unknown_lane_name():
+    """A --alone or --beside name that is no suite given is refused before
+    any suite runs: a suite renamed in its suite.mk keeps no lane."""
+    with tempfile.TemporaryDirectory() as d:
+        proc = runner(d, "--alone", "test-gone", "build", "leaves-one")
+        status, out = finish(proc)
+        assert status == 2, f"exit {status}:\n{out}"
+        assert "test-gone" in out, out
+        assert not os.path.exists(os.path.join(d, "leaves-one.pid")), \
+            f"a suite ran:\n{out}"
+
+
 CASES = [
     ("SIGTERM stops a process under timeout (a group of its own)",
      lambda: case_signal(signal.SIGTERM, "under-timeout")),
@@ -147,6 +159,8 @@ CASES = [
      case_failure_stops_beside),
     ("a process a suite left running is stopped and said",
      case_left_running),
+    ("a lane's name that is no suite is refused, nothing run",
+     case_unknown_lane_name),
 ]
 
 
