@@ -276,7 +276,7 @@ TEST_SUITES :=
 TEST_LOGS   := $(BUILD)/suites
 TEST_BESIDE := test-x86-levels test-arm64-image docker-test \
                test-robust-soak test-http-untimed
-TEST_ALONE  := test-unit test-http-timed test-bench-smoke test-browser \
+TEST_ALONE  := test-unit-timed test-http-timed test-bench-smoke test-browser \
                test-contract-traffic-judge test-framing test-python \
                test-asan-timed test-tsan test-valgrind test-robust-timed \
                test-lb

@@ -22,12 +22,13 @@ SAN_LOGS      = $(abspath $(1))/sanitizer-logs
 # Unit/HTTP targets of the top-level Makefile, run under sanitizers when
 # their sources exist (they are written alongside this suite): those that
 # time nothing (test-asan-untimed) and those that time something
-# (test-asan-timed: the HTTP programs of HTTP_TIMED, and framing's answers
-# "at once"); `make test` runs the first beside other suites, the second
-# alone (TEST_BESIDE, TEST_ALONE in the Makefile).
-SAN_UNTIMED  := $(if $(wildcard tests/unit/test_*.c),test-unit) \
+# (test-asan-timed: the pool's helper, the HTTP programs of HTTP_TIMED,
+# framing's answers "at once"); `make test` runs the first beside other
+# suites, the second alone (TEST_BESIDE, TEST_ALONE in the Makefile).
+SAN_UNTIMED  := $(if $(wildcard tests/unit/test_*.c),test-unit-untimed) \
                 $(if $(wildcard tests/http/suite.mk),test-http-untimed)
-SAN_TIMED    := $(if $(wildcard tests/http/suite.mk),test-http-timed) \
+SAN_TIMED    := $(if $(wildcard tests/unit/test_*.c),test-unit-timed) \
+                $(if $(wildcard tests/http/suite.mk),test-http-timed) \
                 $(if $(wildcard tests/framing/suite.mk),test-framing)
 
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
