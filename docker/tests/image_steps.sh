@@ -1,6 +1,6 @@
 # image_steps.sh - what the image tests share (docker/tests/image_test.sh, tests/arch/image_arm64.sh): the
-# containers-storage flags, each step's time, a failure's words and the base image. Sourced, from the repository
-# root, after DOCKER_ROOT and DOCKER_RUNROOT are checked.
+# containers-storage flags, each step's time, a failure's words, the base image and the cleanup at exit. Sourced,
+# from the repository root, after DOCKER_ROOT and DOCKER_RUNROOT are checked.
 
 store=(--root "$DOCKER_ROOT" --runroot "$DOCKER_RUNROOT" --storage-driver vfs)
 t_start=$(date +%s)
@@ -27,3 +27,19 @@ base_image() { # the first FROM's image of docker/Dockerfile (after its --platfo
     base=$(awk 'toupper($1) == "FROM" { for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; exit } }' docker/Dockerfile)
     docker/base-image.sh "$base" "$BASE_TAR" "${store[@]}"
 }
+
+# What a test holds that outlives it unless stopped: the working container it set in $ctr (unmounted, removed)
+# and the server it set in $server_pid (killed). Run at exit, and by a test that is done with them early.
+ctr=
+server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null || true
+    if [ -n "$ctr" ]; then
+        buildah "${store[@]}" umount "$ctr" >/dev/null 2>&1 || true
+        buildah "${store[@]}" rm "$ctr" >/dev/null 2>&1 || true
+    fi
+    ctr=
+    server_pid=
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup

@@ -15,20 +15,8 @@ set -euo pipefail
 SERVER_START_TIMEOUT=60 # seconds for the first stdout line (cold chroot set-up on a busy 2-CPU machine)
 DRAIN_TIMEOUT=30        # seconds for the server to stop after SIGTERM (its --grace is 20)
 
-. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image
+. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image, cleanup of $ctr and $server_pid
 mkdir -p "$OUT"
-
-ctr=
-server_pid=
-cleanup() {
-    [ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null || true
-    if [ -n "$ctr" ]; then
-        buildah "${store[@]}" umount "$ctr" >/dev/null 2>&1 || true
-        buildah "${store[@]}" rm "$ctr" >/dev/null 2>&1 || true
-    fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
 base_image
 

@@ -22,19 +22,9 @@ IMAGE=attention-server-build:arm64 # the build stage only, tagged to be inspecte
 # sets TARGETARCH from --platform but not BUILDPLATFORM.
 BUILD_PLATFORM=linux/$(dpkg --print-architecture)
 
-. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image
+. docker/tests/image_steps.sh # store, step, steps_done, fail, base_image, cleanup of $ctr
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
-
-ctr=
-cleanup() {
-    if [ -n "$ctr" ]; then
-        buildah "${store[@]}" umount "$ctr" >/dev/null 2>&1 || true
-        buildah "${store[@]}" rm "$ctr" >/dev/null 2>&1 || true
-    fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT # so that `timeout` still runs the cleanup
 
 base_image
 
@@ -52,7 +42,6 @@ mnt=$(buildah "${store[@]}" mount "$ctr")
 cp "$mnt/src/attention-server" "$OUT/attention-server"
 cp "$mnt/src/runtime-packages" "$OUT/runtime-packages"
 cleanup
-ctr=
 # the stage is a full file system under vfs; what it made is copied out
 buildah "${store[@]}" rmi "$IMAGE" >/dev/null
 machine=$(readelf -h "$OUT/attention-server" | sed -n 's/^ *Machine: *//p')
