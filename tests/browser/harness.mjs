@@ -139,6 +139,17 @@ export function framesIn(ms) {
   return Promise.race([count, new Promise((resolve) => setTimeout(() => resolve(-1), ms + 2000))]);
 }
 
+// Whether the page draws a frame within `ms`: true at its first frame (a
+// page that draws answers in one frame's time, not in `ms`), false when none
+// came or the page did not answer.
+export function drawsAFrame(ms) {
+  const drawn = page.evaluate((ms) => new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    requestAnimationFrame(() => { clearTimeout(timer); resolve(true); });
+  }), ms);
+  return Promise.race([drawn, new Promise((resolve) => setTimeout(() => resolve(false), ms + 2000))]);
+}
+
 // One line: the page's frames and state, the server's health, the load.
 export async function pageHealth() {
   const frames = await framesIn(1000);
@@ -306,7 +317,7 @@ export function openPage() {
   // raised no error and the server was healthy; if it does, this notes it and
   // wakes the page: brought to the front, then resized, then reloaded.
   beforeEach(async (t) => {
-    if (!page || (await framesIn(500)) > 0) return;
+    if (!page || (await drawsAFrame(500))) return;
     const lines = [`${stamp()} before "${t.name}": no frame in 500 ms; ${await pageHealth()}`];
     const remedies = [
       ["brought to the front", () => page.bringToFront()],
