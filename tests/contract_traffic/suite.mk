@@ -79,8 +79,8 @@ test-contract-traffic-record: $(CONTRACT_NODE) $(SERVER_BIN) $(CONTRACT_HTTP) \
 	  $(CONTRACT_DIR)/corpus.jsonl
 
 test-contract-traffic-judge: $(CONTRACT_NODE) $(SERVER_BIN)
-	@ls $(CONTRACT_RECORD)/* >/dev/null 2>&1 || { echo "no traffic in \
-	  $(CONTRACT_RECORD): make test-contract-traffic-record first"; exit 1; }
+	@ls $(CONTRACT_RECORD)/* >/dev/null 2>&1 || { echo "no traffic in" \
+	  "$(CONTRACT_RECORD): make test-contract-traffic-record first"; exit 1; }
 	$(CONTRACT_RUN) node $(CONTRACT_DIR)/send_pressure.mjs
 	node $(CONTRACT_DIR)/check_traffic.mjs openapi.yaml $(CONTRACT_RECORD) \
 	  --self-test
