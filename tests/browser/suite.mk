@@ -40,7 +40,10 @@ $(BROWSER_NODE): $(BROWSER_DIR)/package-lock.json
 BROWSER_RUN = ATTENTION_SERVER=$(abspath $(SERVER_BIN)) PYTHON=$(PYTHON) \
   CHROMIUM=/usr/bin/chromium ARTIFACTS=$(abspath tests/artifacts) \
   timeout 1800 node --test --test-reporter=spec \
-  $(if $(BROWSER_TEST_FILTER),--test-name-pattern='$(BROWSER_TEST_FILTER)')
+  $(if $(BROWSER_TEST_FILTER),--test-name-pattern="$$BROWSER_TEST_FILTER")
+# (the pattern reaches node through the environment, never through the
+# shell's quoting: a name may hold an apostrophe, "the lesson's numbers")
+export BROWSER_TEST_FILTER
 BROWSER_SIDE := $(foreach f,$(BROWSER_FIRST),$(filter $(f),$(BROWSER_TESTS))) \
   $(filter-out $(BROWSER_ALONE) $(BROWSER_FIRST),$(BROWSER_TESTS))
 BROWSER_SOLO := $(filter $(BROWSER_ALONE),$(BROWSER_TESTS))
