@@ -14,7 +14,8 @@ const cellWidth = (chars) => `width:calc(${chars}ch + 10px)`;
 // The grid is one tab stop: arrow keys move between its cells (left and
 // right once the caret reaches the edge of the number), as in a spreadsheet.
 export class MatrixEditor {
-  // label: a mathematical name ("W_q") or a msg() (words.js); hint: a message id.
+  // label: a mathematical name ("W_q"), a msg() (words.js), or a function that
+  // says the name of the moment (X's: the lesson's own x); hint: a message id.
   constructor(key, { label, hint, onChange, stack = "head" }) {
     this.key = key; this.label = label; this.hint = hint; this.onChange = onChange; this.stack = stack;
     this.value = null; this.parseError = null; this.cellErrors = new Set();
@@ -51,7 +52,7 @@ export class MatrixEditor {
   }
 
   // The editor's name as read now ("W_q", or "Context" in the page's language).
-  name() { return typeof this.label === "string" ? this.label : t(this.label); }
+  name() { return typeof this.label === "function" ? this.label() : typeof this.label === "string" ? this.label : t(this.label); }
 
   // Every word of the editor in the page's language (a new language calls it, then render()).
   relabel() {
@@ -67,6 +68,11 @@ export class MatrixEditor {
     this.text.setAttribute("aria-label", t("editor.as_text", { name }));
     this.bigNote.textContent = t("editor.big", { cells: GRID_MAX_CELLS });
     this.updateBadge();
+    // the grid's cells, named anew in place (a cell being typed in keeps its focus)
+    for (const input of this.grid ? this.grid.querySelectorAll("input[data-pointer]") : []) {
+      const d = input.dataset, head = d.head === "" ? null : Number(d.head);
+      input.setAttribute("aria-label", this.cellName(head, Number(d.row), Number(d.col), d.pointer.split("/").length === 3));
+    }
   }
 
   setValue(a) {

@@ -2,7 +2,7 @@
  * form.js - the form: the editors, the mask builder, the labels, and the
  * body a request sends.
  */
-import { decoding, editors, ui } from "./state.js";
+import { decoding, editors, lastGood, ui } from "./state.js";
 import { $, ALL_STAGES, ClientError, ONE_HEAD_CELLS, el, range, stagesFor } from "./base.js";
 import { formatMatrix, parseBrackets, parseMatrixText, parseNumber, shapeOf } from "./parse.js";
 import { labelsFor, readControls, renderControls, splitLabels } from "./controls.js";
@@ -12,8 +12,12 @@ import { msg, nodes, orList, t } from "./words.js";
 import { onLangChange } from "./locale.js";
 import { say } from "./page-words.js";
 import { changed } from "./hooks.js";
+import { lessonOf, nameIn } from "./lesson-names.js";
 
-export const EDITOR_SPECS = [["x", "X", "form.hint.x"], ["w_q", "W_q", "form.hint.w_q"], ["w_k", "W_k", "form.hint.w_k"],
+// X's editor goes by the input's name on show (lesson-names.js: lesson 000's
+// x while the result is the lesson's; views.js relabels it at each render).
+const inputLabel = () => nameIn(lastGood ? lessonOf(lastGood) : ui.presetKey, "x", 0);
+export const EDITOR_SPECS = [["x", inputLabel, "form.hint.x"], ["w_q", "W_q", "form.hint.w_q"], ["w_k", "W_k", "form.hint.w_k"],
                              ["w_v", "W_v", "form.hint.w_v"]];
 
 // cells[b][g][i][j]: the mask of sequence b and head g at query i, key j:

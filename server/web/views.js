@@ -2,7 +2,7 @@
  * views.js - the stages, in the order they are computed, as cards.
  */
 import { shapeOf } from "./parse.js";
-import { ui } from "./state.js";
+import { editors, ui } from "./state.js";
 import { $, el, range } from "./base.js";
 import { maskForm } from "./form.js";
 import { group, maskReasons, maskScope, resetViews, views } from "./cards.js";
@@ -294,6 +294,7 @@ function placeCards(R, h, out, avail) {
 
 export function renderResult(R) {
   clampChoice(R);
+  if (editors.x) editors.x.relabel(); // the input's name: the lesson's own while the result is a lesson's
   const h = ui.selectedHead;
   $("summary").replaceChildren(...summaryItems(R));
   const area = $("stage-area");

@@ -30,7 +30,7 @@ test("lesson 000: each head's cards name its own matrix of the 2×6×3 stacks, n
 });
 
 // What a student reads of the input: its card's title, a cell's readout, the summary, the projections'
-// formulas, and the explanation of a Q cell (its sentence and its table's heading).
+// formulas, the explanation of a Q cell (its sentence and its table's heading), and its editor (its legend, a cell's name).
 const title = (id) => page.$eval(`#${id} h3`, (h) => h.firstChild.textContent);
 async function inputNames(h = 0) {
   await page.hover("#input-x td[data-row='1'][data-col='2']");
@@ -40,7 +40,9 @@ async function inputNames(h = 0) {
     heads: [...document.querySelectorAll("#explain li th[scope=col]")].map((th) => th.textContent) }));
   await page.click("#explain-close");
   return { title: await title("input-x"), readout: readout.split(" =")[0], summary: await page.$$eval("#summary > span", (ss) => ss.map((s) => s.textContent).find((s) => /^[xX] \(/.test(s))),
-           formula: (await formula(`h${h}-k`)).split(" ·")[0], explain: explain.line.split(" times")[0], column: explain.heads[1] };
+           formula: (await formula(`h${h}-k`)).split(" ·")[0], explain: explain.line.split(" times")[0], column: explain.heads[1],
+           editor: await page.$eval("#field-x legend", (l) => l.firstChild.textContent),
+           cell: await page.getAttribute('#field-x input[data-row="1"][data-col="2"]', "aria-label") };
 }
 
 test("the input goes by the lesson's own name: lesson 000's x, 001's and 002's X; once the inputs compute more, X", async () => {
@@ -48,13 +50,14 @@ test("the input goes by the lesson's own name: lesson 000's x, 001's and 002's X
   for (const [key, [x, row]] of Object.entries(expect)) {
     await rendered(() => page.click(`button[data-preset="${key}"]`));
     assert.deepEqual(await inputNames(), { title: x, readout: `${x}[${row}, 2]`, summary: `${x} (${key === "000" ? "3, 6" : key === "001" ? "3, 4" : "5, 8"})`,
-                                           formula: x, explain: `Row ${row} of ${x}`, column: x }, `lesson ${key}`);
+                                           formula: x, explain: `Row ${row} of ${x}`, column: x, editor: x, cell: `${x} row 1 column 2` }, `lesson ${key}`);
   }
   // a causal mask: the page computes what no lesson computes, and the input is the API's X again
   await rendered(() => page.click('button[data-preset="000"]'));
   await rendered(() => page.check("#causal"));
   try {
-    assert.deepEqual(await inputNames(), { title: "X", readout: "X[t1, 2]", summary: "X (3, 6)", formula: "X", explain: "Row t1 of X", column: "X" });
+    assert.deepEqual(await inputNames(), { title: "X", readout: "X[t1, 2]", summary: "X (3, 6)", formula: "X", explain: "Row t1 of X", column: "X",
+                                           editor: "X", cell: "X row 1 column 2" });
   } finally { await rendered(() => page.uncheck("#causal")); }
 });
 

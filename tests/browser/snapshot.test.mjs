@@ -100,7 +100,7 @@ test("a saved page says plainly it has no server (no file:// link or curl, no se
       assert.match(status, /^Una pagina salvata: questi numeri sono stati calcolati dal server quando la pagina è stata salvata/);
       assert.match(await other.textContent("#save-page-hint"), /non ha un server/);
       // an edit: the saved page has no server, said as such
-      await other.fill("#field-x input[aria-label='X riga 0 colonna 0']", "0,5");
+      await other.fill('#field-x input[data-row="0"][data-col="0"]', "0,5");
       await other.waitForSelector("#results[data-state=error]");
       const err = await other.textContent("#err-general");
       assert.match(err, /^Questa pagina salvata non ha un server/);
