@@ -28,7 +28,9 @@ export const mayMask = (R) => !!(R.res.causal || R.body.mask || R.body.key_paddi
 //   dk      what it takes the square root of
 //   stable  whether its softmax subtracts the row's max (000's does not)
 //   wo      false: it applies no W_o at all (002's is optional)
-//   code    its own line of code for each step of the guide (guided.js)
+//   code    its own line of code for each step of the guide (guided.js), as
+//           the lesson writes it (002: its solution's and its text's lines;
+//           tests/lessons/lessons.py holds them all)
 export const LESSON_NAMES = {
   "000": {
     stages: { x: "x", q: "Q", k: "K", v: "V", scores: null, scaled_scores: "scores", weights: "attention_weights",
@@ -50,8 +52,9 @@ export const LESSON_NAMES = {
               head_outputs: "Yh[h]", concat: "Y", output: "Y" },
     heads: null, dk: "(d // h)", stable: true,
     code: { qkv: "Qh, Kh, Vh = bol(X @ W_q), bol(X @ W_k), bol(X @ W_v)",
-            scale: "skor = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h)", softmax: "A = softmax(skor, eksen=-1)",
-            mix: "Yh = A @ Vh", concat: "Y = Yh.transpose(1, 0, 2).reshape(n, d)" },
+            scale: "skor = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h)",
+            softmax: "A = softmax(Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h), eksen=-1)",
+            mix: "Yh = softmax(skor) @ Vh", concat: "Y = Yh.transpose(1, 0, 2).reshape(n, d)" },
   },
 };
 // The lesson that gets its heads by reshaping one d × d projection: the

@@ -2,12 +2,13 @@
 // in the live numbers of the chosen cell, one colour scale, the predict-then-reveal exercise, keyboard and axe-core
 // (harness.mjs: the server, Chromium and the helpers).
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import en from "../../server/web/words-en.js";
 import es from "../../server/web/words-es.js";
 import it from "../../server/web/words-it.js";
 import tr from "../../server/web/words-tr.js";
-import { api, ARTIFACTS, finalChecks, HERE, LESSONS, near, openPage, page, rendered, test } from "./harness.mjs";
+import { api, ARTIFACTS, finalChecks, HERE, LESSONS, near, openPage, page, REPO, rendered, test } from "./harness.mjs";
 
 openPage();
 const CATALOGS = { en, es, it, tr };
@@ -347,6 +348,31 @@ test("guided mode speaks each lesson's language: 000 in Spanish, 001 in Italian,
     await setLang("en");
     await page.uncheck("#one-scale");
   }
+});
+
+// Each line the guide quotes ("In the lesson: …") is one the lesson writes, word for word: found in its function
+// of tests/lessons/lessons.py (the lessons transcribed; lesson 002's solution and its text's lines), a line
+// broken inside brackets read as one.
+test("guided mode quotes each lesson's own lines, word for word, at every step", async () => {
+  const source = fs.readFileSync(path.join(REPO, "tests/lessons/lessons.py"), "utf8").replace(/,\s*\n\s*/g, ", ");
+  const linesOf = (key) => source.split(`def lesson_${key}(`)[1].split("\ndef ")[0].split("\n").map((l) => l.trim());
+  for (const key of ["000", "001", "002"]) {
+    await rendered(() => page.click(`button[data-preset="${key}"]`));
+    await page.click("#guided-toggle");
+    await page.waitForSelector("#guided-h");
+    const quoted = [];
+    for (;;) {
+      const line = await page.evaluate(() => document.querySelector("#guided .lesson-code code")?.textContent ?? null);
+      if (line) quoted.push(line);
+      if (await page.isDisabled("#guided-next")) break;
+      await page.click("#guided-next");
+    }
+    await page.click("#guided-exit");
+    assert.ok(quoted.length >= 4, `lesson ${key} quotes ${quoted.length} lines`);
+    const own = linesOf(key);
+    for (const line of quoted) assert.ok(own.includes(line), `lesson ${key} does not write "${line}"`);
+  }
+  await page.uncheck("#one-scale");
 });
 
 // The input as each lesson names it (lesson-names.js: 000's x, 001's and 002's X), in the lesson's language: the

@@ -83,6 +83,12 @@ def lesson_002():
     Qh, Kh, Vh = bol(X @ W_q), bol(X @ W_k), bol(X @ W_v)
     A = softmax(Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h), eksen=-1)
     Y = (A @ Vh).transpose(1, 0, 2).reshape(n, d)
+    solution = Y
+    # its text writes the same steps in its own names (skor, Yh)
+    skor = Qh @ Kh.transpose(0, 2, 1) / np.sqrt(d // h)
+    Yh = softmax(skor) @ Vh
+    Y = Yh.transpose(1, 0, 2).reshape(n, d)
+    assert np.allclose(Y, solution), "the lesson's text and its solution differ"
     request = {"x": X.tolist(), "w_q": W_q.tolist(), "w_k": W_k.tolist(),
                "w_v": W_v.tolist(), "num_heads": h,
                "return": ["output"]}
