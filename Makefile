@@ -264,18 +264,18 @@ TEST_SUITES :=
 # status is a failure if any did.
 # TEST_BESIDE: suites that time nothing, run in a second lane beside the
 # others (their output printed whole when each ends): the image builds, the
-# x86-64 levels' emulated runs, the soak and the HTTP programs that time
-# nothing, about as long as the first lane's suites that time nothing
-# either (oracle, arm64, fuzz, the ASan build's untimed half, the contract
-# traffic's recording, ...), so the two lanes keep both cores busy and end
-# together (docs/development.md has the figures).  TEST_ALONE: the suites
-# whose checks time something (a deadline, a drain, CPU seconds, a page
-# drawing its frames) never run beside another suite.  A suite with both
-# kinds of checks is two suites, -untimed and -timed (or as named in its
-# suite.mk), and `make SUITE` still runs the whole.
+# x86-64 levels' emulated runs, the soak, the HTTP programs that time
+# nothing and the oracle, about as long as the first lane's suites that
+# time nothing either (arm64, fuzz, the ASan build's untimed half, the
+# contract traffic's recording, ...), so the two lanes keep both cores
+# busy and end together (docs/development.md has the figures).
+# TEST_ALONE: the suites whose checks time something (a deadline, a drain,
+# CPU seconds, a page drawing its frames) never run beside another suite.
+# A suite with both kinds of checks is two suites, -untimed and -timed (or
+# as named in its suite.mk), and `make SUITE` still runs the whole.
 TEST_LOGS   := $(BUILD)/suites
 TEST_BESIDE := test-x86-levels test-arm64-image docker-test \
-               test-robust-soak test-http-untimed
+               test-robust-soak test-http-untimed test-oracle
 TEST_ALONE  := test-unit-timed test-http-timed test-bench-smoke test-browser \
                test-contract-traffic-judge test-framing test-python \
                test-asan-timed test-tsan test-valgrind test-robust-timed \
