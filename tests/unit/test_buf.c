@@ -49,10 +49,51 @@ appends_fill_the_room_exactly_then_grow_keeping_every_byte(void **state)
     buf_free(&b);
 }
 
+/* Every byte a JSON string may not hold as it is gets its escape, wherever
+ * it stands in a run of plain bytes: first, last, alone, doubled. */
+static void strings_escape_quotes_backslashes_and_control_bytes(void **state)
+{
+    (void)state;
+    buf b = {0};
+    buf_json_string(&b, "\"a\\b\nc\td\re\x01"
+                        "f\x1f\x7f~ \"\"");
+    assert_string_equal(b.data, "\"\\\"a\\\\b\\nc\\td\\re\\u0001f\\u001f\x7f~ "
+                                "\\\"\\\"\"");
+    buf_free(&b);
+    buf_json_string(&b, "");
+    assert_string_equal(b.data, "\"\"");
+    buf_free(&b);
+}
+
+/* A run of plain bytes longer than the caller's storage moves out of it
+ * whole, in order, between two escapes. */
+static void a_long_plain_run_outgrows_the_callers_storage_whole(void **state)
+{
+    (void)state;
+    char text[1003];
+    text[0] = '\t';
+    for (int i = 1; i < 1001; i++)
+        text[i] = (char)('a' + i % 26);
+    text[1001] = '"';
+    text[1002] = '\0';
+    char room[16];
+    buf b = {.data = room, .cap = sizeof room, .borrowed = true};
+    buf_puts(&b, "x");
+    buf_json_string(&b, text);
+    assert_false(buf_failed(&b));
+    assert_int_equal(b.len, 1 + 1 + 2 + 1000 + 2 + 1);
+    assert_memory_equal(b.data, "x\"\\t", 4);
+    assert_memory_equal(b.data + 4, text + 1, 1000);
+    assert_string_equal(b.data + 1004, "\\\"\"");
+    buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strings_in_replies_are_always_valid_utf8),
+        cmocka_unit_test(strings_escape_quotes_backslashes_and_control_bytes),
+        cmocka_unit_test(a_long_plain_run_outgrows_the_callers_storage_whole),
         cmocka_unit_test(
             appends_fill_the_room_exactly_then_grow_keeping_every_byte),
     };
