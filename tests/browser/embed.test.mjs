@@ -2,109 +2,16 @@
 // in its language) served by a second local server on another port imports the JavaScript client
 // (web/client.js), the custom elements (web/embed.js) and frames GET /embed; their numbers are the lesson's
 // (NumPy runs the lesson's code), their events and the frame's height are checked, with no console error and
-// axe-core clean in the host page; the budgets (docs/embed.md) are measured and printed.
-import { after, before, test } from "node:test";
+// axe-core clean in the host page. embed-timed.test.mjs times them (the transports, the budgets of docs/embed.md).
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
-import os from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
-import { chromium } from "playwright-core";
-import { ARTIFACTS, CHROMIUM, HERE, PYTHON, REPO, spawnService, STEP_MS } from "./harness.mjs";
+import { ARTIFACTS, HERE, PYTHON, REPO } from "./harness.mjs";
+import { close, context, course, LESSON, MAX_TOKENS, numpy, NUMPY, openCourse, outside, page, pageErrors, service } from "./embed-harness.mjs";
 
-const COURSE = path.join(HERE, "embed-course");
-const BUDGET_KB = 60; // the client and one element, gzip: what a course page loads before it shows a stage
-const FIRST_RENDER_MS = 300; // lesson 001 drawn after the element's module loaded, on a quiet machine
-const MAX_TOKENS = 256; // --max-tokens: the 256-token request of the transports' measure is taken, 257 tokens refused 413
-
-// Lesson 001 (Italian) computed by NumPy as the lesson writes it (its inputs: tests/lessons/lesson_001.json).
-const LESSON = JSON.parse(fs.readFileSync(path.join(REPO, "tests/lessons/lesson_001.json"), "utf8"));
-// x: the learner's X (default the lesson's); more: other inputs in place of the lesson's (w_q, …).
-const numpy = (x = LESSON.x, more = {}) => JSON.parse(execFileSync(PYTHON, ["-c", `
-import json, sys
-import numpy as np
-L = json.loads(sys.argv[1])
-X, W_q, W_k, W_v = (np.array(L[k]) for k in ("x", "w_q", "w_k", "w_v"))
-Q = X @ W_q
-K = X @ W_k
-V = X @ W_v
-scores = Q @ K.T
-d_k = Q.shape[1]
-scaled_scores = scores / np.sqrt(d_k)
-def softmax(x):
-    e_x = np.exp(x - np.max(x, axis=-1, keepdims=True))
-    return e_x / np.sum(e_x, axis=-1, keepdims=True)
-attention_weights = softmax(scaled_scores)
-output = attention_weights @ V
-print(json.dumps({"scores": scores.tolist(), "scaled_scores": scaled_scores.tolist(),
-                  "weights": attention_weights.tolist(), "output": output.tolist()}))
-`, JSON.stringify({ ...LESSON, ...more, x })]));
-const NUMPY = numpy();
-
-let server, serverExit, service, course, courseServer, context, page, profile;
-const pageErrors = [], outside = [];
-
-function startService() {
-  const s = spawnService(["--threads", "1", "--max-tokens", String(MAX_TOKENS)], "embed-server.log");
-  server = s.proc;
-  serverExit = s.exit;
-  return s.url;
-}
-
-// The course platform: a static server on another port (another origin) serving embed-course/, the
-// service's address written where a page says SERVICE/.
-function startCourse() {
-  courseServer = http.createServer((req, res) => {
-    const name = path.basename(new URL(req.url, "http://x").pathname) || "index.html";
-    const file = path.join(COURSE, name);
-    if (!fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
-    const type = name.endsWith(".html") ? "text/html; charset=utf-8" : "text/plain; charset=utf-8";
-    res.writeHead(200, { "Content-Type": type, "Cache-Control": "no-store" });
-    res.end(fs.readFileSync(file, "utf8").replaceAll("SERVICE/", service));
-  });
-  return new Promise((resolve) => courseServer.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${courseServer.address().port}/`)));
-}
-
-before(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  service = await startService();
-  course = await startCourse();
-  profile = fs.mkdtempSync(path.join(os.tmpdir(), "embed-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  page = context.pages()[0] || await context.newPage();
-  page.setDefaultTimeout(STEP_MS);
-  page.on("pageerror", (e) => pageErrors.push(`pageerror: ${e.message}`));
-  page.on("console", (m) => { if (m.type() === "error") pageErrors.push(`console: ${m.text()}`); });
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(service) || url.startsWith(course) || url.startsWith("data:")) return route.continue();
-    outside.push(url);
-    return route.abort();
-  });
-  assert.notEqual(new URL(service).origin, new URL(course).origin, "two origins");
-});
-
-after(async () => {
-  if (context) await context.close();
-  if (profile) fs.rmSync(profile, { recursive: true, force: true });
-  if (courseServer) courseServer.close();
-  if (server && server.exitCode === null) {
-    server.kill("SIGTERM");
-    const { code, signal } = await serverExit;
-    assert.ok(code === 0 || signal === "SIGTERM", `server exit ${code} ${signal}`);
-  }
-});
-
-const close = (got, want, what) => {
-  assert.equal(got.length, want.length, `${what}: ${got.length} numbers, the lesson has ${want.length}`);
-  got.forEach((v, k) => assert.ok(Math.abs(v - want[k]) <= 1e-12 * Math.max(1, Math.abs(want[k])), `${what}[${k}]: ${v} vs the lesson's ${want[k]}`));
-};
+openCourse();
 
 test("the client, imported by a page of another origin, computes lesson 001 as NumPy does", async () => {
   await page.goto(course + "client.html");
@@ -174,46 +81,6 @@ test("the client's refusals: code, pointer and the message in the language asked
   pageErrors.splice(0, pageErrors.length, ...pageErrors.filter((e) => !provoked.includes(e)));
   assert.equal(got.aborted.name, "AbortError");
   assert.equal(got.aborted.isError, false);
-});
-
-test("the transports: /v2's binary form and /v1's base64 give the same typed arrays; /v2 measured faster", async () => {
-  const got = await page.evaluate(async ({ lesson, service, tokens }) => {
-    const c = await import(service + "web/client.js");
-    const STAGES = ["q", "k", "v", "scores", "scaled_scores", "weights", "head_outputs", "concat", "output"];
-    const seq = (n, d) => ({ shape: [n, d], data: Float64Array.from({ length: n * d }, (_, i) => Math.sin(i * 12.9898) / 2) });
-    const cases = { lesson: { ...lesson, tokens: ["io", "ti", "amo"], return: STAGES },
-                    [`${tokens} tokens`]: { x: seq(tokens, 64), w_q: seq(64, 64), w_k: seq(64, 64), w_v: seq(64, 64), num_heads: 4,
-                                            return: STAGES } };
-    const out = {};
-    for (const [name, request] of Object.entries(cases)) {
-      const ms = { v1: [], v2: [] }, res = {};
-      for (let k = 0; k < (name === "lesson" ? 5 : 2); k++) {
-        for (const transport of ["v1", "v2"]) {
-          const t0 = performance.now(), r = await c.compute(request, { transport });
-          for (const s of Object.values(r.stages)) s.data.at(-1); // every stage read, as a view reads it
-          ms[transport].push(performance.now() - t0);
-          res[transport] = { transport: r.transport, bytes: r.bytes, tokens: r.tokens, heads: r.num_heads, scale: r.scale, shapes: r.shapes,
-            stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, { shape: v.shape, type: v.data.constructor.name,
-              same: v.data.length === r.shapes[k].reduce((a, b) => a * b, 1), sum: v.data.reduce((a, b) => a + b, 0), first: v.data[0] }])) };
-        }
-      }
-      out[name] = { ms, res };
-    }
-    // a request /v2 does not take (a context's labels) goes to /v1
-    const ctx = await c.compute({ ...lesson, context: lesson.x, context_tokens: ["a", "b", "c"] });
-    return { out, fallback: ctx.transport };
-  }, { lesson: LESSON, service, tokens: MAX_TOKENS });
-  for (const [name, { ms, res }] of Object.entries(got.out)) {
-    assert.equal(res.v1.transport, "v1", name);
-    assert.equal(res.v2.transport, "v2", name);
-    assert.deepEqual({ ...res.v2, transport: 0, bytes: 0 }, { ...res.v1, transport: 0, bytes: 0 }, `${name}: the same result either way`);
-    console.log(`# embed transport: ${name}, every stage: /v1 base64 ${Math.min(...ms.v1).toFixed(1)} ms (${(res.v1.bytes / 1024).toFixed(1)} KB), `
-      + `/v2 binary ${Math.min(...ms.v2).toFixed(1)} ms (${(res.v2.bytes / 1024).toFixed(1)} KB), the best of ${ms.v1.length}; `
-      + `load ${(os.loadavg()[0] / os.cpus().length).toFixed(1)} per core`);
-  }
-  const big = got.out[`${MAX_TOKENS} tokens`];
-  assert.ok(Math.min(...big.ms.v2) < Math.min(...big.ms.v1), `/v2 ${big.ms.v2} ms vs /v1 ${big.ms.v1} ms`);
-  assert.equal(got.fallback, "v1");
 });
 
 // The numbers a shadow root's matrix holds (their exact values) and its cells' text.
@@ -397,61 +264,6 @@ test("axe-core finds nothing in the course page with the elements drawn", async 
   const found = r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   assert.deepEqual(found, []);
   await page.screenshot({ path: path.join(ARTIFACTS, "embed-course.png"), fullPage: true });
-});
-
-// Bytes of embed.js and everything it loads (its imports, the two stylesheets of its shadow root): as served
-// (a reply of 16 KiB or more is compressed, docs/api.md) and as gzip -9 would make each file.
-async function moduleBytes() {
-  const seen = new Map(), todo = ["embed.js", "style.css", "embed.css"];
-  while (todo.length) {
-    const name = todo.pop();
-    if (seen.has(name)) continue;
-    const served = await new Promise((resolve, reject) => http.get(`${service}web/${name}`, { headers: { "Accept-Encoding": "gzip" } }, (res) => {
-      const parts = [];
-      res.on("data", (b) => parts.push(b));
-      res.on("end", () => resolve({ coded: res.headers["content-encoding"] || "", body: Buffer.concat(parts) }));
-    }).on("error", reject));
-    const text = served.coded ? zlib.gunzipSync(served.body).toString() : served.body.toString();
-    seen.set(name, { served: served.body.length, gzip: zlib.gzipSync(text, { level: 9 }).length });
-    for (const [, dep] of text.matchAll(/^(?:import|export) .* from "\.\/([\w-]+\.js)";$/gm)) todo.push(dep);
-    // a catalog loads when its language is asked for (words.js loadWords): the element's own, Italian
-    for (const [, dep] of text.matchAll(/import\("\.\/(words-it\.js)"\)/g)) todo.push(dep);
-  }
-  return seen;
-}
-
-test("budgets: the client and one element's bytes, and lesson 001's first render after the module loads", async () => {
-  const files = await moduleBytes(), sum = (k, f = () => true) => [...files].filter(([n]) => f(n)).reduce((a, [, v]) => a + v[k], 0);
-  const catalogs = (n) => /^words-/.test(n);
-  assert.ok(files.has("client.js") && files.has("matrix.js") && files.has("words-it.js"), [...files.keys()].join(" "));
-  const kb = (b) => (b / 1024).toFixed(1);
-  console.log(`# embed budget: embed.js and what it loads, ${files.size} files: ${kb(sum("served"))} KB as served, `
-    + `${kb(sum("gzip"))} KB gzip -9 (of which the Italian catalog ${kb(sum("gzip", catalogs))} KB); budget ${BUDGET_KB} KB`);
-  assert.ok(sum("gzip") <= BUDGET_KB * 1024, `${kb(sum("gzip"))} KB gzip, over the budget of ${BUDGET_KB} KB: ${[...files.keys()].join(" ")}`);
-  // first render: from the element defined (the module loaded) to its attention-render; and the best of three new ones
-  const first = await page.evaluate(() => window.events.find((e) => e.type === "attention-render" && e.id === "pesi").at - window.defined);
-  const again = [];
-  for (let k = 0; k < 3; k++) {
-    again.push(await page.evaluate(() => new Promise((resolve) => {
-      const node = document.createElement("attention-lesson"), t0 = performance.now();
-      node.setAttribute("lesson", "001"); node.setAttribute("lang", "it");
-      node.addEventListener("attention-render", () => { resolve(performance.now() - t0); node.remove(); }, { once: true });
-      document.querySelector("main").append(node);
-    })));
-  }
-  // a page of one element (first-render.html), opened three times: from embed.js loaded to lesson 001 drawn
-  const alone = [];
-  for (let k = 0; k < 3; k++) {
-    await page.goto(course + "first-render.html");
-    alone.push(await page.evaluate(async () => (await window.rendered) - (await window.defined)));
-  }
-  const load = Math.max(1, os.loadavg()[0] / os.cpus().length), best = Math.min(...again), fresh = Math.min(...alone);
-  console.log(`# embed budget: lesson 001's first render ${alone.map((v) => v.toFixed(0)).join(", ")} ms after embed.js loaded `
-    + `(a page of one element); ${first.toFixed(0)} ms in the course page (beside the head view and the frame); a new element `
-    + `${again.map((v) => v.toFixed(0)).join(", ")} ms; load ${load.toFixed(1)} per core; budget ${FIRST_RENDER_MS} ms`);
-  // the budget is a quiet machine's: on a busy one it stretches with the load per core
-  assert.ok(fresh <= FIRST_RENDER_MS * load, `lesson 001 first drawn ${fresh.toFixed(0)} ms after its module loaded, at best`);
-  assert.ok(best <= FIRST_RENDER_MS * load, `a new element drew lesson 001 in ${best.toFixed(0)} ms at best`);
 });
 
 // Lesson 000 (Spanish, two heads) computed by NumPy as the lesson writes it: per head Q, scores (already ÷ √head_dim)

@@ -70,7 +70,7 @@ export const HEALTH = artifact("health.txt");
 /* ---- the server ---------------------------------------------------------- */
 
 // Starts the service with `args` beside its listen address, its stderr into
-// ARTIFACTS/`logName` (a name that starts with the file's: "embed-server.log";
+// ARTIFACTS/`logName` (a name that starts with the file's: "cors-upload-server.log";
 // default artifact("server.log")): { proc, exit (a promise of { code, signal
 // }), url (a promise of its address, rejected if it exits or is silent first) }.
 export function spawnService(args, logName = path.basename(artifact("server.log"))) {

@@ -25,7 +25,7 @@ BROWSER_DIR := tests/browser
 # the files at a time end together, not with one long file left alone.
 BROWSER_TESTS ?= $(notdir $(wildcard $(BROWSER_DIR)/*.test.mjs))
 BROWSER_JOBS  ?= 3
-BROWSER_ALONE ?= budget.test.mjs embed.test.mjs
+BROWSER_ALONE ?= budget.test.mjs embed-timed.test.mjs
 BROWSER_FIRST := reading.test.mjs reading-widths.test.mjs links.test.mjs \
                  options.test.mjs guided.test.mjs layout.test.mjs
 
