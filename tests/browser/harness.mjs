@@ -608,13 +608,23 @@ export function englishWords(cats, lang, allowed = []) {
   return new Set([...english].filter((w) => w.length >= 3 && !own.has(w) && !allow.has(w)));
 }
 
-// Mathematical names and the lessons' own variables, in any language: the
-// lessons' code keeps them (000: scores; 001: scores, output; 002: skor).
+// Mathematical names, in any language.
 export const MATH_NAMES = ["softmax", "concat", "dtype", "float64", "float32", "numpy", "pytorch", "alibi", "rope",
   "gqa", "json", "csv", "png", "svg", "npy", "curl", "exp", "max", "sqrt", "api", "http", "state_dict", "llama",
   "roformer", "mistral", "nn.multiheadattention", "scaled_dot_product_attention", "in_proj_weight", "attn_mask"];
-export const LESSON_NAMES = { "000": ["scores", "head_output", "attention_weights"], "001": ["scores", "output", "scaled_scores"],
-                              "002": ["skor", "bol", "eksen"] };
+// The lessons' own variables, in any language (000: scores; 001: scores,
+// output; 002: skor): { key: [name, …] }, read from the page's one table of
+// them (server/web/lesson-names.js: each stage's name, the list of heads,
+// what √ is taken of, the left side of each line of code), so the page must
+// be open.  LESSON_CODE: each lesson's own code, where each must be written.
+export async function lessonNames() {
+  const table = await page.evaluate(async () => (await import(new URL("web/lesson-names.js", document.baseURI).href)).LESSON_NAMES);
+  const ids = (s) => String(s ?? "").match(/[A-Za-z_]\w*/g) || [];
+  return Object.fromEntries(Object.entries(table).map(([key, l]) => [key, [...new Set([...Object.values(l.stages), l.heads, l.dk,
+    ...Object.values(l.code).map((line) => line.split(" = ")[0])].flatMap(ids))]]));
+}
+export const LESSON_CODE = Object.fromEntries(fs.readFileSync(path.join(REPO, "tests/lessons/lessons.py"), "utf8")
+  .split(/^def lesson_/m).slice(1).map((f) => [f.slice(0, 3), f]));
 
 // Reads the visible page and returns what a person would find wrong with its
 // words: a broken value or key, and (in a page of another language than

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import { LANG_NAMES } from "../../server/web/locale.js";
-import { api, artifact, axeFindings, FILE, base, catalogs, clippedText, englishWords, finalChecks, LESSON_NAMES, LESSONS, MATH_NAMES, numberFaults,
+import { api, artifact, axeFindings, FILE, base, catalogs, clippedText, englishWords, finalChecks, LESSON_CODE, lessonNames, LESSONS, MATH_NAMES, numberFaults,
          numbersOf, openHead, openPage, page, panel, readable, rendered, shot, STAGES, test, wordFaults } from "./harness.mjs";
 
 openPage();
@@ -58,6 +58,7 @@ fs.rmSync(artifact("faults.txt"), { force: true });
 const faults = []; // "lang width state: what"
 const timing = { states: 0, axed: 0, started: Date.now() };
 let known = null; // the numbers of the open lesson's reply and request
+let LESSON_NAMES = null; // the lessons' own variables (harness.mjs lessonNames), read once the page is open
 
 // Reads the page in its current state: words, boxes, numbers; axe-core where asked; a screenshot from the list.
 // names: words the state shows that are not the page's (the names in a file the test opened).
@@ -237,6 +238,23 @@ once("the reader finds each fault it looks for: a value as text, a missing key, 
   }
 });
 
+// The words the sweep lets a page of another language show because a lesson's code names its arrays with them are
+// names that lesson's own code writes left of an `=` (tests/lessons/lessons.py), its `scores`, `output` or `skor`: a
+// name lesson-names.js gave a lesson that its code does not write would let that English word through unseen.
+once("the lessons' own names a page of any language shows are names that lesson's own code assigns", async () => {
+  await page.goto(base);
+  await page.waitForFunction(() => window.attentionVisualizer?.renders >= 1);
+  const names = await lessonNames();
+  assert.deepEqual(Object.keys(names).sort(), Object.keys(LESSONS).sort());
+  for (const [key, words] of [["000", ["scores", "attention_weights", "head_output"]], ["001", ["scores", "scaled_scores", "output"]], ["002", ["skor"]]])
+    for (const w of words) assert.ok(names[key].includes(w), `lesson ${key}'s ${w}: ${names[key]}`);
+  for (const [key, list] of Object.entries(names)) {
+    const code = new Set(LESSON_CODE[key].match(/[A-Za-z_]\w*(?=(?:\s*,\s*[A-Za-z_]\w*)*\s*=[^=])|\bfor\s+\w+/g)
+      .flatMap((m) => m.replace(/^for\s+/, "").split(/\s*,\s*/)));
+    assert.deepEqual(list.filter((w) => !code.has(w)), [], `lesson ${key}'s names its code does not assign (tests/lessons/lessons.py)`);
+  }
+});
+
 // A native control the browser labels in its own language (a file input's "Choose File", "No file chosen") is
 // never on show: a button of the page, in the page's words, opens it.
 once("no control speaks the browser's language: a file is chosen with a button in the page's words", async () => {
@@ -255,6 +273,7 @@ for (const lang of LANGS) {
       const t0 = Date.now(), before = faults.length;
       await page.goto(`${base}?lang=${lang}`);
       await page.waitForFunction(() => window.attentionVisualizer?.renders >= 1 && document.getElementById("results").dataset.state === "ok");
+      LESSON_NAMES ??= await lessonNames();
       try {
         await sweep(lang, width);
       } finally {
