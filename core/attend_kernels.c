@@ -179,6 +179,22 @@ typedef int32_t ivec_avx2_f32 __attribute__((vector_size(ATTEND_VEC_BYTES)));
     {                                                                          \
         LEVEL_CALL(attend_product, type, rows, cols, inner, a, lda, b, ldb, c, \
                    ldc, accumulate);                                           \
+    }                                                                          \
+    size_t attend_product_strip_##type(void)                                   \
+    {                                                                          \
+        return LEVEL_CALL(attend_product_strip, type);                         \
+    }                                                                          \
+    void attend_pack_product_##type(const REAL *b, size_t ldb, size_t inner,   \
+                                    size_t cols, REAL *packed)                 \
+    {                                                                          \
+        LEVEL_CALL(attend_pack_product, type, b, ldb, inner, cols, packed);    \
+    }                                                                          \
+    void attend_product_packed_##type(                                         \
+        size_t rows, size_t cols, size_t inner, const REAL *a, size_t lda,     \
+        const REAL *packed, REAL *c, size_t ldc, bool accumulate)              \
+    {                                                                          \
+        LEVEL_CALL(attend_product_packed, type, rows, cols, inner, a, lda,     \
+                   packed, c, ldc, accumulate);                                \
     }
 
 PUBLIC_FUNCTIONS(double, f64)

@@ -90,4 +90,28 @@ void attend_product_f32(size_t rows, size_t cols, size_t inner, const float *a,
                         size_t lda, const float *b, size_t ldb, float *c,
                         size_t ldc, bool accumulate);
 
+/* A wide b read in place has one cache line of a tile's columns a row, each
+ * a row stride apart: at the projections' strides (2 KiB at d = 512) they
+ * fall into a few of L1's sets, and the columns are read from L2 or L3 again
+ * for every panel of rows.  So a b that many products read (the projections'
+ * W) is packed once into strips of the product kernel's width: strip σ holds
+ * columns [σ·S, σ·S + S) as an (inner, S) block with its rows contiguous, at
+ * element σ·S · inner, the last strip narrower (the remaining columns);
+ * S = attend_product_strip().  The packed b has inner × cols elements. */
+size_t attend_product_strip_f64(void); /* S */
+size_t attend_product_strip_f32(void);
+void attend_pack_product_f64(const double *b, size_t ldb, size_t inner,
+                             size_t cols, double *packed);
+void attend_pack_product_f32(const float *b, size_t ldb, size_t inner,
+                             size_t cols, float *packed);
+
+/* attend_product() with b packed (above); cols must fit. */
+void attend_product_packed_f64(size_t rows, size_t cols, size_t inner,
+                               const double *a, size_t lda,
+                               const double *packed, double *c, size_t ldc,
+                               bool accumulate);
+void attend_product_packed_f32(size_t rows, size_t cols, size_t inner,
+                               const float *a, size_t lda, const float *packed,
+                               float *c, size_t ldc, bool accumulate);
+
 #endif

@@ -179,6 +179,7 @@ static size_t fused_scratch(const attn_problem *p)
 
 static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
                                     size_t threads);
+static bool add_packed_weights(size_t *elements, const attn_problem *p);
 
 /* Sequence b of a batch, as a problem of its own. */
 static attn_problem sequence_of(const attn_problem *p, size_t b)
@@ -276,8 +277,10 @@ static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
     if (keys_padded < p->m ||
         !tensor_mul_add_size(&elements, keys_padded, attn_kv_heads(p) * p->d_k))
         return SIZE_MAX;
-    /* each head's values, rows contiguous (when there are several heads) */
-    if (h_kv > 1 && !add_product(&elements, p->m, h_kv, p->d_v))
+    /* each head's values, rows contiguous (when there are several heads),
+     * and the projections' W packed */
+    if ((h_kv > 1 && !add_product(&elements, p->m, h_kv, p->d_v)) ||
+        !add_packed_weights(&elements, p))
         return SIZE_MAX;
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */
@@ -387,15 +390,35 @@ static bool attn_own_kernels(void)
     return attend_kernels_usable() && atomic_load(&own_kernels_wanted);
 }
 
-/* Do the projections go through the kernels too (X · W, concat · W_o)?
- * At AVX-512, yes.  At AVX2, OpenBLAS's Haswell kernels multiply these
- * large (rows, d) @ (d, d) products as fast as the AVX2 build's 6 × 2 tiles
- * in float32 and 1.2 times as fast in float64 (docs/performance.md,
- * "Without AVX-512"); the kernels keep Q Kᵀ (with its row maxima) and
- * weights · V, where OpenBLAS packs for little reuse. */
-static bool attn_own_projections(void)
+/* Do the projections (X · W, concat · W_o) go through the kernels (else
+ * OpenBLAS)?  At AVX-512, yes, reading W in place.  At AVX2, in float32,
+ * with each W packed once a pass into the product kernel's strips
+ * (attend_kernels.h): OpenBLAS's Haswell kernels and the kernels reading W
+ * in place were as fast as each other, W packed is faster than both; in
+ * float64 OpenBLAS is as fast or faster (docs/performance.md, "Without
+ * AVX-512"). */
+static bool attn_own_projections(tensor_dtype dtype)
 {
-    return arch_simd_level() >= ARCH_SIMD_AVX512;
+    return arch_simd_level() >= ARCH_SIMD_AVX512 || dtype == TENSOR_FLOAT32;
+}
+
+/* Is each W packed (above)?  Only with the kernels in use. */
+static bool attn_pack_projections(tensor_dtype dtype)
+{
+    return attn_own_kernels() && arch_simd_level() < ARCH_SIMD_AVX512 &&
+           attn_own_projections(dtype);
+}
+
+/* Elements of the projections' packed W (attn_pack_projections()). */
+static bool add_packed_weights(size_t *elements, const attn_problem *p)
+{
+    size_t h = p->heads, h_kv = attn_kv_heads(p);
+    size_t d_in = p->context ? p->d_c : p->d; /* K and V's rows */
+    if (!attn_pack_projections(p->dtype))
+        return true;
+    return (p->q || (add_product(elements, p->d, h, p->d_k) &&
+                     add_product(elements, d_in, h_kv, p->d_k + p->d_v))) &&
+           (!p->w_o || add_product(elements, h * p->d_v, p->d_out, 1));
 }
 
 /* What a pass stopped by `why` returns. */

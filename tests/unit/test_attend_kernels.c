@@ -20,6 +20,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Fills what a kernel must not touch. */
 #define CANARY 12345.0
@@ -32,6 +33,9 @@
 #define attend_scores_SFX attend_scores_f64
 #define attend_product_SFX attend_product_f64
 #define attend_product_fits_SFX attend_product_fits_f64
+#define attend_product_strip_SFX attend_product_strip_f64
+#define attend_pack_product_SFX attend_pack_product_f64
+#define attend_product_packed_SFX attend_product_packed_f64
 #define EPSILON DBL_EPSILON
 #include "tests/unit/test_attend_kernels_impl.inc"
 #undef REAL
@@ -42,6 +46,9 @@
 #undef attend_scores_SFX
 #undef attend_product_SFX
 #undef attend_product_fits_SFX
+#undef attend_product_strip_SFX
+#undef attend_pack_product_SFX
+#undef attend_product_packed_SFX
 #undef EPSILON
 
 #define REAL float
@@ -52,6 +59,9 @@
 #define attend_scores_SFX attend_scores_f32
 #define attend_product_SFX attend_product_f32
 #define attend_product_fits_SFX attend_product_fits_f32
+#define attend_product_strip_SFX attend_product_strip_f32
+#define attend_pack_product_SFX attend_pack_product_f32
+#define attend_product_packed_SFX attend_product_packed_f32
 #define EPSILON FLT_EPSILON
 #include "tests/unit/test_attend_kernels_impl.inc"
 
@@ -107,6 +117,14 @@ static void product_matches_sums_for_every_width(void **state)
     at_each_kernel_level(product_matches_sums_for_every_width_f32);
 }
 
+static void packed_product_matches_the_product_in_place(void **state)
+{
+    (void)state;
+    if (!at_each_kernel_level(packed_product_matches_the_product_in_place_f64))
+        skip(); /* no AVX2: the forward pass uses OpenBLAS */
+    at_each_kernel_level(packed_product_matches_the_product_in_place_f32);
+}
+
 static void product_fits_whole_vectors_only(void **state)
 {
     (void)state;
@@ -121,6 +139,7 @@ int main(void)
         cmocka_unit_test(scores_match_dot_products_for_every_tail),
         cmocka_unit_test(scores_row_max_finds_the_largest_score_anywhere),
         cmocka_unit_test(product_matches_sums_for_every_width),
+        cmocka_unit_test(packed_product_matches_the_product_in_place),
         cmocka_unit_test(product_fits_whole_vectors_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
