@@ -26,14 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* libmicrohttpd's per-connection memory: headers plus the read buffer body
- * chunks arrive through.  The library zeroes what it used after every
- * request (all of it, whatever a request used), so this is kept small: each
- * KiB is CPU every lesson-sized request pays (docs/performance.md, "The
- * server's constants").  48 KiB still holds headers well past guards.c's
- * limit (FRAMING_MAX_HEADER_BYTES, 32 KiB), so our JSON 431 answers
- * first (tests/http: huge headers, 40 KiB). */
-#define HTTP_CONNECTION_MEMORY ((size_t)48 << 10)
 /* How often http_wait_idle() looks at the requests in flight. */
 #define HTTP_IDLE_POLL_NS (20 * 1000 * 1000)
 
@@ -139,7 +131,7 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, FRAMING_CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_CONNECTION, connection_notify, srv,
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd_error, NULL,
         MHD_OPTION_UNESCAPE_CALLBACK, framing_unescape, NULL,

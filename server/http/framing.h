@@ -19,10 +19,20 @@
 #include <stddef.h>
 
 /* Request headers (names + values) we accept; more is 431 (RFC 6585).  The
- * library's own per-connection buffer is larger (HTTP_CONNECTION_MEMORY in
- * daemon.c) so that it is this check, with a JSON answer, that normally
- * refuses. */
+ * library's own per-connection memory is larger (FRAMING_CONNECTION_MEMORY)
+ * so that it is this check, with a JSON answer, that normally refuses. */
 #define FRAMING_MAX_HEADER_BYTES ((size_t)32 << 10)
+
+/* libmicrohttpd's memory per connection: the header block, then the read
+ * buffer body chunks arrive through.  The library zeroes all of it after
+ * every request (and the read buffer's tail when it shrinks), so each KiB is
+ * CPU that every lesson-sized request pays (docs/performance.md, "The
+ * server's constants").  44 KiB still holds a header line of some 44,000
+ * bytes, well past FRAMING_MAX_HEADER_BYTES, so that our JSON 431 answers
+ * (tests/http: huge headers, 40 KiB); beyond it the library answers 431
+ * itself.  tests/robust reads this figure for the memory a connection
+ * holds. */
+#define FRAMING_CONNECTION_MEMORY ((size_t)44 << 10)
 
 /* Whether the request's framing is refused: the header block does not read
  * back as the header set libmicrohttpd handed over (a folded line, a line

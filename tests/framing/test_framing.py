@@ -451,7 +451,7 @@ def library_answers(c, port):
     library(c, port, "a chunk size of 2^72",
             post(b"Transfer-Encoding: chunked\r\n",
                  b"ffffffffffffffffff\r\nhello\r\n0\r\n\r\n"), 413)
-    library(c, port, "900 small headers (the library's 48 KiB)",
+    library(c, port, "900 small headers (past the connection memory)",
             b"GET /healthz HTTP/1.1\r\nHost: x\r\n" +
             b"".join(b"X%d: y\r\n" % i for i in range(900)) + b"\r\n", 431)
     library(c, port, "a 70 KB request target",

@@ -60,8 +60,9 @@
 #include <unistd.h>
 
 /* Inputs beyond this are not sent: room for the biggest seed (a 200 KB chunk
- * extension); the daemon's per-connection memory is 48 KiB, so a longer
- * header block is the library's refusal anyway. */
+ * extension); the daemon's per-connection memory is far less
+ * (FRAMING_CONNECTION_MEMORY, server/http/framing.h), so a longer header
+ * block is the library's refusal anyway. */
 #define FZ_MAX_INPUT (256 * 1024)
 /* How long the server may take to answer and close after the input's end:
  * answers take microseconds, but on this machine, loaded, a few connections

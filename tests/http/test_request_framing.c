@@ -9,15 +9,21 @@
  */
 #include "tests/http/harness.h"
 
+#include "server/http/framing.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- constants -------------------------------------------------------- */
 
-/* Headers above the server's 32 KiB limit (HTTP_MAX_HEADER_BYTES), still
- * within libmicrohttpd's 48 KiB connection buffer, so that the server's own
- * JSON 431 answers (beyond the buffer the library answers by itself). */
+/* Headers above the server's 32 KiB limit (FRAMING_MAX_HEADER_BYTES), still
+ * within libmicrohttpd's connection memory (FRAMING_CONNECTION_MEMORY, with
+ * room for the request line and the other headers), so that the server's own
+ * JSON 431 answers (beyond it the library answers by itself). */
 #define HUGE_HEADER_BYTES (40 * 1024)
+_Static_assert(HUGE_HEADER_BYTES > FRAMING_MAX_HEADER_BYTES &&
+                   HUGE_HEADER_BYTES + 2048 < FRAMING_CONNECTION_MEMORY,
+               "the huge headers must reach our 431, not the library's");
 
 /* The server's codes for oversized headers and ambiguous body framing. */
 #define CODE_HEADERS_TOO_LARGE "headers_too_large"

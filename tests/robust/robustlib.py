@@ -122,6 +122,19 @@ def parse_bytes_per_body_byte():
                              f.read()).group(1))
 
 
+FRAMING_H = os.path.join(os.path.dirname(__file__), "..", "..",
+                         "server", "http", "framing.h")
+
+
+def connection_memory():
+    """FRAMING_CONNECTION_MEMORY: what libmicrohttpd holds for each open
+    connection, in bytes (part of the base beyond the budget)."""
+    with open(FRAMING_H) as f:
+        kib = re.search(r"#define FRAMING_CONNECTION_MEMORY "
+                        r"\(\(size_t\)(\d+) << 10\)", f.read())
+    return int(kib.group(1)) << 10
+
+
 def http(port, method, path, body=b"", headers=None, timeout=30.0):
     """One request on a fresh connection; returns (status, headers, body).
     Raw socket so that nothing is hidden (retries, pooling)."""

@@ -30,8 +30,8 @@ import sys
 import threading
 import time
 
-from robustlib import (Failures, Server, attention_body, http,
-                       parse_bytes_per_body_byte, parse_response)
+from robustlib import (Failures, Server, attention_body, connection_memory,
+                       http, parse_bytes_per_body_byte, parse_response)
 
 MIB = 1 << 20
 BUDGET = 128 * MIB            # --memory-budget
@@ -40,9 +40,10 @@ MIN_SEND_RATE = 8 * MIB       # bytes/s, --min-send-rate
 MAX_CONNECTIONS = 96          # --max-connections (and per IP)
 # What the server holds beyond its budget: the process itself (code,
 # libraries, thread stacks, allocator bookkeeping) plus libmicrohttpd's
-# 48 KiB per connection.  docs/reliability.md explains both figures.
+# memory per connection (FRAMING_CONNECTION_MEMORY).  docs/reliability.md
+# explains both figures.
 BASE_FIXED = 64 * MIB
-BASE_PER_CONNECTION = 48 << 10
+BASE_PER_CONNECTION = connection_memory()  # server/http/framing.h
 RSS_LIMIT = BUDGET + BASE_FIXED + MAX_CONNECTIONS * BASE_PER_CONNECTION
 IDLE_RETURN = 64 * MIB        # back within this of the idle start ...
 IDLE_RETURN_SECONDS = 10      # ... within this long after the load stops

@@ -15,7 +15,7 @@ The attacks, each body as big as the budget admits:
   and in lists of 8192 (one per sequence of a batch): --memory-budget 256M
   --max-connections 16, one body at a time.
 While it runs the server's RSS is sampled every 10 ms: its peak must stay
-within the budget plus the base of docs/reliability.md (64 MiB + 48 KiB a
+within the budget plus the base of docs/reliability.md (64 MiB + 44 KiB a
 connection), and 10 s after the last answer the RSS must be back within
 16 MiB of where it was before the attack.  About 60 s in all.
 
@@ -24,11 +24,12 @@ import sys
 import threading
 import time
 
-from robustlib import Failures, Server, http, parse_bytes_per_body_byte
+from robustlib import (Failures, Server, connection_memory, http,
+                       parse_bytes_per_body_byte)
 
 MIB = 1 << 20
 BASE_FIXED = 64 * MIB           # docs/reliability.md, Memory
-BASE_PER_CONNECTION = 48 << 10
+BASE_PER_CONNECTION = connection_memory()  # server/http/framing.h
 MAX_CONNECTIONS = 256
 IDLE_RETURN = 16 * MIB          # back within this of the idle start ...
 IDLE_RETURN_SECONDS = 10        # ... this long after the last answer
