@@ -137,7 +137,11 @@ static request *request_begin(http_server *srv, struct MHD_Connection *conn,
     req->method = method;
     const char *path;
     req->target = target_read(url, &path, &req->target_why);
-    snprintf(req->path, sizeof req->path, "%s", path ? path : url);
+    /* cut to fit, as snprintf's "%s" would, without parsing a format */
+    const char *logged = path ? path : url;
+    size_t path_len = strnlen(logged, sizeof req->path - 1);
+    memcpy(req->path, logged, path_len);
+    req->path[path_len] = '\0';
     atomic_fetch_add(&srv->active_requests, 1);
     req->id_replaced =
         guard_request_id(conn, atomic_fetch_add(&srv->next_request_id, 1),

@@ -115,8 +115,9 @@ void guard_cors_origin(const char *allowed, struct MHD_Connection *conn,
     const char *origin =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
     out[0] = '\0';
-    if (strcmp(allowed, "*") == 0) {
-        snprintf(out, out_size, "*");
+    if (strcmp(allowed, "*") == 0) { /* the default: every request */
+        if (out_size > 1)
+            memcpy(out, "*", 2);
         return;
     }
     if (!origin || strlen(origin) >= out_size)
@@ -128,7 +129,7 @@ void guard_cors_origin(const char *allowed, struct MHD_Connection *conn,
         while (len && *p == ' ')
             p++, len--;
         if (len == olen && strncmp(p, origin, olen) == 0) {
-            snprintf(out, out_size, "%s", origin);
+            memcpy(out, origin, olen + 1); /* olen < out_size */
             return;
         }
         p += len;

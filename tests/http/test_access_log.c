@@ -139,6 +139,28 @@ static void a_line_names_the_code_client_agent_and_encoding(void **state)
     json_decref(computed);
 }
 
+/* A path longer than the request record keeps (127 bytes) is logged cut
+ * to its first 127 bytes, the line still whole JSON. */
+static void a_long_path_is_logged_cut_to_127_bytes(void **state)
+{
+    (void)state;
+    char path[201];
+    path[0] = '/';
+    for (int i = 1; i < 200; i++)
+        path[i] = (char)('a' + i % 26);
+    path[200] = '\0';
+    http_response r = http(&(http_request){
+        .path = path, .headers = {"X-Request-ID: long-path-probe"}});
+    expect_status(&r, 404);
+    response_free(&r);
+    json_t *line =
+        access_log_wait(g_log_path, "long-path-probe", FLUSH_PROMISE_MS);
+    assert_non_null(line);
+    path[127] = '\0';
+    assert_string_equal(json_string_value(json_object_get(line, "path")), path);
+    json_decref(line);
+}
+
 /* /v2's request "id" is logged as infer_id: as it came when it is ASCII,
  * a byte beyond it as '?' (the line stays JSON whatever the id holds). */
 static void a_v2_request_id_is_logged(void **state)
@@ -314,6 +336,7 @@ int main(void)
         cmocka_unit_test(a_line_is_on_stderr_within_a_second_of_its_reply),
         cmocka_unit_test(a_line_names_the_code_client_agent_and_encoding),
         cmocka_unit_test(a_v2_request_id_is_logged),
+        cmocka_unit_test(a_long_path_is_logged_cut_to_127_bytes),
         cmocka_unit_test(each_line_names_its_own_client_address),
         cmocka_unit_test(sigterm_writes_every_line_whole_stopped_last),
     };
