@@ -48,6 +48,13 @@
  *       task's further row blocks read it), in turn:
  *       {"scores_stream":GFLOP/s, "scores_hot":…, "product_stream":…,
  *       "product_hot":…}, medians of TRIALS.
+ *   project N D TRIALS
+ *       one projection alone, float32, as pass 1 computes it: (N, D) @ (D,
+ *       D) in blocks of 120 rows, one thread, by OpenBLAS's sgemm, by the
+ *       product kernel reading W in place and by the product kernel from W
+ *       packed into its strips (attend_pack_product, the packing not
+ *       timed): {"openblas":GFLOP/s, "in_place":…, "packed":…}, the best
+ *       of TRIALS, each trial the three in turn.
  *   info   the BLAS core, SIMD level and product path in use;   quit
  *
  * Every pass timed carries a stop (core/attn_stop.h) that never fires, with
@@ -602,6 +609,56 @@ static void cmd_kernels(size_t m, size_t ldv, long trials)
     free(q), free(kt), free(v), free(s), free(acc);
 }
 
+/* Seconds of one (n, d) @ (d, d) product in blocks of 120 rows: by sgemm
+ * (way 0), the kernel reading w in place (1) or from packed (2). */
+static double project_once(int way, size_t n, size_t d, const float *x,
+                           const float *w, const float *packed, float *c)
+{
+    enum { ROWS = 120 };
+    double t0 = clock_read(CLOCK_THREAD_CPUTIME_ID);
+    for (size_t r0 = 0; r0 < n; r0 += ROWS) {
+        size_t rows = n - r0 < ROWS ? n - r0 : ROWS;
+        if (way == 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows,
+                        (int)d, (int)d, 1, x + r0 * d, (int)d, w, (int)d, 0,
+                        c + r0 * d, (int)d);
+        else if (way == 1)
+            attend_product_f32(rows, d, d, x + r0 * d, d, w, d, c + r0 * d, d,
+                               false);
+        else
+            attend_product_packed_f32(rows, d, d, x + r0 * d, d, packed,
+                                      c + r0 * d, d, false);
+    }
+    return clock_read(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+static void cmd_project(size_t n, size_t d, long trials)
+{
+    if (!attend_kernels_usable() || !attend_product_fits_f32(d) || n < 1 ||
+        trials < 1) {
+        printf("{\"error\":\"bad project command or no kernels\"}\n");
+        return;
+    }
+    float *x = make_tensor(TENSOR_FLOAT32, n * d, SEED_X, 1.0);
+    float *w = make_tensor(TENSOR_FLOAT32, d * d, SEED_WQ, 1.0);
+    float *packed = make_tensor(TENSOR_FLOAT32, d * d, SEED_WK, 1.0);
+    float *c = make_tensor(TENSOR_FLOAT32, n * d, SEED_WO, 1.0);
+    if (!x || !w || !packed || !c) {
+        printf("{\"error\":\"out of memory\"}\n");
+    } else {
+        attend_pack_product_f32(w, d, d, d, packed);
+        double best[3] = {0, 0, 0}, flop = 2.0 * (double)n * (double)(d * d);
+        for (long t = 0; t < trials; t++)
+            for (int way = 0; way < 3; way++) {
+                double rate = flop / project_once(way, n, d, x, w, packed, c);
+                best[way] = rate > best[way] ? rate : best[way];
+            }
+        printf("{\"openblas\":%.1f,\"in_place\":%.1f,\"packed\":%.1f}\n",
+               best[0] * 1e-9, best[1] * 1e-9, best[2] * 1e-9);
+    }
+    free(x), free(w), free(packed), free(c);
+}
+
 int main(int argc, char **argv)
 {
     arch_simd most = ARCH_SIMD_COUNT - 1; /* no cap */
@@ -644,6 +701,8 @@ int main(int argc, char **argv)
             cmd_gemm(dtype, n, threads, calls);
         else if (sscanf(line, "kernels %zu %zu %ld", &n, &d, &calls) == 3)
             cmd_kernels(n, d, calls);
+        else if (sscanf(line, "project %zu %zu %ld", &n, &d, &calls) == 3)
+            cmd_project(n, d, calls);
         else if (sscanf(line, "%15s", cmd) == 1 && strcmp(cmd, "info") == 0)
             printf("{\"blas_core\":\"%s\",\"simd\":\"%s\",\"products\":"
                    "\"%s\"}\n",
