@@ -9,8 +9,10 @@
 #       Nehalem, where any AVX instruction is SIGILL), the lessons too
 #   make test-arm64        the server and the unit tests cross-compiled with
 #       Debian's aarch64 toolchain against Debian's arm64 libraries (a root
-#       unpacked by debian_root.py), run under qemu-aarch64: the unit tests,
-#       the lessons, the HTTP error tests and the whole oracle
+#       unpacked by debian_root.py), run under qemu-aarch64: the unit tests
+#       (ATTN_TEST_EMULATED=1: test_attention_groups runs the cases of its
+#       list that end blocks, the whole list here on x86-64), the lessons,
+#       the HTTP error tests and the whole oracle
 #   make test-arm64-image  the Dockerfile's build stage for linux/arm64
 #       (buildah; it cross-compiles): its binary loads exactly the runtime
 #       packages it lists, from a root of only those, and serves the lessons
@@ -114,7 +116,8 @@ test-arm64: $(ARM64_HTTP) arm64-build
 	$(VECTOR_CODE_CHECK) --objdump $(TRIPLET_arm64)-objdump \
 	  $(VECTOR_CODE_OBJ:$(BUILD)/%=$(ARM64_BUILD)/%)
 	@for t in $(ARM64_UNITS); do echo "== qemu-aarch64 $$t"; \
-	  $(ARCH_TIMEOUT) qemu-aarch64 -L $(ARM64_ROOT) -U OPENBLAS_CORETYPE $$t \
+	  $(ARCH_TIMEOUT) qemu-aarch64 -L $(ARM64_ROOT) -U OPENBLAS_CORETYPE \
+	  -E ATTN_TEST_EMULATED=1 $$t \
 	  || exit 1; done
 	$(call qemu_wrapper,$(ARM64_SERVER),qemu-aarch64 -L \
 	  $(abspath $(ARM64_ROOT)) -U OPENBLAS_CORETYPE \

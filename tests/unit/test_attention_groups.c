@@ -45,6 +45,24 @@ static const group_case cases[] = {
     {"cross 513", 361, 513, 0, 2, 0, false, false, false, false, 0},
 };
 
+/* Under an emulator (tests/arch/suite.mk runs the arm64 unit tests under
+ * qemu with ATTN_TEST_EMULATED=1) the cases that end blocks where the other
+ * architecture could go wrong: the key block boundary on the diagonal, shared
+ * key heads, a cache and the one key past a block.  Each case's masks and
+ * positions are the same C on every CPU; the whole list runs on this one. */
+static const char *const emulated_cases[] = {"causal", "grouped heads", "cache",
+                                             "cross 513"};
+
+static bool case_runs(const group_case *c)
+{
+    if (!getenv("ATTN_TEST_EMULATED"))
+        return true;
+    for (size_t k = 0; k < sizeof emulated_cases / sizeof *emulated_cases; k++)
+        if (strcmp(c->name, emulated_cases[k]) == 0)
+            return true;
+    return false;
+}
+
 /* The problem of case c: random tensors, d_k = d_v = 8 (whole vectors for
  * the product kernel in both types). */
 static void make_group_problem(random_problem *rp, const group_case *c,
@@ -125,7 +143,7 @@ static void every_group_size_gives_the_reference_output(void **state)
     pool *workers = pool_create(1, 4);
     rng_state = 0x5eed;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
-        for (int type = 0; type < 2; type++) {
+        for (int type = 0; type < 2 && case_runs(&cases[c]); type++) {
             random_problem rp;
             make_group_problem(&rp, &cases[c],
                                type ? TENSOR_FLOAT32 : TENSOR_FLOAT64);
@@ -153,6 +171,8 @@ static void a_group_gives_the_same_bits_as_its_row_blocks_alone(void **state)
     (void)state;
     rng_state = 0x9209;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        if (!case_runs(&cases[c]))
+            continue;
         random_problem rp;
         make_group_problem(&rp, &cases[c], TENSOR_FLOAT32);
         unsigned out = ATTN_WANT(ATTN_OUTPUT);
