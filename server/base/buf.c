@@ -70,6 +70,11 @@ size_t uint_text(unsigned long long v, char out[UINT_TEXT_MAX])
 
 void buf_uint(buf *b, size_t v)
 {
+    if (v < 10) { /* most of a reply's shapes: one digit, no loop */
+        char digit = (char)('0' + v);
+        buf_append(b, &digit, 1);
+        return;
+    }
     char digits[UINT_TEXT_MAX];
     buf_append(b, digits, uint_text(v, digits));
 }

@@ -88,10 +88,32 @@ static void a_long_plain_run_outgrows_the_callers_storage_whole(void **state)
     buf_free(&b);
 }
 
+/* Whole numbers in decimal, one digit or twenty, with no leading zero. */
+static void whole_numbers_are_written_in_decimal(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t value;
+        const char *text;
+    } cases[] = {{0, "0"},       {7, "7"},
+                 {9, "9"},       {10, "10"},
+                 {99, "99"},     {100, "100"},
+                 {4096, "4096"}, {(size_t)-1, "18446744073709551615"}};
+    buf b = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        b.len = 0;
+        buf_uint(&b, cases[i].value);
+        assert_false(buf_failed(&b));
+        assert_string_equal(b.data, cases[i].text);
+    }
+    buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strings_in_replies_are_always_valid_utf8),
+        cmocka_unit_test(whole_numbers_are_written_in_decimal),
         cmocka_unit_test(strings_escape_quotes_backslashes_and_control_bytes),
         cmocka_unit_test(a_long_plain_run_outgrows_the_callers_storage_whole),
         cmocka_unit_test(
