@@ -267,7 +267,7 @@ size_t schema_earlier_equal(const schema_field *row, const schema_tensor *t,
 void api_fields_free(api_fields *fields)
 {
     /* a request gives a few of the fields: the others cost a test, not
-     * two calls (a lesson-sized request frees its fields twice) */
+     * two calls */
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         if (fields->tensor[f].data)
             free(fields->tensor[f].data);
