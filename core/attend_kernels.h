@@ -1,5 +1,5 @@
 /*
- * attend_kernels.h - the products of the forward pass without packing:
+ * attend_kernels.h - the products of the forward pass, packing little:
  * scores = Q Kᵀ, and c = a @ b for weights · V and the projections.
  *
  * OpenBLAS copies ("packs") both operands of every product into its own
@@ -9,8 +9,10 @@
  * is reused thousands of times; weights · V reuses each weight only d_v = 64
  * times.  These kernels read the operands where they are: the weights row by
  * row as the softmax left them, V, Q, X and W row by row in their own layouts;
- * only Kᵀ is needed in another layout, and attention_impl.inc writes it once
- * per forward pass (it is small, (h, d_k, m)), in tiles (below).
+ * Kᵀ is needed in another layout, and attention_impl.inc writes it once per
+ * forward pass (it is small, (h, d_k, m)), in tiles (below); at AVX2 each W
+ * of the float32 projections is copied once a pass into the product
+ * kernel's strips (attend_pack_product, below).
  *
  * Register blocking.  The scores kernel keeps a tile of SCORE_ROWS query
  * rows × SCORE_VECS vectors of keys in registers and walks d_k: per step,
@@ -23,8 +25,10 @@
  * attend_kernels_usable() first and use OpenBLAS where it says no.
  *
  * Side by side with cblas_sgemm, one thread, these kernels are faster on
- * weights · V, Q Kᵀ and the projections (the figures: docs/performance.md,
- * "The core's constants and choices, measured").
+ * weights · V and Q Kᵀ, and on the projections at AVX-512 reading W in
+ * place and at AVX2 in float32 from W packed (the figures:
+ * docs/performance.md, "The core's constants and choices, measured" and
+ * "Without AVX-512").
  *
  * Summation order differs from OpenBLAS's (each output is a chain of fused
  * multiply-adds over the inner dimension, in order), so results agree with
