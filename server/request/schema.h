@@ -176,6 +176,7 @@ typedef enum {
     SCHEMA_B_K,
     SCHEMA_B_V,
     SCHEMA_B_O,
+    SCHEMA_WEIGHT_COUNT /* how many there are */
 } schema_weight;
 
 #define SCHEMA_GIVES(w) (1u << (w))

@@ -59,26 +59,23 @@ typedef struct {
     bool torch;
 } source;
 
-/* The core's weights and biases, SCHEMA_W_Q to SCHEMA_B_O. */
-#define WEIGHT_COUNT (SCHEMA_B_O + 1)
-
 /* For each weight or bias, the first two fields giving it that were sent
  * (API_FIELD_COUNT: none), found in one pass over the schema for all of
  * them: a pass per weight was 3 % of a lesson-sized request's
  * instructions. */
 typedef struct {
-    api_field first[WEIGHT_COUNT], second[WEIGHT_COUNT];
+    api_field first[SCHEMA_WEIGHT_COUNT], second[SCHEMA_WEIGHT_COUNT];
 } givers;
 
 static void givers_find(const api_fields *fields, givers *g)
 {
-    for (int w = 0; w < WEIGHT_COUNT; w++)
+    for (int w = 0; w < SCHEMA_WEIGHT_COUNT; w++)
         g->first[w] = g->second[w] = API_FIELD_COUNT;
     for (int f = 0; f < API_FIELD_COUNT; f++) {
         unsigned gives = api_schema[f].gives;
         if (!gives || !fields->tensor[f].present)
             continue;
-        for (int w = 0; w < WEIGHT_COUNT; w++) {
+        for (int w = 0; w < SCHEMA_WEIGHT_COUNT; w++) {
             if (!(gives & SCHEMA_GIVES(w)))
                 continue;
             if (g->first[w] == API_FIELD_COUNT)
