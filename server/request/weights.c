@@ -61,8 +61,7 @@ typedef struct {
 
 /* For each weight or bias, the first two fields giving it that were sent
  * (API_FIELD_COUNT: none), found in one pass over the schema for all of
- * them: a pass per weight was 3 % of a lesson-sized request's
- * instructions. */
+ * them (docs/performance.md, "What a request costs, counted"). */
 typedef struct {
     api_field first[SCHEMA_WEIGHT_COUNT], second[SCHEMA_WEIGHT_COUNT];
 } givers;
