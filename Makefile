@@ -101,7 +101,8 @@ SERVER_OIP  := server/oip/oip_decode.c server/oip/oip_inputs.c \
 SERVER_OBS  := server/obs/access_log.c server/obs/metrics.c \
                server/obs/process_metrics.c
 SERVER_SETUP := server/setup/config.c server/setup/blas_setup.c \
-                server/setup/alloc_setup.c server/setup/build_info.c
+                server/setup/alloc_setup.c server/setup/build_info.c \
+                server/setup/cpu_pin.c
 SERVER_API  := server/api/attention.c server/api/health.c \
                server/api/metrics_page.c server/api/static.c server/api/oip.c \
                server/api/oip_extensions.c

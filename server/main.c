@@ -205,10 +205,12 @@ int main(int argc, char **argv)
         pool_destroy(workers);
         return 1;
     }
-    printf("attention-server %s listening on http://%s:%u (%zu threads%s, "
+    printf("attention-server %s listening on http://%s:%u (%zu threads%s%s, "
            "BLAS core %s)\n",
            CONFIG_VERSION, cfg.host, http_port(srv), cfg.threads,
-           spread ? ", loops spread over CPUs" : "", blas_setup_corename());
+           spread ? ", loops spread over CPUs" : "",
+           cfg.pin_event_threads ? ", event threads pinned one per CPU" : "",
+           blas_setup_corename());
     fflush(stdout);
 
     int sig = serve_until_stop_signal(srv, cfg.memory_budget);

@@ -29,12 +29,27 @@
 /* How often http_wait_idle() looks at the requests in flight. */
 #define HTTP_IDLE_POLL_NS (20 * 1000 * 1000)
 
+/* --pin-event-threads: libmicrohttpd has no hook when it starts a thread,
+ * so each event thread pins itself on the first connection it accepts
+ * (the notification runs on that thread); a thread that never accepts one
+ * is never pinned, and takes no CPU from the others' turns. */
+static void pin_event_thread(http_server *srv)
+{
+    static _Thread_local bool pinned;
+    if (pinned)
+        return;
+    pinned = true;
+    cpu_pin_this_thread(&srv->event_cpus);
+}
+
 static void connection_notify(void *cls, struct MHD_Connection *conn,
                               void **socket_context,
                               enum MHD_ConnectionNotificationCode code)
 {
     http_server *srv = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (srv->cfg->pin_event_threads)
+            pin_event_thread(srv);
         atomic_fetch_add(&srv->open_connections, 1);
         const union MHD_ConnectionInfo *info =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -102,6 +117,12 @@ http_server *http_start(const config *cfg, pool *workers, char *err,
         return start_failed(srv);
     }
     atomic_init(&srv->next_request_id, 1);
+    if (cfg->pin_event_threads && !cpu_pin_plan_init(&srv->event_cpus)) {
+        snprintf(err, err_size,
+                 "--pin-event-threads: cannot read the CPUs "
+                 "this process may use");
+        return start_failed(srv);
+    }
     static_coding_init(); /* out of memory: coded per request instead */
     if (cfg->api_key_file[0] &&
         !guard_load_api_key(&srv->api_key, cfg->api_key_file, err, err_size))

@@ -36,6 +36,7 @@
 #include "server/http/trace.h"
 #include "server/obs/access_log.h"
 #include "server/setup/config.h"
+#include "server/setup/cpu_pin.h"
 
 #include <microhttpd.h>
 #include <stdatomic.h>
@@ -68,6 +69,7 @@ struct http_server {
     atomic_bool draining;
     atomic_bool abandon; /* grace is over: answer queued jobs with 503 */
     atomic_ullong next_request_id;
+    cpu_pin_plan event_cpus; /* --pin-event-threads: who gets which CPU */
 };
 
 typedef enum {

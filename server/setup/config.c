@@ -164,6 +164,16 @@ static const option_spec options[] = {
     {"spread-loops", "on|off", OPT_BOOL, FIELD(spread_loops), 0,
      "a parallel loop's helpers leave its caller's CPU: on or off", NULL,
      .initial = 1},
+    /* off by default: a pinned thread cannot leave its CPU when another
+     * process keeps that CPU busy (a shared host, a neighbour in the same
+     * cpuset), where an unpinned one migrates away; and with the load
+     * generator on the same two CPUs it did not lower the small requests'
+     * p99 (docs/performance.md, part 2).  For CPUs given
+     * to the server alone: no migrations, each thread keeps its caches */
+    {"pin-event-threads", "on|off", OPT_BOOL, FIELD(pin_event_threads), 0,
+     "each HTTP event thread stays on one CPU of those the process may use, "
+     "in turn from its first connection: on or off",
+     NULL, .initial = 0},
     {"kernels", "auto|avx2|generic", OPT_SIMD, FIELD(kernels), 0,
      "SIMD the core may use: auto (the CPU's best), avx2 (no AVX-512: "
      "products by OpenBLAS) or generic",

@@ -44,8 +44,9 @@ typedef struct {
     char cors_origins[4096];
     char frame_ancestors[1024]; /* CSP frame-ancestors of GET /embed */
     bool access_log;
-    bool spread_loops; /* helpers leave the loop caller's CPU (pool.h) */
-    arch_simd kernels; /* the most the core's own code may use (arch.h) */
+    bool spread_loops;      /* helpers leave the loop caller's CPU (pool.h) */
+    bool pin_event_threads; /* one CPU each, in turn (cpu_pin.h) */
+    arch_simd kernels;      /* the most the core's own code may use (arch.h) */
 } config;
 
 typedef enum { CONFIG_RUN, CONFIG_EXIT_OK, CONFIG_EXIT_ERROR } config_action;

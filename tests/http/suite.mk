@@ -12,12 +12,14 @@ HTTP_TESTS   := $(patsubst tests/http/%.c,$(BUILD)/tests/http/%, \
                   $(wildcard tests/http/test_*.c))
 # the programs whose expectations hold only on a real CPU's time (a load,
 # a full queue, a drain, a computation stopped within its deadline, a log
-# line within a second, a hang-up while a reply is encoded or compressed):
+# line within a second, a hang-up while a reply is encoded or compressed,
+# an event thread kept busy computing while another accepts):
 # the arm64 run under qemu leaves them out, and so does the recorded
 # contract traffic (a relay adds its own time)
 HTTP_TIMED   := $(addprefix $(BUILD)/tests/http/,test_load test_overload \
                   test_lanes test_drain test_stop test_access_log \
-                  test_coding_stop test_encode_stop)
+                  test_coding_stop test_encode_stop \
+                  test_event_thread_pinning)
 # the harness (harness.h), one file a job: harness.c the server process,
 # harness_http.c libcurl, harness_expect.c assertions, harness_raw.c raw
 # sockets, harness_log.c the access log, harness_coding.c coded replies
