@@ -7,6 +7,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import signal
 import socket
@@ -192,14 +193,18 @@ def stop_servers(servers):
     servers.clear()
 
 
-def start_ours(args, threads=None, server=None):
+def start_ours(args, threads=None, server=None, extra=(), name=OURS):
+    """Our server with the harness's flags, then --server-args, then
+    `extra` (a contestant's own); its access log in WORK/NAME.log."""
     argv = [server or args.server, "--listen", "127.0.0.1:0",
             "--max-body", str(64 << 20)]
     if threads:
         argv += ["--threads", str(threads)]
     argv += shlex.split(getattr(args, "server_args", None) or "")
-    return Server("attention-server", argv, read_port=True,
-                  log_path=os.path.join(args.work, "attention-server.log"))
+    argv += list(extra)
+    log_name = re.sub(r"[^A-Za-z0-9.-]+", "_", name)
+    return Server(name, argv, read_port=True,
+                  log_path=os.path.join(args.work, f"{log_name}.log"))
 
 
 def start_fastapi(args, workers, blas_threads):
