@@ -166,10 +166,11 @@ static const option_spec options[] = {
      .initial = 1},
     /* off by default: a pinned thread cannot leave its CPU when another
      * process keeps that CPU busy (a shared host, a neighbour in the same
-     * cpuset), where an unpinned one migrates away; and with the load
-     * generator on the same two CPUs it did not lower the small requests'
-     * p99 (docs/performance.md, part 2).  For CPUs given
-     * to the server alone: no migrations, each thread keeps its caches */
+     * cpuset), where an unpinned one migrates away; what it lowered on the
+     * benchmark's machine came from where wrk, beside the server, let the
+     * connections fall (docs/performance.md, "Pinned event threads, and
+     * one event thread").  For CPUs given to the server alone: no
+     * migrations, each thread keeps its caches */
     {"pin-event-threads", "on|off", OPT_BOOL, FIELD(pin_event_threads), 0,
      "each HTTP event thread stays on one CPU of those the process may use, "
      "in turn from its first connection: on or off",
