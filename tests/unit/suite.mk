@@ -9,7 +9,7 @@
 # the server's modules, one program each (tests/unit/test_MODULE.c)
 UNIT_SERVER := numfmt buf buf_chain reply decode encode parse_fast base64 \
                block_cache parse_budget whole_numbers whole_literals \
-               torch_fields half
+               torch_fields half cpu_pin
 UNIT_SERVER_TESTS := $(UNIT_SERVER:%=$(BUILD)/tests/test_%)
 UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attention_masks \
