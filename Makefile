@@ -161,9 +161,13 @@ run: deps
 # -fno-tree-loop-distribute-patterns keeps the few-element loops of a row's
 # last vector inline: as memcpy calls, every vector register live across them
 # went to the stack and back.
-$(BUILD)/core/softmax_rows.o: CFLAGS += -O3 -fvect-cost-model=dynamic \
-                                        -ffp-contract=fast -fno-trapping-math \
-                                        -fno-tree-loop-distribute-patterns
+# (The cost model and the loop distribution are gcc's flags: clang, which
+# builds the ASan tree, has its own vectoriser and goes without them.)
+GCC_ONLY = $(if $(findstring clang,$(CC)),,$(1))
+$(BUILD)/core/softmax_rows.o: CFLAGS += -O3 \
+                  $(call GCC_ONLY,-fvect-cost-model=dynamic) \
+                  -ffp-contract=fast -fno-trapping-math \
+                  $(call GCC_ONLY,-fno-tree-loop-distribute-patterns)
 # The attention kernels' a · b + c are meant as fused multiply-adds.
 $(BUILD)/core/attend_kernels.o: CFLAGS += -O3 -ffp-contract=fast
 

@@ -5,29 +5,24 @@
 #   make test-fuzz             build both, replay their committed corpora,
 #                              fuzz FUZZ_SECONDS and FUZZ_FRAMING_SECONDS
 #   make fuzz FUZZ_SECONDS=600 fuzz longer (same checks)
-# Findings (crash-*, leak-*, timeout-*) land in $(BUILD)/fuzz/artifacts and
-# fail the target.  The code under test is compiled with clang (the fuzzer
-# runtime is clang's) into an archive, so that each harness links only what
-# it reaches: everything of $(CORE_SRC) and $(SERVER_LIB) and the embedded
-# assets.
+# Findings (crash-*, leak-*, timeout-*) land in $(FUZZ_DIR)/artifacts and
+# fail the target.  The targets are linked in the ASan build's own make
+# (asan-build, tests/robust/suite.mk), whose objects clang compiles with
+# libFuzzer's coverage (-fsanitize=fuzzer-no-link) beside ASan and UBSan: one
+# instrumented build of the server serves the fuzzer and the ASan suites.
+# Each target links the code under test from an archive, so that it links
+# only what it reaches: everything of $(CORE_SRC) and $(SERVER_LIB) and the
+# embedded assets.
 
-FUZZ_CC      := clang
-FUZZ_CXX     := clang++
 FUZZ_SECONDS ?= 60
 # The framing target costs a connection per input (about a thousand a
 # second here), so its search is shorter; its corpus is replayed whole.
 FUZZ_FRAMING_SECONDS ?= 30
+# the scratch corpora and the findings
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_BIN     := $(FUZZ_DIR)/fuzz_request
-FUZZ_FRAMING_BIN := $(FUZZ_DIR)/fuzz_framing
-FUZZ_LIBSRC  := $(CORE_SRC) $(SERVER_LIB)
-FUZZ_OBJ     := $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIBSRC)) \
-                $(FUZZ_DIR)/obj/gen/assets.c.o
-FUZZ_SANFL   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
-                -fno-sanitize-recover=undefined -pthread
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
-FUZZ_CXXFL   := -std=c++17 -Wall -Wextra -Werror -I. $(FUZZ_SANFL)
-FUZZ_LIBS    := -lmicrohttpd -ljansson -lsimdjson -lopenblas -lz -lm -pthread
+# the targets, in the ASan build ($(ASAN_BUILD): tests/robust/suite.mk)
+FUZZ_BIN      = $(ASAN_BUILD)/fuzz/fuzz_request
+FUZZ_FRAMING_BIN = $(ASAN_BUILD)/fuzz/fuzz_framing
 # A fixed seed makes the search repeatable: a run that was clean here stays
 # clean in CI, where the same sequence of inputs is tried (fewer of them on a
 # busier machine).  `make fuzz FUZZ_SEED=0` searches with a random seed.
@@ -47,35 +42,26 @@ FUZZ_ENV     := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 
 DEB_TEST    += clang libclang-rt-14-dev
 TEST_SUITES += test-fuzz
-TEST_BUILD  += $(FUZZ_BIN) $(FUZZ_FRAMING_BIN)
 
 .PHONY: test-fuzz fuzz
 
-$(FUZZ_DIR)/obj/%.c.o: %.c $(wildcard core/*.h core/*.inc server/*/*.h)
+# (in the ASan build's own make, BUILD its tree: san-programs makes them)
+ifneq ($(filter -fsanitize=fuzzer-no-link,$(SAN)),)
+FUZZ_TARGETS := $(BUILD)/fuzz/fuzz_request $(BUILD)/fuzz/fuzz_framing
+$(BUILD)/tests/fuzz/%.o: CFLAGS += -fsanitize=fuzzer
+$(BUILD)/fuzz/libunder_test.a: $(CORE_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
-$(FUZZ_DIR)/obj/%.cpp.o: %.cpp $(wildcard server/*/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CXX) $(FUZZ_CXXFL) -fsanitize=fuzzer-no-link -c $< -o $@
-$(FUZZ_DIR)/obj/gen/assets.c.o: $(BUILD)/gen/assets.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wno-overlength-strings -c $< -o $@
-$(FUZZ_DIR)/libunder_test.a: $(FUZZ_OBJ)
 	rm -f $@ && ar rcs $@ $^
-$(FUZZ_BIN): tests/fuzz/fuzz_request.c $(FUZZ_DIR)/libunder_test.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -c $< -o $@.o
-	$(FUZZ_CXX) $(FUZZ_SANFL) -fsanitize=fuzzer $@.o \
-	  $(FUZZ_DIR)/libunder_test.a $(FUZZ_LIBS) -o $@
-$(FUZZ_FRAMING_BIN): tests/fuzz/fuzz_framing.c $(FUZZ_DIR)/libunder_test.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -c $< -o $@.o
-	$(FUZZ_CXX) $(FUZZ_SANFL) -fsanitize=fuzzer $@.o \
-	  $(FUZZ_DIR)/libunder_test.a $(FUZZ_LIBS) -o $@
+$(FUZZ_TARGETS): $(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o \
+                                  $(BUILD)/fuzz/libunder_test.a
+	$(CXX) $(OPT) $(SAN) -fsanitize=fuzzer -pthread $^ $(LDLIBS) -o $@
+endif
 
 # The committed corpus is replayed first (a regression check that needs no
 # luck; the framing corpus must be what its generator writes from
 # tests/framing's cases today), then new inputs are searched for; what the fuzzer finds goes to a
 # scratch corpus under $(BUILD), never into the committed one.
-test-fuzz fuzz: $(FUZZ_BIN) $(FUZZ_FRAMING_BIN)
+test-fuzz fuzz: asan-build
 	@rm -rf $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus_framing \
 	  $(FUZZ_DIR)/artifacts
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus_framing \

@@ -67,7 +67,7 @@ static void wrong_token_is_401(void **state)
     const char *tokens[] = {
         "Authorization: Bearer k3y-for-the-http-test",   /* a prefix */
         "Authorization: Bearer k3y-for-the-http-testsX", /* longer */
-        "Authorization: Basic " API_KEY,                 /* wrong scheme */
+        ("Authorization: Basic " API_KEY),               /* wrong scheme */
     };
     for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
         http_response r =

@@ -33,7 +33,14 @@
  * time in ticks of 10 ms; a computation left running uses two CPUs). */
 #define IDLE_AFTER_MS 100
 #define IDLE_WINDOW_MS 500
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* (gcc names a sanitizer build by a macro, clang by __has_feature) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) ||           \
+    defined(SANITIZED)
 /* a sanitizer build (make test-asan) stops as surely but not as soon: there
  * a cancelled pass's last block and the allocator's frees used 0-60 ms of
  * the window after a half-close and a close (six runs, quiet); a pass left

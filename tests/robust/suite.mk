@@ -8,15 +8,15 @@
 #                        60 s wrk soak
 #   make parse-cost      prints what jansson's tree costs per body byte, for
 #                        the patterns a body can repeat (docs/reliability.md)
-# Sanitizer builds go to their own $(BUILD)/asan, $(BUILD)/tsan trees (the
-# top-level Makefile puts every object under $(BUILD)).  Sanitizer reports
+# Sanitizer builds go to their own $(BUILD)/clang-asan, $(BUILD)/tsan trees
+# (the top-level Makefile puts every object under $(BUILD)).  Sanitizer reports
 # are written to log files (log_path) and any report fails the target, so a
 # report from a server process that a test harness started and ignored still
 # counts.
 
 ROBUST_DIR   := tests/robust
 ROBUST_PY    := $(PYTHON) $(ROBUST_DIR)
-ASAN_BUILD   := $(BUILD)/asan
+ASAN_BUILD   := $(BUILD)/clang-asan
 TSAN_BUILD   := $(BUILD)/tsan
 SAN_LOGS      = $(abspath $(1))/sanitizer-logs
 # Unit/HTTP targets of the top-level Makefile, run under sanitizers when
@@ -31,8 +31,20 @@ SAN_TIMED    := $(if $(wildcard tests/unit/test_*.c),test-unit-timed) \
                 $(if $(wildcard tests/http/suite.mk),test-http-timed) \
                 $(if $(wildcard tests/framing/suite.mk),test-framing)
 
+# One ASan+UBSan build, clang's, serves these suites and the fuzzer
+# (tests/fuzz/suite.mk): its objects also carry libFuzzer's coverage
+# (-fsanitize=fuzzer-no-link), whose counters and comparison hooks a program
+# without libFuzzer runs as no-ops.
+ASAN_CC      := clang
+ASAN_CXX     := clang++
 ASAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer \
-                -fno-sanitize-recover=undefined
+                -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link
+# (in the ASan build's own make) UBSan's runtime for C++ (the vptr checks in
+# the simdjson parsers), which clang links only when told to: its C driver
+# links the programs
+ifneq ($(filter -fsanitize=fuzzer-no-link,$(SAN)),)
+LDLIBS       += -fsanitize-link-c++-runtime
+endif
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$(call SAN_LOGS,$(ASAN_BUILD))/asan \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(call SAN_LOGS,$(ASAN_BUILD))/ubsan
 # OpenBLAS's own threads are not instrumented; one BLAS thread per caller is
@@ -66,11 +78,13 @@ define san_logs_clean
 	  head -60 $$f; done; exit 1; fi; echo "no sanitizer reports in $(1)"
 endef
 
-ASAN_MAKE     = $(MAKE) BUILD=$(ASAN_BUILD) SAN="$(ASAN_FLAGS)" OPT="-O1 -g"
+ASAN_MAKE     = $(MAKE) BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) CXX=$(ASAN_CXX) \
+                SAN="$(ASAN_FLAGS)" OPT="-O1 -g"
 TSAN_MAKE     = $(MAKE) BUILD=$(TSAN_BUILD) SAN="-fsanitize=thread" OPT="-O1 -g"
 TSAN_POOL    := $(if $(wildcard tests/unit/test_pool.c),$(TSAN_BUILD)/tests/test_pool)
 
-# the server and the programs of $(SAN_SUITES), built with ASan+UBSan
+# the server, the programs of $(SAN_UNTIMED) and $(SAN_TIMED) and the fuzz
+# targets, built with ASan+UBSan
 # (test-build makes it beside the other builds; `+`: ASAN_MAKE hides
 # $(MAKE) from make, which would run the sub-make without its job slots,
 # one compiler at a time)
@@ -79,7 +93,7 @@ asan-build:
 
 # (in the sanitizer build's own make, BUILD its tree)
 .PHONY: san-programs
-san-programs: $(SERVER_BIN) $(UNIT_TESTS) $(HTTP_TESTS)
+san-programs: $(SERVER_BIN) $(UNIT_TESTS) $(HTTP_TESTS) $(FUZZ_TARGETS)
 
 tsan-build:
 	+$(TSAN_MAKE) $(TSAN_BUILD)/attention-server $(TSAN_POOL)
