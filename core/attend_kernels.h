@@ -11,8 +11,9 @@
  * row as the softmax left them, V, Q, X and W row by row in their own layouts;
  * Kᵀ is needed in another layout, and attention_impl.inc writes it once per
  * forward pass (it is small, (h, d_k, m)), in tiles (below); at AVX2 each W
- * of the float32 projections is copied once a pass into the product
- * kernel's strips (attend_pack_product, below).
+ * of the float32 projections that more than one block of rows goes through
+ * is copied once a request into the product kernel's strips
+ * (attend_pack_product, below).
  *
  * Register blocking.  The scores kernel keeps a tile of SCORE_ROWS query
  * rows × SCORE_VECS vectors of keys in registers and walks d_k: per step,

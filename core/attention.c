@@ -218,22 +218,22 @@ static attn_problem sequence_of(const attn_problem *p, size_t b)
 
 size_t attn_bytes_needed(const attn_problem *p, unsigned want, size_t threads)
 {
-    if (!p->batch)
-        return sequence_bytes_needed(p, want, threads);
-    /* one sequence at work, and the batch's stages it is copied into */
-    attn_problem seq = sequence_of(p, 0);
+    /* one sequence at work, the projections' W packed once for all of them
+     * (attn_shared), and a batch's stages each sequence is copied into */
+    attn_problem seq = p->batch ? sequence_of(p, 0) : *p;
     size_t bytes = sequence_bytes_needed(&seq, want, threads), elements = 0;
-    for (int s = 0; s < ATTN_STAGE_COUNT; s++)
+    for (int s = 0; p->batch && s < ATTN_STAGE_COUNT; s++)
         if ((stages_computed(p, want) & ATTN_WANT(s)) &&
             !tensor_mul_add_size(&elements, stage_elements(p, (attn_stage)s),
                                  1))
             return SIZE_MAX;
-    size_t stage_bytes;
-    if (bytes == SIZE_MAX ||
-        !tensor_mul_size(elements, tensor_dtype_size(p->dtype), &stage_bytes) ||
-        stage_bytes > SIZE_MAX - bytes)
+    size_t shared_bytes;
+    if (bytes == SIZE_MAX || !add_packed_weights(&elements, p) ||
+        !tensor_mul_size(elements, tensor_dtype_size(p->dtype),
+                         &shared_bytes) ||
+        shared_bytes > SIZE_MAX - bytes)
         return SIZE_MAX;
-    return bytes + stage_bytes;
+    return bytes + shared_bytes;
 }
 
 static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
@@ -277,10 +277,8 @@ static size_t sequence_bytes_needed(const attn_problem *p, unsigned want,
     if (keys_padded < p->m ||
         !tensor_mul_add_size(&elements, keys_padded, attn_kv_heads(p) * p->d_k))
         return SIZE_MAX;
-    /* each head's values, rows contiguous (when there are several heads),
-     * and the projections' W packed */
-    if ((h_kv > 1 && !add_product(&elements, p->m, h_kv, p->d_v)) ||
-        !add_packed_weights(&elements, p))
+    /* each head's values, rows contiguous (when there are several heads) */
+    if (h_kv > 1 && !add_product(&elements, p->m, h_kv, p->d_v))
         return SIZE_MAX;
     /* one scratch per thread that may join a loop: a (row block × m) tile,
      * or the fused pass's (row block × key block) tile and accumulators */
@@ -392,10 +390,10 @@ static bool attn_own_kernels(void)
 
 /* Do the projections (X · W, concat · W_o) go through the kernels (else
  * OpenBLAS)?  At AVX-512, yes, reading W in place.  At AVX2, in float32,
- * with each W packed once a pass into the product kernel's strips
- * (attend_kernels.h): OpenBLAS's Haswell kernels and the kernels reading W
- * in place were as fast as each other, W packed is faster than both; in
- * float64 OpenBLAS is as fast or faster (docs/performance.md, "Without
+ * with each W packed once a request into the product kernel's strips
+ * (packs_w(), attend_kernels.h): OpenBLAS's Haswell kernels and the kernels
+ * reading W in place were as fast as each other, W packed is faster than both;
+ * in float64 OpenBLAS is as fast or faster (docs/performance.md, "Without
  * AVX-512"). */
 static bool attn_own_projections(tensor_dtype dtype)
 {
@@ -409,16 +407,53 @@ static bool attn_pack_projections(tensor_dtype dtype)
            attn_own_projections(dtype);
 }
 
-/* Elements of the projections' packed W (attn_pack_projections()). */
-static bool add_packed_weights(size_t *elements, const attn_problem *p)
+/* Projection `matrix`'s W (0, 1, 2: W_q, W_k, W_v; 3: W_o), its inner
+ * dimension and columns, or NULL when the pass multiplies none (Q, K and V
+ * given, or no W_o). */
+static const void *projection_w(const attn_problem *p, size_t matrix,
+                                size_t *inner, size_t *cols)
 {
     size_t h = p->heads, h_kv = attn_kv_heads(p);
-    size_t d_in = p->context ? p->d_c : p->d; /* K and V's rows */
-    if (!attn_pack_projections(p->dtype))
-        return true;
-    return (p->q || (add_product(elements, p->d, h, p->d_k) &&
-                     add_product(elements, d_in, h_kv, p->d_k + p->d_v))) &&
-           (!p->w_o || add_product(elements, h * p->d_v, p->d_out, 1));
+    if (matrix == 3) {
+        *inner = h * p->d_v, *cols = p->d_out;
+        return p->w_o;
+    }
+    if (p->q)
+        return NULL;
+    *inner = matrix == 0 || !p->context ? p->d : p->d_c;
+    *cols = matrix == 0   ? h * p->d_k
+            : matrix == 1 ? h_kv * p->d_k
+                          : h_kv * p->d_v;
+    return matrix == 0 ? p->w_q : matrix == 1 ? p->w_k : p->w_v;
+}
+
+/* Is projection `matrix`'s W (cols columns) packed for request p, once,
+ * before its first sequence?  When the projections pack (above), and when
+ * more than ATTN_ROW_BLOCK rows of the whole request (every sequence of a
+ * batch) go through it: a copy costs a read and a write of W, which the
+ * strips pay back only while further rows read them; a lesson-sized
+ * request reads W in place (docs/performance.md, "Without AVX-512"). */
+static bool packs_w(const attn_problem *p, size_t matrix, size_t cols)
+{
+    size_t rows = matrix == 0 || matrix == 3 ? p->n : attn_new_keys(p);
+    size_t all_rows = SIZE_MAX;
+    bool fits = p->dtype == TENSOR_FLOAT32 ? attend_product_fits_f32(cols)
+                                           : attend_product_fits_f64(cols);
+    return attn_pack_projections(p->dtype) && fits &&
+           (!tensor_mul_size(rows, p->batch ? p->batch : 1, &all_rows) ||
+            all_rows > ATTN_ROW_BLOCK);
+}
+
+/* Elements of the projections' packed W (packs_w()). */
+static bool add_packed_weights(size_t *elements, const attn_problem *p)
+{
+    for (size_t matrix = 0; matrix < 4; matrix++) {
+        size_t inner, cols;
+        if (projection_w(p, matrix, &inner, &cols) &&
+            packs_w(p, matrix, cols) && !add_product(elements, inner, cols, 1))
+            return false;
+    }
+    return true;
 }
 
 /* What a pass stopped by `why` returns. */
@@ -427,12 +462,24 @@ static attn_status stop_status(attn_stop_reason why)
     return why == ATTN_STOP_DEADLINE ? ATTN_ERR_DEADLINE : ATTN_ERR_CANCELLED;
 }
 
-/* RoPE's cos and sin of every query and new key (attention_state.inc's
- * rope_q, rope_k), made by a batch's first sequence and read by the others:
- * the angles are computed once per request. */
+/* What the sequences of one request share: the projections' W in the
+ * product kernel's strips (packs_w(); NULL: W is read in place), packed
+ * before the first sequence, and RoPE's cos and sin of every query and new
+ * key (attention_state.inc's rope_q, rope_k), made by the first sequence
+ * and read by the others.  Each is made once per request and freed with
+ * shared_free(). */
 typedef struct {
+    void *packed_w[4];
     void *rope_q, *rope_k;
-} attn_angles;
+} attn_shared;
+
+static void shared_free(attn_shared *shared)
+{
+    for (size_t matrix = 0; matrix < 4; matrix++)
+        free(shared->packed_w[matrix]);
+    free(shared->rope_q), free(shared->rope_k);
+    memset(shared, 0, sizeof *shared);
+}
 
 #define REAL double
 #define SFX(name) name##_f64
@@ -467,21 +514,21 @@ typedef struct {
 /* One sequence (p->batch == 0), by the fast pass or the reference. */
 static attn_status forward_sequence(pool *workers, const attn_problem *p,
                                     unsigned want, attn_result *out,
-                                    bool reference, attn_angles *angles)
+                                    bool reference, attn_shared *shared)
 {
     memset(out, 0, sizeof *out);
     if (reference)
         return p->dtype == TENSOR_FLOAT32 ? reference_f32(p, want, out)
                                           : reference_f64(p, want, out);
     return p->dtype == TENSOR_FLOAT32
-               ? forward_f32(workers, p, want, out, angles)
-               : forward_f64(workers, p, want, out, angles);
+               ? forward_f32(workers, p, want, out, shared)
+               : forward_f64(workers, p, want, out, shared);
 }
 
 /* A batch: each sequence in turn, its stages copied into the batch's. */
 static attn_status forward_batch(pool *workers, const attn_problem *p,
                                  unsigned want, attn_result *out,
-                                 bool reference)
+                                 bool reference, attn_shared *shared)
 {
     memset(out, 0, sizeof *out);
     attn_stop_reason why = attn_stop_check(p->stop);
@@ -497,14 +544,12 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
                 return ATTN_ERR_NOMEM;
             }
         }
-    attn_angles angles = {0};
     for (size_t b = 0; b < p->batch; b++) {
         attn_problem seq = sequence_of(p, b);
         attn_result one;
         attn_status status =
-            forward_sequence(workers, &seq, want, &one, reference, &angles);
+            forward_sequence(workers, &seq, want, &one, reference, shared);
         if (status != ATTN_OK) {
-            free(angles.rope_q), free(angles.rope_k);
             attn_result_free(out);
             out->nonfinite_stage = one.nonfinite_stage;
             return status;
@@ -516,22 +561,30 @@ static attn_status forward_batch(pool *workers, const attn_problem *p,
             }
         attn_result_free(&one);
     }
-    free(angles.rope_q), free(angles.rope_k);
     return ATTN_OK;
 }
 
 attn_status attn_forward(pool *workers, const attn_problem *p, unsigned want,
                          attn_result *out)
 {
-    if (p->batch)
-        return forward_batch(workers, p, want, out, false);
-    return forward_sequence(workers, p, want, out, false, NULL);
+    attn_shared shared = {0};
+    memset(out, 0, sizeof *out);
+    attn_status status = p->dtype == TENSOR_FLOAT32
+                             ? pack_weights_f32(workers, p, &shared)
+                             : pack_weights_f64(workers, p, &shared);
+    if (status == ATTN_OK)
+        status = p->batch
+                     ? forward_batch(workers, p, want, out, false, &shared)
+                     : forward_sequence(workers, p, want, out, false, &shared);
+    shared_free(&shared);
+    return status;
 }
 
 attn_status attn_forward_reference(const attn_problem *p, unsigned want,
                                    attn_result *out)
 {
+    attn_shared unused = {0};
     if (p->batch)
-        return forward_batch(NULL, p, want, out, true);
-    return forward_sequence(NULL, p, want, out, true, NULL);
+        return forward_batch(NULL, p, want, out, true, &unused);
+    return forward_sequence(NULL, p, want, out, true, &unused);
 }

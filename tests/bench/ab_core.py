@@ -17,7 +17,9 @@ binary, asked in turn, differed by up to 6 % in their medians, and one
 comparison of two long-lived builds showed 6 to 10 % that fresh processes
 (this script) put at 1 to 2 %.  The control still moves by 1 to 3.5 % here
 (three runs): a difference smaller than that is not one.  A case is
-bench_core's `attn` arguments without the call count (bench_core.c).
+bench_core's `attn` arguments without the call count (bench_core.c), or
+"batch" and the `batch` command's (B sequences in one attn_forward(); the
+batch's time is compared).
 --level caps the SIMD level of both builds as the server's --kernels does
 (`bench_core LEVEL`): avx2 is what a CPU without AVX-512 runs.  --cpu compares
 the calling thread's CPU time instead of the wall-clock time (one thread
@@ -36,7 +38,8 @@ DEFAULT_CASES = ["float32 1024 512 8 1 0", "float32 2048 512 8 1 0",
 
 def one_process(binary, cases, calls, level, clock):
     """Milliseconds per call of each case, from one fresh process."""
-    commands = "".join(f"attn {c} 1\nattn {c} {calls}\n" for c in cases)
+    commands = "".join(f"{command(c)} 1\n{command(c)} {calls}\n"
+                       for c in cases)
     done = subprocess.run([binary] + ([level] if level else []),
                           input=commands + "quit\n",
                           capture_output=True, text=True, check=True)
@@ -44,7 +47,18 @@ def one_process(binary, cases, calls, level, clock):
     if len(answers) != 2 * len(cases) or any("error" in a for a in answers):
         sys.exit(f"{binary}: unexpected answers {done.stdout!r}")
     timed = answers[1::2]
-    return [a[clock] / a["calls"] * 1e3 for a in timed]
+    return [a[batch_key(clock) if c.startswith("batch ") else clock] /
+            a["calls"] * 1e3 for c, a in zip(cases, timed)]
+
+
+def command(case):
+    """The bench_core command of a case, without the call count."""
+    return case if case.startswith("batch ") else f"attn {case}"
+
+
+def batch_key(clock):
+    """The key of the batch command's answer that holds `clock`'s time."""
+    return "batch_cpu_seconds" if clock == "cpu_seconds" else "batch"
 
 
 def main():
@@ -75,9 +89,15 @@ def main():
     for c in cases:
         med = {name: statistics.median(times[name, c])
                for name, _ in contestants}
-        print(f"{c}: A {med['A']:.2f} ms, B {med['B']:.2f} ms, control "
-              f"{med['control']:.2f} ms; A/B {med['A'] / med['B']:.3f}, "
+        print(f"{c}: A {fmt_ms(med['A'])} ms, B {fmt_ms(med['B'])} ms, control "
+              f"{fmt_ms(med['control'])} ms; A/B {med['A'] / med['B']:.3f}, "
               f"A/control {med['A'] / med['control']:.3f}")
+
+
+def fmt_ms(value):
+    """Milliseconds to two decimals, or to four significant digits below
+    one (a lesson-sized call takes microseconds)."""
+    return f"{value:.2f}" if value >= 1 else f"{value:.4g}"
 
 
 if __name__ == "__main__":

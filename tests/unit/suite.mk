@@ -16,6 +16,7 @@ UNIT_TESTS := $(BUILD)/tests/test_pool $(BUILD)/tests/test_attention \
               $(BUILD)/tests/test_attention_groups \
               $(BUILD)/tests/test_attention_overflow \
               $(BUILD)/tests/test_attention_stop \
+              $(BUILD)/tests/test_attention_packing \
               $(BUILD)/tests/test_softmax_rows \
               $(BUILD)/tests/test_attend_kernels \
               $(UNIT_SERVER_TESTS) $(BUILD)/tests/test_parse_rows \
@@ -64,6 +65,11 @@ $(BUILD)/tests/test_attention_stop: $(BUILD)/tests/unit/test_attention_stop.o \
                                     $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -Wl,--wrap=malloc,--wrap=free,--wrap=attn_stop_check \
 	  -lcmocka $(LDLIBS) -o $@
+# the product kernel's packing wrapped: the test counts the copies of W
+$(BUILD)/tests/test_attention_packing: \
+    $(BUILD)/tests/unit/test_attention_packing.o $(CORE_OBJ)
+	$(CC) $(CFLAGS) $^ -Wl,--wrap=attend_pack_product_f32 \
+	  -Wl,--wrap=attend_pack_product_f64 -lcmocka $(LDLIBS) -o $@
 $(BUILD)/tests/test_attend_kernels: $(BUILD)/tests/unit/test_attend_kernels.o \
                                     $(CORE_OBJ)
 	$(CC) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
