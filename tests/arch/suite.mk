@@ -64,16 +64,21 @@ TEST_BUILD  += $(ARCH_LEVELS) x86-v2-build arm64-build
 
 .PHONY: test-x86-levels test-arm64 test-arm64-image x86-v2-build arm64-build
 
+# Both builds run only under qemu, where no debugger reads them: built
+# without -g, which costs a sixth of their compilers' time.
+ARCH_OPT        := $(filter-out -g,$(OPT))
+
 x86-v2-build:
 	$(MAKE) --no-print-directory BUILD=$(X86_V2_BUILD) \
-	  OPT="$(OPT) -march=x86-64-v2" $(X86_V2_BUILD)/attention-server \
+	  OPT="$(ARCH_OPT) -march=x86-64-v2" $(X86_V2_BUILD)/attention-server \
 	  $(X86_V2_BUILD)/tests/test_simd_levels
 
 arm64-build:
 	$(PYTHON) tests/arch/debian_root.py --arch arm64 --root $(ARM64_ROOT) \
 	  --cache $(ARCH_DEB_CACHE) $(ARM64_PACKAGES)
 	$(MAKE) --no-print-directory DEB_ARCH=arm64 BUILD=$(ARM64_BUILD) \
-	  SYSROOT=$(abspath $(ARM64_ROOT)) $(ARM64_BUILD)/attention-server \
+	  SYSROOT=$(abspath $(ARM64_ROOT)) OPT="$(ARCH_OPT)" \
+	  $(ARM64_BUILD)/attention-server \
 	  $(ARM64_UNITS)
 
 $(ARCH_LEVELS): $(BUILD)/tests/arch/test_simd_levels.o $(CORE_OBJ)
