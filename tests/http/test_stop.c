@@ -41,10 +41,10 @@
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) ||           \
     defined(SANITIZED)
-/* a sanitizer build (make test-asan) stops as surely but not as soon: there
- * a cancelled pass's last block and the allocator's frees used 0-60 ms of
- * the window after a half-close and a close (six runs, quiet); a pass left
- * running would still use the whole window on two CPUs */
+/* a sanitizer build (make test-asan) stops as surely but not as soon: a
+ * cancelled pass's last block and the allocator's frees take part of the
+ * window after a half-close and a close (docs/reliability.md has what they
+ * used); a pass left running would still use the whole window on two CPUs */
 #define IDLE_CPU_MAX_MS 200
 #else
 #define IDLE_CPU_MAX_MS 50
