@@ -10,7 +10,7 @@ counts, /proc/PID/task/TID/schedstat and status), across the timed run.
 The configurations: the defaults, --pin-event-threads on, and
 --event-threads 1.  A thread's CPU share is also how many of the
 connections it holds: each event thread serves the connections it
-accepted.  Run it under the quiet lock, as every timing.
+accepted.  Run it on a machine doing nothing else, as every timing.
 """
 import argparse
 import json
